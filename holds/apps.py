@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class HoldsConfig(AppConfig):
+    name = "holds"
+    verbose_name = "Holds"

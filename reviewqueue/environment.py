@@ -1,0 +1,82 @@
+"""Read settings from environment variables, failing loudly on malformed values.
+
+Every reader raises ``ImproperlyConfigured`` naming the variable, so a typo in a
+deployment stops start-up with a message an operator can act on instead of a
+confusing failure later.
+"""
+
+import os
+from urllib.parse import urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def _raw(name: str) -> str | None:
+    value = os.environ.get(name)
+    return None if value is None else value.strip()
+
+
+def string(name: str, default: str = "") -> str:
+    value = _raw(name)
+    return default if value is None or value == "" else value
+
+
+def boolean(name: str, default: bool = False) -> bool:
+    value = _raw(name)
+    if value is None:
+        return default
+    if value.lower() in _TRUE:
+        return True
+    if value.lower() in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name} must be true or false, not {value!r}")
+
+
+def integer(name: str, default: int, minimum: int = 0) -> int:
+    value = _raw(name)
+    if value is None or value == "":
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a whole number, not {value!r}") from None
+    if number < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, not {number}")
+    return number
+
+
+def seconds(name: str, default: float) -> float:
+    value = _raw(name)
+    if value is None or value == "":
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number of seconds, not {value!r}") from None
+    if number <= 0:
+        raise ImproperlyConfigured(f"{name} must be more than 0 seconds, not {value}")
+    return number
+
+
+def url(name: str, default: str = "", schemes: tuple[str, ...] = ("http", "https")) -> str:
+    """A URL with one of ``schemes`` and a host; a trailing slash is dropped."""
+    value = string(name, default)
+    if not value:
+        return value
+    parts = urlsplit(value)
+    if parts.scheme not in schemes or not parts.netloc:
+        allowed = " or ".join(f"{scheme}://" for scheme in schemes)
+        raise ImproperlyConfigured(f"{name} must be a URL starting with {allowed}, not {value!r}")
+    return value.rstrip("/")
+
+
+def names(name: str, default: str) -> list[str]:
+    """A comma-separated list of non-empty names."""
+    items = [item.strip() for item in string(name, default).split(",")]
+    items = [item for item in items if item]
+    if not items:
+        raise ImproperlyConfigured(f"{name} must name at least one value")
+    return items
