@@ -1,7 +1,10 @@
-"""The local mirror of the platform's holds, and the state of syncing it."""
+"""The local mirror of the platform's holds, reviewers' claims and decisions, and the sync state."""
 
+import uuid
+
+from django.conf import settings
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import Q
 
 
 class Hold(models.Model):
@@ -25,7 +28,7 @@ class Hold(models.Model):
     details = models.TextField(blank=True)
     actions = models.JSONField(default=list)
     files = models.JSONField(default=list)
-    created_at = models.DateTimeField(null=True)
+    created_at = models.DateTimeField()
     expires_at = models.DateTimeField(null=True, help_text="Null for a hold that never expires.")
     first_seen_at = models.DateTimeField()
     last_synced_at = models.DateTimeField()
@@ -35,17 +38,21 @@ class Hold(models.Model):
     platform_decision = models.JSONField(null=True, blank=True)
     payload = models.JSONField(help_text="The hold as the platform last sent it.")
     payload_digest = models.CharField(max_length=64, help_text="SHA-256 of the payload, to skip unchanged holds.")
+    search_text = models.TextField(blank=True, help_text="Lower-cased ids and item values, for the queue's search.")
+    run_snapshot = models.JSONField(null=True, blank=True, help_text="The run as last fetched, shown when the platform is down.")
+    run_fetched_at = models.DateTimeField(null=True)
+    claimed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="claims"
+    )
+    claimed_at = models.DateTimeField(null=True)
+    claim_expires_at = models.DateTimeField(null=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["env", "hold_id"], name="hold_unique_per_env")]
         indexes = [
-            models.Index(
-                F("expires_at").asc(nulls_last=True),
-                F("created_at").asc(),
-                F("id").asc(),
-                condition=Q(status="open"),
-                name="hold_queue_order",
-            ),
+            # Postgres sorts NULLs last in ascending order, as the queue wants; SQLite's
+            # CREATE INDEX does not accept NULLS LAST, so the index leaves it implicit.
+            models.Index(fields=["expires_at", "created_at", "id"], condition=Q(status="open"), name="hold_queue_order"),
             models.Index(fields=["hold_id"], name="hold_hold_id"),
             models.Index(fields=["run_id"], name="hold_run_id"),
             models.Index(fields=["env", "status"], name="hold_env_status"),
@@ -57,6 +64,12 @@ class Hold(models.Model):
     @property
     def allows_edit(self) -> bool:
         return "edit" in self.actions
+
+    def claimant(self, now):
+        """The user reviewing this hold now, if their claim has not timed out."""
+        if self.claimed_by_id and self.claim_expires_at and self.claim_expires_at > now:
+            return self.claimed_by
+        return None
 
 
 class HoldItem(models.Model):
@@ -85,6 +98,7 @@ class SyncState(models.Model):
     last_success_at = models.DateTimeField(null=True)
     last_error = models.TextField(blank=True)
     last_error_at = models.DateTimeField(null=True)
+    failing_since = models.DateTimeField(null=True, help_text="The first failure since the last success.")
     open_count = models.PositiveIntegerField(default=0)
     created_count = models.PositiveIntegerField(default=0)
     updated_count = models.PositiveIntegerField(default=0)
@@ -98,4 +112,85 @@ class SyncState(models.Model):
 
     @property
     def failing(self) -> bool:
-        return bool(self.last_error_at) and (not self.last_success_at or self.last_error_at > self.last_success_at)
+        return self.failing_since is not None
+
+
+class Decision(models.Model):
+    """A reviewer's decision on a hold: stored first, then delivered to the platform by a task.
+
+    The one-to-one link makes it the hold's only decision; the idempotency key is
+    fixed at creation so every delivery attempt of it is the same request.
+    """
+
+    class State(models.TextChoices):
+        SENDING = "sending", "Sending"
+        APPLIED = "applied", "Applied"
+        NOT_APPLIED = "not_applied", "Not applied"
+
+    class Outcome(models.TextChoices):
+        APPLIED = "applied", "Applied by the platform"
+        DECIDED_ELSEWHERE = "decided_elsewhere", "Decided elsewhere"
+        EXPIRED = "expired", "The hold expired"
+        CANCELLED = "cancelled", "The run was cancelled"
+        INVALID = "invalid", "Refused as invalid"
+        NOT_FOUND = "not_found", "Unknown to the platform"
+
+    hold = models.OneToOneField(Hold, on_delete=models.PROTECT, related_name="decision")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="decisions")
+    idempotency_key = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    created_at = models.DateTimeField()
+    state = models.CharField(max_length=16, choices=State.choices, default=State.SENDING)
+    outcome = models.CharField(max_length=20, choices=Outcome.choices, blank=True)
+    outcome_message = models.TextField(blank=True, help_text="The platform's message, or who decided instead.")
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    next_attempt_at = models.DateTimeField(help_text="When delivery is due next, while sending.")
+    finished_at = models.DateTimeField(null=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["next_attempt_at"], condition=Q(state="sending"), name="decision_due"),
+            models.Index(fields=["reviewer", "created_at"], name="decision_reviewer"),
+        ]
+
+    def __str__(self) -> str:
+        return f"decision on {self.hold}"
+
+
+class DecisionItem(models.Model):
+    """What the reviewer decided for one item: ``data`` is the full edited data, for edits only."""
+
+    class Action(models.TextChoices):
+        APPROVE = "approve", "Approve"
+        EDIT = "edit", "Edit"
+        REJECT = "reject", "Reject"
+
+    decision = models.ForeignKey(Decision, on_delete=models.CASCADE, related_name="items")
+    position = models.PositiveIntegerField()
+    item_id = models.CharField(max_length=200)
+    action = models.CharField(max_length=8, choices=Action.choices)
+    original_data = models.JSONField(null=True)
+    data = models.JSONField(null=True)
+    comment = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["decision", "position"]
+        constraints = [models.UniqueConstraint(fields=["decision", "position"], name="decision_item_unique_position")]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.item_id}"
+
+
+class DeliveryAttempt(models.Model):
+    """One try at posting a decision to the platform, and what came of it."""
+
+    decision = models.ForeignKey(Decision, on_delete=models.CASCADE, related_name="delivery_attempts")
+    at = models.DateTimeField()
+    outcome = models.CharField(max_length=20, help_text="applied, retry, or the final outcome's code.")
+    message = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["decision", "at"]
+
+    def __str__(self) -> str:
+        return f"{self.outcome} at {self.at}"

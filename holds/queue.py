@@ -1,14 +1,176 @@
-"""What the reviewers' queue shows, in the order they should work through it."""
+"""What the reviewers' queue shows, in the order they should work through it.
 
-from django.db.models import F, QuerySet
+Open holds, soonest expiry first (holds that never expire last), then oldest.
+Pages are keyset-paginated on that order, so a page costs the same however deep
+it is and holds arriving meanwhile do not shift the rows under a reviewer.
+"""
 
-from holds.models import Hold
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+from datetime import datetime, timedelta
+from decimal import Decimal, InvalidOperation
+
+from django.conf import settings
+from django.db.models import F, Q, QuerySet
+from django.utils import timezone
+
+from holds.models import Hold, SyncState
+
+PAGE_SIZE = 50
+EXPIRING_WITHIN = {"15m": timedelta(minutes=15), "1h": timedelta(hours=1), "4h": timedelta(hours=4), "24h": timedelta(days=1)}
+AMOUNT_KEYS = ("amount", "refund_amount", "total")
+URGENT = timedelta(minutes=15)
+SOON = timedelta(hours=1)
+
+
+@dataclasses.dataclass(frozen=True)
+class Filters:
+    agent: str = ""
+    capability: str = ""
+    env: str = ""
+    expiring: str = ""
+    claim: str = ""  # "mine" or "unclaimed"
+    q: str = ""
+
+    @classmethod
+    def from_query(cls, query) -> Filters:
+        values = {field.name: query.get(field.name, "").strip()[:200] for field in dataclasses.fields(cls)}
+        if values["expiring"] not in EXPIRING_WITHIN:
+            values["expiring"] = ""
+        if values["claim"] not in ("mine", "unclaimed"):
+            values["claim"] = ""
+        return cls(**values)
+
+    @property
+    def active(self) -> bool:
+        return any(dataclasses.astuple(self))
+
+
+def ordered(queryset: QuerySet[Hold]) -> QuerySet[Hold]:
+    return queryset.order_by(F("expires_at").asc(nulls_last=True), F("created_at").asc(), "id")
 
 
 def open_holds() -> QuerySet[Hold]:
-    """Open holds, soonest expiry first (never-expiring last), then oldest."""
+    return ordered(Hold.objects.filter(status=Hold.Status.OPEN))
+
+
+def filtered(filters: Filters, user, now: datetime) -> QuerySet[Hold]:
+    holds = open_holds()
+    if filters.agent:
+        holds = holds.filter(agent=filters.agent)
+    if filters.capability:
+        holds = holds.filter(capability=filters.capability)
+    if filters.env:
+        holds = holds.filter(env=filters.env)
+    if filters.expiring:
+        holds = holds.filter(expires_at__lte=now + EXPIRING_WITHIN[filters.expiring])
+    if filters.claim == "mine":
+        holds = holds.filter(claimed_by=user, claim_expires_at__gt=now)
+    elif filters.claim == "unclaimed":
+        holds = holds.filter(Q(claimed_by__isnull=True) | Q(claim_expires_at__lte=now))
+    if filters.q:
+        holds = holds.filter(search_text__contains=filters.q.lower())
+    return holds
+
+
+def page(holds: QuerySet[Hold], after: str) -> tuple[list[Hold], str]:
+    """One page of ``holds`` after the cursor ``after``, and the cursor of the next page ("" at the end)."""
+    position = _decode(after)
+    if position:
+        holds = holds.filter(_after(*position))
+    rows = list(holds.select_related("claimed_by").prefetch_related("items")[: PAGE_SIZE + 1])
+    if len(rows) <= PAGE_SIZE:
+        return rows, ""
+    rows = rows[:PAGE_SIZE]
+    last = rows[-1]
+    return rows, _encode(last.expires_at, last.created_at, last.pk)
+
+
+def _after(expires_at: datetime | None, created_at: datetime, pk: int) -> Q:
+    later_in_same_expiry = Q(created_at__gt=created_at) | Q(created_at=created_at, pk__gt=pk)
+    if expires_at is None:
+        return Q(expires_at__isnull=True) & later_in_same_expiry
     return (
-        Hold.objects.filter(status=Hold.Status.OPEN)
-        .order_by(F("expires_at").asc(nulls_last=True), F("created_at").asc(), "id")
-        .prefetch_related("items")
+        Q(expires_at__gt=expires_at)
+        | Q(expires_at=expires_at) & later_in_same_expiry
+        | Q(expires_at__isnull=True)
+    )
+
+
+def _encode(expires_at: datetime | None, created_at: datetime, pk: int) -> str:
+    raw = json.dumps([expires_at.isoformat() if expires_at else None, created_at.isoformat(), pk])
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _decode(cursor: str):
+    if not cursor:
+        return None
+    try:
+        expires_at, created_at, pk = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        return (datetime.fromisoformat(expires_at) if expires_at else None, datetime.fromisoformat(created_at), int(pk))
+    except (ValueError, TypeError):
+        return None  # a mangled cursor shows the first page rather than an error
+
+
+def choices() -> dict[str, list[str]]:
+    """The values the filters offer, from the open holds."""
+    holds = Hold.objects.filter(status=Hold.Status.OPEN)
+    return {
+        field: list(holds.order_by(field).values_list(field, flat=True).distinct())
+        for field in ("agent", "capability", "env")
+    }
+
+
+def amounts(hold: Hold) -> list[str]:
+    """The amounts the hold's items carry, as the agent wrote them."""
+    found = []
+    for item in hold.items.all():
+        if isinstance(item.data, dict):
+            for key in AMOUNT_KEYS:
+                if _is_number(item.data.get(key)):
+                    found.append(str(item.data[key]))
+    return found
+
+
+def _is_number(value) -> bool:
+    if isinstance(value, bool) or value is None:
+        return False
+    try:
+        Decimal(str(value))
+    except InvalidOperation:
+        return False
+    return True
+
+
+def urgency(hold: Hold, now: datetime) -> str:
+    """"urgent" under 15 minutes left, "soon" under an hour, else ""."""
+    if hold.expires_at is None:
+        return ""
+    left = hold.expires_at - now
+    return "urgent" if left < URGENT else "soon" if left < SOON else ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Freshness:
+    stale: bool
+    failing_since: datetime | None
+    last_success_at: datetime | None
+    last_error: str
+
+
+def freshness(now: datetime) -> Freshness:
+    """Whether the mirror can be trusted: a failed last sync, or none for three intervals, is stale."""
+    states = list(SyncState.objects.filter(env__in=settings.AGENTOS_ENVS))
+    limit = now - timedelta(seconds=3 * settings.SYNC_INTERVAL_SECONDS)
+    failing = [state for state in states if state.failing]
+    successes = [state.last_success_at for state in states if state.last_success_at]
+    last_success = min(successes) if len(successes) == len(settings.AGENTOS_ENVS) else None
+    return Freshness(
+        stale=bool(failing) or last_success is None or last_success < limit,
+        failing_since=min((state.failing_since for state in failing), default=None),
+        last_success_at=last_success,
+        last_error=failing[0].last_error if failing else "",
     )

@@ -23,7 +23,8 @@ import uuid
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from holds import platform
@@ -52,6 +53,7 @@ MIRRORED_FIELDS = [
     "platform_decision",
     "payload",
     "payload_digest",
+    "search_text",
 ]
 
 
@@ -112,9 +114,10 @@ def _finish(env: str, token: str, result: SyncResult, duration_ms: int) -> None:
     now = timezone.now()
     changes = {"lease_token": "", "lease_until": None, "duration_ms": duration_ms}
     if result.error:
-        changes |= {"last_error": result.error, "last_error_at": now}
+        changes |= {"last_error": result.error, "last_error_at": now, "failing_since": Coalesce("failing_since", Value(now))}
     else:
         changes |= {
+            "failing_since": None,
             "last_success_at": now,
             "open_count": result.open,
             "created_count": result.created,
@@ -166,23 +169,28 @@ def _record_vanished_holds(client: platform.PlatformClient, env: str, vanished: 
     """Fetch each hold that left the open list once, and record how it ended."""
     closed = 0
     for hold in Hold.objects.filter(env=env, hold_id__in=vanished, status=Hold.Status.OPEN):
-        now = timezone.now()
         try:
             final = client.get_hold(env, hold.hold_id)
         except platform.NotFound:
+            now = timezone.now()
             hold.status, hold.closed_at, hold.last_synced_at = Hold.Status.GONE, now, now
             hold.save(update_fields=["status", "closed_at", "last_synced_at"])
             closed += 1
             continue
         if final.status == Hold.Status.OPEN:
             continue  # opened after the listing began: the next sync sees it listed
-        _mirror(hold, final, payload_digest(final.raw), now)
-        with transaction.atomic():
-            hold.save(update_fields=MIRRORED_FIELDS)
-            hold.items.all().delete()
-            HoldItem.objects.bulk_create(_items(hold, final))
+        record_hold(hold, final)
         closed += 1
     return closed
+
+
+def record_hold(hold: Hold, remote: platform.Hold) -> None:
+    """Save what the platform says of one mirrored hold (after a fetch or a decision's answer)."""
+    _mirror(hold, remote, payload_digest(remote.raw), timezone.now())
+    with transaction.atomic():
+        hold.save(update_fields=MIRRORED_FIELDS)
+        hold.items.all().delete()
+        HoldItem.objects.bulk_create(_items(hold, remote))
 
 
 def _mirror(hold: Hold, remote: platform.Hold, digest: str, now) -> Hold:
@@ -197,7 +205,7 @@ def _mirror(hold: Hold, remote: platform.Hold, digest: str, now) -> Hold:
     hold.details = remote.details
     hold.actions = list(remote.actions)
     hold.files = [dataclasses.asdict(file) for file in remote.files]
-    hold.created_at = remote.created_at
+    hold.created_at = remote.created_at or hold.first_seen_at or now
     hold.expires_at = remote.expires_at
     hold.last_synced_at = now
     hold.closed_at = None if hold.status == Hold.Status.OPEN else (hold.closed_at or now)
@@ -206,7 +214,28 @@ def _mirror(hold: Hold, remote: platform.Hold, digest: str, now) -> Hold:
     hold.platform_decision = remote.raw.get("decision")
     hold.payload = remote.raw
     hold.payload_digest = digest
+    hold.search_text = search_text(remote)
     return hold
+
+
+def search_text(remote: platform.Hold) -> str:
+    """The hold, run and item ids and every scalar inside the items' data, lower-cased, one a line."""
+    values = [remote.hold_id, remote.run_id]
+    for item in remote.items:
+        values.append(item.id)
+        values.extend(_scalars(item.data))
+    return "\n".join(str(value).lower() for value in values if value not in (None, ""))
+
+
+def _scalars(value):
+    if isinstance(value, dict):
+        for nested in value.values():
+            yield from _scalars(nested)
+    elif isinstance(value, list):
+        for nested in value:
+            yield from _scalars(nested)
+    else:
+        yield value
 
 
 def _items(hold: Hold, remote: platform.Hold) -> list[HoldItem]:

@@ -1,9 +1,178 @@
 """Views: thin, they read the request, call the modules doing the work and render."""
 
-from django.shortcuts import render
+import contextlib
+from functools import wraps
+from urllib.parse import quote
 
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from holds import claims, decisions, platform, review, roles, runs
 from holds import queue as holds_queue
+from holds.models import Decision, Hold
+
+INLINE_IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
 
 
+def reviewer_required(view):
+    @wraps(view)
+    def checked(request, *args, **kwargs):
+        if not roles.can_review(request.user):
+            raise PermissionDenied("Deciding holds needs the Reviewers role.")
+        return view(request, *args, **kwargs)
+
+    return checked
+
+
+@reviewer_required
 def queue(request):
-    return render(request, "holds/queue.html", {"holds": holds_queue.open_holds()[:100]})
+    now = timezone.now()
+    filters = holds_queue.Filters.from_query(request.GET)
+    holds, next_cursor = holds_queue.page(holds_queue.filtered(filters, request.user, now), request.GET.get("after", ""))
+    loaded_at = _loaded_at(request, now)
+    context = {
+        "rows": [_queue_row(hold, now, loaded_at) for hold in holds],
+        "next_cursor": next_cursor,
+        "filters": filters,
+        "choices": holds_queue.choices(),
+        "expiring_options": holds_queue.EXPIRING_WITHIN,
+        "freshness": holds_queue.freshness(now),
+        "loaded_at": loaded_at.isoformat(),
+        "new_count": sum(1 for hold in holds if hold.first_seen_at > loaded_at),
+        "now": now,
+    }
+    if request.htmx and request.htmx.target == "queue-body":
+        return render(request, "holds/_queue_body.html", context)
+    return render(request, "holds/queue.html", context)
+
+
+def _loaded_at(request, now):
+    """When the reviewer opened the queue: holds first seen after it count as new."""
+    with contextlib.suppress(ValueError):
+        return timezone.datetime.fromisoformat(request.GET.get("loaded_at", ""))
+    return now
+
+
+def _queue_row(hold, now, loaded_at):
+    return {
+        "hold": hold,
+        "items": list(hold.items.all()),
+        "amounts": holds_queue.amounts(hold),
+        "urgency": holds_queue.urgency(hold, now),
+        "claimant": hold.claimant(now),
+        "new": hold.first_seen_at > loaded_at,
+    }
+
+
+def _hold_context(request, hold, reviews=None, error=""):
+    now = timezone.now()
+    decision = Decision.objects.filter(hold=hold).select_related("reviewer").first()
+    return {
+        "hold": hold,
+        "items": list(hold.items.all()),
+        "reviews": reviews if reviews is not None else review.blank(hold),
+        "decision": decision,
+        "claimant": hold.claimant(now),
+        "urgency": holds_queue.urgency(hold, now),
+        "expired": bool(hold.expires_at and hold.expires_at <= now),
+        "error": error,
+        "now": now,
+    }
+
+
+@reviewer_required
+def hold_detail(request, pk):
+    hold = get_object_or_404(Hold.objects.select_related("claimed_by"), pk=pk)
+    if hold.status == Hold.Status.OPEN and not Decision.objects.filter(hold=hold).exists():
+        claims.claim(hold, request.user)
+    return render(request, "holds/hold.html", _hold_context(request, hold))
+
+
+@reviewer_required
+@require_POST
+def hold_review(request, pk):
+    """Check the submitted form; show the summary, or store the decision once confirmed."""
+    hold = get_object_or_404(Hold, pk=pk)
+    reviews, valid = review.read(hold, request.POST)
+    if request.POST.get("back") == "yes":
+        return render(request, "holds/hold.html", _hold_context(request, hold, reviews))
+    if not valid:
+        return render(request, "holds/hold.html", _hold_context(request, hold, reviews), status=422)
+    if request.POST.get("confirm") != "yes":
+        return render(request, "holds/summary.html", {"hold": hold, "reviews": reviews})
+    try:
+        decisions.submit(hold, request.user, review.choices(reviews))
+    except decisions.DecisionRefused as refused:
+        return render(request, "holds/hold.html", _hold_context(request, hold, reviews, refused.message), status=409)
+    return redirect("hold", pk=hold.pk)
+
+
+@reviewer_required
+def decision_status(request, pk):
+    decision = get_object_or_404(Decision.objects.select_related("reviewer", "hold"), hold__pk=pk)
+    return render(request, "holds/_decision_status.html", {"decision": decision, "hold": decision.hold})
+
+
+@reviewer_required
+@require_POST
+def take_over(request, pk):
+    hold = get_object_or_404(Hold, pk=pk)
+    claims.take_over(hold, request.user)
+    return redirect("hold", pk=hold.pk)
+
+
+@reviewer_required
+@require_POST
+def release(request, pk):
+    hold = get_object_or_404(Hold, pk=pk)
+    claims.release(hold, request.user)
+    return redirect("queue")
+
+
+@reviewer_required
+def run_context(request, pk):
+    hold = get_object_or_404(Hold, pk=pk)
+    with platform.PlatformClient.from_settings() as client:
+        run, error = runs.run_context(hold, client)
+    context = {"run": run, "error": error, "customer_message": runs.customer_message(run)}
+    return render(request, "holds/_run.html", context)
+
+
+@reviewer_required
+def hold_file(request, pk, file_id):
+    """Stream a hold's file through the app, so the API key stays on the server."""
+    hold = get_object_or_404(Hold, pk=pk)
+    attached = next((file for file in hold.files if file.get("id") == file_id), None)
+    if attached is None:
+        raise Http404("No such file on this hold.")
+    stack = contextlib.ExitStack()
+    client = stack.enter_context(platform.PlatformClient.from_settings())
+    try:
+        download = stack.enter_context(client.stream_file(hold.env, hold.hold_id, file_id))
+    except platform.NotFound:
+        stack.close()
+        raise Http404("The platform no longer has this file.") from None
+    except platform.PlatformError:
+        stack.close()
+        return HttpResponse("The platform is unreachable; try the file again later.", status=503, content_type="text/plain")
+    inline = request.GET.get("inline") == "1" and download.content_type in INLINE_IMAGE_TYPES
+    response = StreamingHttpResponse(_closing(download.chunks, stack), content_type=download.content_type if inline else "application/octet-stream")
+    if download.content_length is not None:
+        response["Content-Length"] = str(download.content_length)
+    response["Content-Disposition"] = _disposition("inline" if inline else "attachment", attached.get("name") or file_id)
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Security-Policy"] = "default-src 'none'; sandbox"
+    return response
+
+
+def _closing(chunks, stack):
+    with stack:
+        yield from chunks
+
+
+def _disposition(kind: str, name: str) -> str:
+    ascii_name = "".join(ch if ch.isascii() and ch.isprintable() and ch not in '"\\;' else "_" for ch in name) or "file"
+    return f"{kind}; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(name, safe='')}"

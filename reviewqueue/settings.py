@@ -164,3 +164,9 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.string("LOG_LEVEL", "INFO")},
     "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
 }
+
+# Reviewing and delivering decisions.
+CLAIM_MINUTES = env.integer("CLAIM_MINUTES", 10, minimum=1)
+DELIVERY_RETRY_BASE_SECONDS = env.seconds("DELIVERY_RETRY_BASE_SECONDS", 2.0)
+DELIVERY_RETRY_MAX_SECONDS = env.seconds("DELIVERY_RETRY_MAX_SECONDS", 300.0)
+CELERY_BEAT_SCHEDULE["requeue-decisions"] = {"task": "holds.tasks.requeue_due_decisions", "schedule": 30.0}

@@ -1,0 +1,48 @@
+"""Claims: who is reviewing a hold now, so two reviewers do not work on it at once.
+
+A claim is explicit time-based state on the hold (who, since when, until when):
+opening a hold claims or renews it for ``CLAIM_MINUTES``; it ends on a decision or
+when it times out. Every change is a compare-and-set update, so two reviewers
+opening the same hold at once cannot both win.
+"""
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from holds.models import Hold
+
+
+def claim_duration() -> timedelta:
+    return timedelta(minutes=settings.CLAIM_MINUTES)
+
+
+def claim(hold: Hold, user, now: datetime | None = None) -> bool:
+    """Claim an open hold for ``user`` unless someone else's claim is running; True when ``user`` holds it."""
+    now = now or timezone.now()
+    until = now + claim_duration()
+    renewed = Hold.objects.filter(pk=hold.pk, status=Hold.Status.OPEN, claimed_by=user, claim_expires_at__gt=now).update(
+        claim_expires_at=until
+    )
+    taken = renewed or Hold.objects.filter(pk=hold.pk, status=Hold.Status.OPEN).filter(
+        Q(claimed_by__isnull=True) | Q(claim_expires_at__lte=now)
+    ).update(claimed_by=user, claimed_at=now, claim_expires_at=until)
+    hold.refresh_from_db(fields=["claimed_by", "claimed_at", "claim_expires_at"])
+    return bool(taken)
+
+
+def take_over(hold: Hold, user, now: datetime | None = None) -> None:
+    """Take an open hold's claim from whoever holds it (the reviewer confirmed)."""
+    now = now or timezone.now()
+    Hold.objects.filter(pk=hold.pk, status=Hold.Status.OPEN).update(
+        claimed_by=user, claimed_at=now, claim_expires_at=now + claim_duration()
+    )
+    hold.refresh_from_db(fields=["claimed_by", "claimed_at", "claim_expires_at"])
+
+
+def release(hold: Hold, user) -> None:
+    """End ``user``'s claim on a hold, if they hold it."""
+    Hold.objects.filter(pk=hold.pk, claimed_by=user).update(claimed_by=None, claimed_at=None, claim_expires_at=None)
+    hold.refresh_from_db(fields=["claimed_by", "claimed_at", "claim_expires_at"])

@@ -1,0 +1,223 @@
+"""Deciding holds: store a reviewer's decision once, then deliver it to the platform exactly once.
+
+``submit`` stores the decision, its items and its idempotency key in the same
+transaction that makes it the hold's only decision, and queues its delivery when
+that transaction commits. ``deliver`` makes one attempt and records it: applied,
+not applied (with the platform's reason), or to be retried later with the same
+key. Nothing here sends twice: the platform replays the answer to a repeated key,
+and every state change is a compare-and-set on ``state = sending``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import random
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.formats import date_format
+
+from holds import platform, sync
+from holds.models import Decision, DecisionItem, DeliveryAttempt, Hold
+
+logger = logging.getLogger(__name__)
+
+REQUEUE_GRACE = timedelta(seconds=60)
+
+
+class DecisionRefused(Exception):
+    """The decision cannot be taken; ``message`` says why, for the reviewer."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class AlreadyDecided(DecisionRefused):
+    def __init__(self, decision: Decision):
+        super().__init__(f"Already decided by {reviewer_name(decision.reviewer)} at {_when(decision.created_at)}.")
+        self.decision = decision
+
+
+@dataclasses.dataclass(frozen=True)
+class ItemChoice:
+    """A reviewer's choice for one item: ``data`` is the full edited data, for an edit only."""
+
+    item_id: str
+    action: str
+    data: object = None
+    comment: str = ""
+
+
+def reviewer_name(user) -> str:
+    return user.get_full_name() or user.get_username()
+
+
+def platform_name(user) -> str:
+    """How the platform's own records name the reviewer."""
+    return user.email or user.get_username()
+
+
+def submit(hold: Hold, reviewer, choices: list[ItemChoice], now: datetime | None = None) -> Decision:
+    """Store ``reviewer``'s decision as the hold's only one and queue its delivery.
+
+    Raises ``AlreadyDecided`` when the hold has a decision (a double click, a second
+    tab, a second reviewer) and ``DecisionRefused`` when it cannot be decided.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        locked = Hold.objects.select_for_update().get(pk=hold.pk)
+        existing = Decision.objects.filter(hold=locked).select_related("reviewer").first()
+        if existing:
+            raise AlreadyDecided(existing)
+        _check_decidable(locked, reviewer, choices, now)
+        try:
+            with transaction.atomic():
+                decision = Decision.objects.create(hold=locked, reviewer=reviewer, created_at=now, next_attempt_at=now)
+        except IntegrityError:
+            raise AlreadyDecided(Decision.objects.select_related("reviewer").get(hold=locked)) from None
+        originals = {item.item_id: item.data for item in locked.items.all()}
+        DecisionItem.objects.bulk_create(
+            DecisionItem(
+                decision=decision,
+                position=position,
+                item_id=choice.item_id,
+                action=choice.action,
+                original_data=originals[choice.item_id],
+                data=choice.data if choice.action == DecisionItem.Action.EDIT else None,
+                comment=choice.comment,
+            )
+            for position, choice in enumerate(choices)
+        )
+        Hold.objects.filter(pk=locked.pk).update(claimed_by=None, claimed_at=None, claim_expires_at=None)
+        transaction.on_commit(lambda: enqueue_delivery(decision.pk))
+    return decision
+
+
+def _check_decidable(hold: Hold, reviewer, choices: list[ItemChoice], now: datetime) -> None:
+    if hold.expires_at and hold.expires_at <= now:
+        raise DecisionRefused(
+            f"This hold expired at {_when(hold.expires_at)}; the agent was told nobody decided."
+        )
+    if hold.status != Hold.Status.OPEN:
+        raise DecisionRefused(f"This hold is {hold.get_status_display().lower()}; it can no longer be decided.")
+    claimant = hold.claimant(now)
+    if claimant and claimant != reviewer:
+        raise DecisionRefused(f"{reviewer_name(claimant)} is reviewing this hold; take it over first.")
+    item_ids = [item.item_id for item in hold.items.all()]
+    if [choice.item_id for choice in choices] != item_ids:
+        raise DecisionRefused("Every item of the hold needs exactly one decision.")
+    for choice in choices:
+        if choice.action not in hold.actions:
+            raise DecisionRefused(f"This hold does not allow {choice.action}.")
+        if choice.action == DecisionItem.Action.EDIT and choice.data is None:
+            raise DecisionRefused("An edit needs the item's data.")
+
+
+def enqueue_delivery(decision_id: int) -> None:
+    """Queue the delivery task; if the broker is down, the periodic re-queue picks the decision up later."""
+    from holds import tasks
+
+    try:
+        tasks.deliver_decision.delay(decision_id)
+    except Exception:  # the broker being unreachable must not lose or fail the stored decision
+        logger.warning("could not queue delivery of decision %s; it will be re-queued", decision_id, exc_info=True)
+
+
+def retry_delay(attempts: int) -> float:
+    """Exponential backoff with jitter: base × 2^(attempts−1), capped, ±20 %."""
+    base = settings.DELIVERY_RETRY_BASE_SECONDS * 2 ** max(attempts - 1, 0)
+    return min(base, settings.DELIVERY_RETRY_MAX_SECONDS) * random.uniform(0.8, 1.2)
+
+
+def deliver(decision_id: int, client: platform.PlatformClient) -> float | None:
+    """Make one delivery attempt; return the seconds to wait before the next, or None when finished."""
+    decision = Decision.objects.select_related("hold", "reviewer").get(pk=decision_id)
+    if decision.state != Decision.State.SENDING:
+        return None
+    hold = decision.hold
+    items = [
+        platform.DecisionItem(id=item.item_id, action=item.action, data=item.data, comment=item.comment)
+        for item in decision.items.all()
+    ]
+    try:
+        decided = client.post_decision(
+            hold.env, hold.hold_id, items, platform_name(decision.reviewer), str(decision.idempotency_key)
+        )
+    except platform.HoldNotOpen as error:
+        if error.hold:
+            sync.record_hold(hold, error.hold)
+        outcome, message = _not_open_outcome(error)
+        _finish(decision, Decision.State.NOT_APPLIED, outcome, message)
+    except platform.InvalidDecision as error:
+        _finish(decision, Decision.State.NOT_APPLIED, Decision.Outcome.INVALID, error.message)
+    except platform.NotFound:
+        _finish(decision, Decision.State.NOT_APPLIED, Decision.Outcome.NOT_FOUND, "The platform does not know this hold.")
+    except platform.PlatformError as error:
+        return _retry_later(decision, str(error))
+    else:
+        sync.record_hold(hold, decided)
+        _finish(decision, Decision.State.APPLIED, Decision.Outcome.APPLIED, "")
+    return None
+
+
+def _not_open_outcome(error: platform.HoldNotOpen) -> tuple[str, str]:
+    final = error.hold
+    if final and final.status == Hold.Status.DECIDED and final.decision:
+        who = final.decision.decided_by or "someone else"
+        when = f" at {_when(final.decision.decided_at)}" if final.decision.decided_at else ""
+        return Decision.Outcome.DECIDED_ELSEWHERE, f"Decided by {who}{when} before this decision arrived."
+    if final and final.status == Hold.Status.EXPIRED:
+        expired = f" at {_when(final.expires_at)}" if final.expires_at else ""
+        return Decision.Outcome.EXPIRED, f"This hold expired{expired}; the agent was told nobody decided."
+    if final and final.status == Hold.Status.CANCELLED:
+        return Decision.Outcome.CANCELLED, "The run was cancelled; the hold no longer needs a decision."
+    return Decision.Outcome.DECIDED_ELSEWHERE, f"The hold is no longer open ({error})."
+
+
+def _retry_later(decision: Decision, error: str) -> float | None:
+    now = timezone.now()
+    attempts = decision.attempts + 1
+    hold = decision.hold
+    if hold.expires_at and hold.expires_at <= now:
+        message = f"The hold expired at {_when(hold.expires_at)} before the platform could be reached ({error})."
+        _finish(decision, Decision.State.NOT_APPLIED, Decision.Outcome.EXPIRED, message, attempts=attempts)
+        return None
+    delay = retry_delay(attempts)
+    with transaction.atomic():
+        DeliveryAttempt.objects.create(decision=decision, at=now, outcome="retry", message=error)
+        Decision.objects.filter(pk=decision.pk, state=Decision.State.SENDING).update(
+            attempts=attempts, last_error=error, next_attempt_at=now + timedelta(seconds=delay)
+        )
+    logger.info("decision %s not delivered (%s); retrying in %.1f s", decision.pk, error, delay)
+    return delay
+
+
+def _finish(decision: Decision, state: str, outcome: str, message: str, attempts: int | None = None) -> None:
+    now = timezone.now()
+    with transaction.atomic():
+        DeliveryAttempt.objects.create(decision=decision, at=now, outcome=outcome, message=message)
+        Decision.objects.filter(pk=decision.pk, state=Decision.State.SENDING).update(
+            state=state,
+            outcome=outcome,
+            outcome_message=message,
+            attempts=attempts or decision.attempts + 1,
+            finished_at=now,
+        )
+
+
+def due_for_requeue(now: datetime | None = None) -> list[int]:
+    """Decisions still sending well past their due time: their task was lost (broker or worker down)."""
+    now = now or timezone.now()
+    return list(
+        Decision.objects.filter(state=Decision.State.SENDING, next_attempt_at__lt=now - REQUEUE_GRACE)
+        .order_by("next_attempt_at")
+        .values_list("pk", flat=True)[:500]
+    )
+
+
+def _when(moment: datetime) -> str:
+    return date_format(timezone.localtime(moment), "Y-m-d H:i T")

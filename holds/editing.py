@@ -1,0 +1,329 @@
+"""An item's JSON data as typed form fields, and the reviewer's submission back as JSON data.
+
+An agent wrote the data, so every key and value is untrusted: a key is only ever shown (and
+escaped by the templates), never used as a form field name or an identifier. Every value keeps
+its JSON type through an edit: an amount "49.90" comes back as a string with two places, never
+as the float 49.9, and a field the reviewer left alone comes back exactly as the agent wrote it.
+"""
+
+import json
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import Enum, StrEnum
+from typing import Any
+
+DECIMAL = re.compile(r"-?[0-9]+\.[0-9]+")
+TYPED_DECIMAL = re.compile(r"(?P<sign>[+-]?)(?P<whole>[0-9]*)(?:\.(?P<fraction>[0-9]*))?")
+TYPED_INTEGER = re.compile(r"[+-]?[0-9]+")
+TYPED_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+SAFE_PREFIX = re.compile(r"[A-Za-z0-9_-]+")
+LINE_BREAK = re.compile(r"\r\n?")
+SURROGATE = re.compile(r"[\ud800-\udfff]")
+UNSHOWABLE = re.compile(r"[\x00\ud800-\udfff]")
+LONG_TEXT = 80  # characters; longer text gets a textarea
+
+
+class FieldKind(StrEnum):
+    """The JSON type a field keeps; a decimal is a string such as "49.90"."""
+
+    TEXT = "text"
+    DECIMAL = "decimal"
+    INTEGER = "integer"
+    NUMBER = "number"
+    BOOLEAN = "boolean"
+    NULL = "null"
+    JSON = "json"
+
+
+@dataclass(frozen=True)
+class Field:
+    """One top-level value of an item's data, as a reviewer sees and edits it.
+
+    ``name`` is the form field name, made from the caller's prefix and the position only.
+    ``initial`` is what the input shows (a bool for a checkbox). A multiline field is a
+    textarea, whose first newline browsers drop: templates start its content with a newline.
+    ``whole`` marks the single field of data that is not an object (its key is "").
+    """
+
+    key: str
+    name: str
+    kind: FieldKind
+    original: Any
+    initial: str | bool
+    multiline: bool
+    places: int | None = None
+    whole: bool = False
+
+    @property
+    def label(self) -> str:
+        """The key, safe to encode in a page."""
+        return display(self.key)
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """Why a submitted field was refused, for the field named ``name``."""
+
+    key: str
+    name: str
+    message: str
+
+
+class Absent(Enum):
+    """The value of a key that one side of a comparison does not have."""
+
+    ABSENT = "absent"
+
+
+ABSENT = Absent.ABSENT
+
+
+@dataclass(frozen=True)
+class Change:
+    """A top-level value that an edit changed; ``before`` or ``after`` is ABSENT for a removed or added key."""
+
+    key: str
+    before: Any
+    after: Any
+
+    @property
+    def label(self) -> str:
+        """The key, safe to encode in a page."""
+        return display(self.key)
+
+
+class Unreadable(ValueError):
+    """A submitted value that cannot become its field's JSON type; the message is for the reviewer."""
+
+
+def kind_of(value: Any) -> FieldKind:
+    """The field kind for a JSON value (bool before int: True is an int in Python, not in JSON)."""
+    match value:
+        case None:
+            return FieldKind.NULL
+        case bool():
+            return FieldKind.BOOLEAN
+        case int():
+            return FieldKind.INTEGER
+        case float():
+            return FieldKind.NUMBER
+        case str() if DECIMAL.fullmatch(value):
+            return FieldKind.DECIMAL
+        case str():
+            return FieldKind.TEXT
+        case _:
+            return FieldKind.JSON
+
+
+def fields_for(data: Any, prefix: str) -> list[Field]:
+    """One field per top-level key of an object, in its order; any other data is one field for the whole value."""
+    if not SAFE_PREFIX.fullmatch(prefix):
+        raise ValueError(f"a form field prefix must be letters, digits, '-' or '_', not {prefix!r}")
+    if isinstance(data, dict):
+        return [_field(key, f"{prefix}-{index}", value) for index, (key, value) in enumerate(data.items())]
+    return [_field("", f"{prefix}-0", data, whole=True)]
+
+
+def _field(key: str, name: str, value: Any, whole: bool = False) -> Field:
+    kind = kind_of(value)
+    return Field(
+        key=key,
+        name=name,
+        kind=kind,
+        original=value,
+        initial=_initial(kind, value),
+        multiline=kind is FieldKind.JSON or (kind is FieldKind.TEXT and _is_long_text(value)),
+        places=len(value.partition(".")[2]) if kind is FieldKind.DECIMAL else None,
+        whole=whole,
+    )
+
+
+def _initial(kind: FieldKind, value: Any) -> str | bool:
+    match kind:
+        case FieldKind.BOOLEAN:
+            return value
+        case FieldKind.NULL:
+            return ""
+        case FieldKind.TEXT | FieldKind.DECIMAL:
+            return _showable(value)
+        case FieldKind.JSON:
+            return _escape_surrogates(json.dumps(value, indent=2, ensure_ascii=False))
+        case _:
+            return json.dumps(value)
+
+
+def _is_long_text(text: str) -> bool:
+    return "\n" in text or "\r" in text or len(text) > LONG_TEXT
+
+
+def _showable(text: str) -> str:
+    """Text a page can carry unchanged: NUL and lone surrogates (valid in JSON strings) become U+FFFD.
+
+    Browsers would replace a NUL themselves, and a lone surrogate cannot be encoded as UTF-8.
+    """
+    return UNSHOWABLE.sub("\ufffd", text)
+
+
+def _escape_surrogates(json_text: str) -> str:
+    """JSON text with lone surrogates written as \\u escapes, so that it reads back to the same strings."""
+    return SURROGATE.sub(lambda found: f"\\u{ord(found[0]):04x}", json_text)
+
+
+def _newlines(text: str) -> str:
+    """Browsers send a textarea's line breaks as CRLF; the data uses LF."""
+    return LINE_BREAK.sub("\n", text)
+
+
+def read_fields(fields: list[Field], submitted: Mapping[str, Any]) -> tuple[Any, list[FieldError]]:
+    """The full edited data, in the original key order, and the fields that could not be read.
+
+    A field that could not be read, or is missing from the submission, keeps its original value.
+    ``submitted`` is a QueryDict or a dict of strings (or of lists of strings, the last one counting).
+    """
+    values: dict[str, Any] = {}
+    errors: list[FieldError] = []
+    for field in fields:
+        try:
+            values[field.key] = _read(field, submitted)
+        except Unreadable as problem:
+            values[field.key] = field.original
+            errors.append(FieldError(key=field.key, name=field.name, message=str(problem)))
+    if fields and fields[0].whole:
+        return values[fields[0].key], errors
+    return values, errors
+
+
+def _read(field: Field, submitted: Mapping[str, Any]) -> Any:
+    if field.kind is FieldKind.BOOLEAN:
+        return field.name in submitted  # a browser leaves out an unticked checkbox
+    text = _submitted_text(submitted, field.name)
+    if text is None or _newlines(text) == _newlines(field.initial):
+        return field.original
+    return PARSERS[field.kind](field, _newlines(text))
+
+
+def _submitted_text(submitted: Mapping[str, Any], name: str) -> str | None:
+    if name not in submitted:
+        return None
+    value = submitted[name]
+    if isinstance(value, list):
+        if not value:
+            return None
+        value = value[-1]
+    return str(value)
+
+
+def _read_text(field: Field, text: str) -> str:
+    return text
+
+
+def _read_null(field: Field, text: str) -> str | None:
+    return None if text == "" else text
+
+
+def _read_decimal(field: Field, text: str) -> str:
+    """A decimal string with the original's places: "20" becomes "20.00" where the agent wrote "49.90"."""
+    typed = TYPED_DECIMAL.fullmatch(text.strip())
+    if typed is None or not (typed["whole"] or typed["fraction"]):
+        raise Unreadable("a number is needed")
+    places = field.places or 0
+    fraction = (typed["fraction"] or "").rstrip("0")
+    if len(fraction) > places:
+        raise Unreadable(f"use at most {places} decimal place{'' if places == 1 else 's'}")
+    whole = typed["whole"].lstrip("0") or "0"
+    fraction = fraction.ljust(places, "0")
+    sign = "-" if typed["sign"] == "-" and (whole + fraction).strip("0") else ""
+    return f"{sign}{whole}.{fraction}"
+
+
+def _read_integer(field: Field, text: str) -> int:
+    if not TYPED_INTEGER.fullmatch(text.strip()):
+        raise Unreadable("a whole number is needed")
+    try:
+        return int(text)
+    except ValueError:  # more digits than Python converts
+        raise Unreadable("the number is too long") from None
+
+
+def _read_number(field: Field, text: str) -> float:
+    if not TYPED_NUMBER.fullmatch(text.strip()):
+        raise Unreadable("a number is needed")
+    number = float(text)
+    if not math.isfinite(number):
+        raise Unreadable("the number is too large")
+    return number
+
+
+def _read_json(field: Field, text: str) -> Any:
+    """JSON text of the same shape as the original (an object stays an object, a list a list)."""
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as problem:
+        raise Unreadable(f"line {problem.lineno} column {problem.colno}: {problem.msg}") from None
+    except RecursionError:
+        raise Unreadable("the JSON is nested too deeply") from None
+    shape = dict if isinstance(field.original, dict) else list
+    if not isinstance(value, shape):
+        raise Unreadable(f"a JSON {'object' if shape is dict else 'list'} is needed")
+    return value
+
+
+def _refuse_constant(name: str) -> None:
+    raise Unreadable(f"{name} is not valid JSON")
+
+
+PARSERS: dict[FieldKind, Callable[[Field, str], Any]] = {
+    FieldKind.TEXT: _read_text,
+    FieldKind.NULL: _read_null,
+    FieldKind.DECIMAL: _read_decimal,
+    FieldKind.INTEGER: _read_integer,
+    FieldKind.NUMBER: _read_number,
+    FieldKind.JSON: _read_json,
+}
+
+
+def same_json(first: Any, second: Any) -> bool:
+    """Equal as JSON: "49.90" differs from "49.9" and 1 from true or 1.0, but an object's key order does not count."""
+    if first is ABSENT or second is ABSENT:
+        return first is second
+    return _canonical(first) == _canonical(second)
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def changes(original: Any, edited: Any) -> list[Change]:
+    """The top-level values an edit changed, in the original key order then added keys; key "" for non-object data."""
+    if isinstance(original, dict) and isinstance(edited, dict):
+        keys = [*original, *(key for key in edited if key not in original)]
+        pairs = [(key, original.get(key, ABSENT), edited.get(key, ABSENT)) for key in keys]
+        return [Change(key, before, after) for key, before, after in pairs if not same_json(before, after)]
+    if same_json(original, edited):
+        return []
+    return [Change("", original, edited)]
+
+
+def display(value: Any) -> str:
+    """A value as a summary shows it: text as written, anything else as one line of JSON."""
+    if value is ABSENT:
+        return "(absent)"
+    if isinstance(value, str):
+        return _showable(value)
+    return _escape_surrogates(json.dumps(value, ensure_ascii=False))
+
+
+def validate_item(data: Any, prefix: str, submitted: Mapping[str, Any]) -> tuple[Any, list[Change], list[FieldError]]:
+    """Read a reviewer's edit of one item: the edited data, what changed, and every error.
+
+    Errors from reading come first; the business rules only judge values that were read,
+    since a field that could not be read keeps its original value.
+    """
+    from holds import rules  # imported here: rules builds on this module's Field and FieldError
+
+    fields = fields_for(data, prefix)
+    edited, errors = read_fields(fields, submitted)
+    errors += rules.check_edit(fields, edited)
+    return edited, changes(data, edited), errors

@@ -1,0 +1,31 @@
+"""The run behind a hold, fetched from the platform and kept on the hold so the page works when it is down."""
+
+from datetime import timedelta
+
+from django.utils import timezone
+
+from holds import platform
+from holds.models import Hold
+
+FRESH_FOR = timedelta(seconds=60)
+
+
+def run_context(hold: Hold, client: platform.PlatformClient) -> tuple[dict | None, str]:
+    """The run's payload (fresh, or the last one fetched) and an error message when it could not be refreshed."""
+    now = timezone.now()
+    if hold.run_snapshot and hold.run_fetched_at and now - hold.run_fetched_at < FRESH_FOR:
+        return hold.run_snapshot, ""
+    try:
+        run = client.get_run(hold.env, hold.run_id)
+    except platform.PlatformError as error:
+        return hold.run_snapshot, str(error)
+    Hold.objects.filter(pk=hold.pk).update(run_snapshot=run.raw, run_fetched_at=now)
+    return run.raw, ""
+
+
+def customer_message(run: dict | None) -> str:
+    """The customer's message the run started from, when its input carries one."""
+    run_input = (run or {}).get("input")
+    if isinstance(run_input, dict) and isinstance(run_input.get("message"), str):
+        return run_input["message"]
+    return ""
