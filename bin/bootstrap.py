@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Find a Python new enough for Django 6 and keep the project's virtualenv in step with a requirements file.
+
+Runs on any Python 3.8+ so that ``python3 bin/quickstart`` works even where the
+default ``python3`` is older than the 3.12 that Django 6 needs.
+
+    python3 bin/bootstrap.py requirements-dev.txt   # prints the venv's python
+"""
+
+import glob
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = Path(os.environ.get("REVIEWQUEUE_VENV", ROOT / ".venv"))
+MINIMUM = (3, 12)
+CANDIDATES = ("python3.14", "python3.13", "python3.12", "python3")
+
+
+def _version(executable: str):
+    try:
+        out = subprocess.run(
+            [executable, "-c", "import sys; print('%d %d' % sys.version_info[:2])"],
+            capture_output=True, text=True, timeout=20,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None  # e.g. a pyenv shim for a version that is not selected
+    major, minor = out.stdout.split()
+    return int(major), int(minor)
+
+
+def find_python() -> str:
+    if sys.version_info[:2] >= MINIMUM:
+        return sys.executable
+    found = [shutil.which(name) for name in CANDIDATES]
+    pyenv_root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    found += sorted(glob.glob(os.path.join(pyenv_root, "versions", "3.*", "bin", "python3")), reverse=True)
+    for executable in filter(None, found):
+        version = _version(executable)
+        if version and version >= MINIMUM:
+            return executable
+    sys.exit(
+        "Review Queue needs Python %d.%d or newer (Django 6 requires it), and none was found.\n"
+        "Install one (Debian/Ubuntu: apt-get install python3.12 python3.12-venv; macOS: brew install python@3.12)\n"
+        "and run this command again." % MINIMUM
+    )
+
+
+def venv_python() -> Path:
+    return VENV / "bin" / "python"
+
+
+def ensure_venv(requirements: str) -> Path:
+    """Create the venv if needed and install ``requirements`` when they changed since the last install."""
+    python = venv_python()
+    if not python.exists() or (_version(str(python)) or (0, 0)) < MINIMUM:
+        print("Creating the virtualenv in %s ..." % VENV, file=sys.stderr, flush=True)
+        shutil.rmtree(VENV, ignore_errors=True)
+        subprocess.run([find_python(), "-m", "venv", str(VENV)], check=True, stdout=sys.stderr)
+    requirements_path = ROOT / requirements
+    digest = _requirements_digest(requirements_path)
+    stamp = VENV / (".installed-" + requirements_path.name)
+    if not stamp.exists() or stamp.read_text() != digest:
+        print("Installing %s ..." % requirements, file=sys.stderr, flush=True)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", str(requirements_path)],
+            check=True,
+            stdout=sys.stderr,
+        )
+        stamp.write_text(digest)
+    return python
+
+
+def _requirements_digest(path: Path) -> str:
+    """A digest over the file and the files it includes with ``-r``."""
+    digest = hashlib.sha256()
+    for line in path.read_text().splitlines():
+        digest.update(line.encode())
+        if line.startswith("-r "):
+            digest.update(_requirements_digest(path.parent / line[3:].strip()).encode())
+    return digest.hexdigest()
+
+
+if __name__ == "__main__":
+    print(ensure_venv(sys.argv[1] if len(sys.argv) > 1 else "requirements.txt"))
