@@ -1,0 +1,13 @@
+"""Settings for the test suite: the real Postgres and Redis on this machine unless told otherwise."""
+
+import os
+
+os.environ.setdefault("SECRET_KEY", "test-secret-key")
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/reviewqueue")
+os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/15")
+os.environ.setdefault("AGENTOS_API_KEY", "test-api-key")
+
+from reviewqueue.settings import *  # noqa: E402,F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
+STORAGES["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}  # noqa: F405

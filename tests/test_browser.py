@@ -1,0 +1,194 @@
+"""What a reviewer does, in a real Chromium: every decision reaches the platform with the right body."""
+
+import os
+
+import pytest
+from playwright.sync_api import expect, sync_playwright
+
+from holds.models import Decision, Hold
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    # Playwright's sync API keeps an event loop in this thread; Django's guard against
+    # database calls from async code would refuse the test's own (synchronous) queries.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+    del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
+
+
+@pytest.fixture
+def reviewer_page(browser, live_server, samples, alice, celery_processes):
+    """Alice, signed in through the login page, with a worker delivering decisions."""
+    celery_processes("worker")
+    context = browser.new_context(base_url=live_server.url)
+    page = context.new_page()
+    page.problems = []
+    page.on("pageerror", lambda error: page.problems.append(f"page error: {error}"))
+    page.on("console", lambda message: message.type == "error" and page.problems.append(message.text))
+    page.on("dialog", lambda dialog: (page.problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
+    page.goto("/")
+    page.get_by_label("Username").fill("alice")
+    page.get_by_label("Password").fill("pw")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="Open holds")).to_be_visible()
+    yield page
+    context.close()
+
+
+def open_hold(page, hold):
+    page.goto(f"/holds/{hold.pk}/")
+    expect(page.locator("#decide-form")).to_be_visible()
+
+
+def send_with_keyboard(page):
+    page.keyboard.press("Control+Enter")
+    expect(page.get_by_role("heading", name="Check your decision")).to_be_visible()
+    page.keyboard.press("Control+Enter")
+
+
+def decision_bodies(platform_state, hold_id):
+    return [
+        r["body"] for r in platform_state.requests
+        if r["method"] == "POST" and r["path"].endswith(f"/holds/{hold_id}/decision") and r["status"] == 200
+    ]
+
+
+def applied(page, platform_state, hold):
+    expect(page.locator(".state.applied")).to_be_visible(timeout=15000)
+    return decision_bodies(platform_state, hold.hold_id)
+
+
+def test_a_reviewer_moves_through_the_queue_with_the_keyboard(reviewer_page, samples):
+    page = reviewer_page
+    first_row = page.locator("tr.hold-row").first
+    first_id = first_row.get_attribute("id")
+
+    page.keyboard.press("j")
+    expect(first_row).to_be_focused()
+    page.keyboard.press("j")
+    page.keyboard.press("k")
+    page.keyboard.press("Enter")
+
+    pk = int(first_id.removeprefix("row-"))
+    expect(page).to_have_url(f"{page.url.split('/holds/')[0].rstrip('/')}/holds/{pk}/")
+    expect(page.locator("#decide-form")).to_be_visible()
+
+
+def test_approve_the_llamaindex_hold_by_keyboard(reviewer_page, samples, platform_state):
+    page, hold = reviewer_page, samples["h_12"]
+    open_hold(page, hold)
+
+    page.keyboard.press("a")
+    send_with_keyboard(page)
+
+    assert applied(page, platform_state, hold) == [
+        {"items": [{"id": "A-1001", "action": "approve"}], "decided_by": "alice@example.com"}
+    ]
+    assert not page.problems
+
+
+def test_edit_the_agno_holds_amount_to_20(reviewer_page, samples, platform_state):
+    page, hold = reviewer_page, samples["h_14"]
+    open_hold(page, hold)
+
+    page.get_by_label("amount").fill("20.00")
+    page.get_by_role("radio", name="Approve").check()
+    page.get_by_role("button", name="Review decision").click()
+    expect(page.locator("td.before")).to_have_text("49.90")
+    expect(page.locator("td.after")).to_have_text("20.00")
+    page.get_by_role("button", name="Send decision").click()
+
+    assert applied(page, platform_state, hold) == [
+        {"items": [{"id": "call_1", "action": "edit", "data": {"order_id": "A-1001", "amount": "20.00"}}],
+         "decided_by": "alice@example.com"}
+    ]
+
+
+def test_reject_the_openai_agents_hold_with_a_comment_and_no_way_to_edit(reviewer_page, samples, platform_state):
+    page, hold = reviewer_page, samples["h_15"]
+    open_hold(page, hold)
+    assert page.locator("#decide-form input[name^='item-0-field'], #decide-form textarea[name^='item-0-field']").count() == 0
+
+    page.keyboard.press("r")
+    expect(page.get_by_label("Comment")).to_be_focused()
+    page.keyboard.type("It was used for three months.")
+    send_with_keyboard(page)
+
+    assert applied(page, platform_state, hold) == [
+        {"items": [{"id": "call_1", "action": "reject", "comment": "It was used for three months."}],
+         "decided_by": "alice@example.com"}
+    ]
+
+
+def test_decide_a_multi_item_hold_with_mixed_actions(reviewer_page, samples, platform_state):
+    page, hold = reviewer_page, samples["h_13"]
+    open_hold(page, hold)
+    first, second = page.locator("fieldset.item").nth(0), page.locator("fieldset.item").nth(1)
+
+    first.get_by_label("amount").fill("40.00")
+    first.get_by_role("radio", name="Approve").check()
+    second.get_by_role("radio", name="Reject").check()
+    second.get_by_label("Comment").fill("A change of mind is not refundable.")
+    page.get_by_role("button", name="Review decision").click()
+    expect(page.locator(".summary-item .action")).to_have_text(["Edit", "Reject"])
+    page.get_by_role("button", name="Send decision").click()
+
+    assert applied(page, platform_state, hold) == [
+        {"items": [
+            {"id": "toolu_01A9xQ2mZ", "action": "edit", "data": {"order_id": "A-1001", "amount": "40.00", "reason": "damaged"}},
+            {"id": "toolu_01B7kR4pW", "action": "reject", "comment": "A change of mind is not refundable."},
+        ], "decided_by": "alice@example.com"}
+    ]
+
+
+def test_a_hold_decided_elsewhere_meanwhile_shows_who_decided(reviewer_page, samples, platform_state):
+    page, hold = reviewer_page, samples["h_17"]
+    open_hold(page, hold)
+    platform_state.decide_elsewhere("default", hold.hold_id, "bob@example.com")
+
+    page.keyboard.press("a")
+    send_with_keyboard(page)
+
+    expect(page.locator(".state.not-applied")).to_contain_text("Decided by bob@example.com", timeout=15000)
+    assert decision_bodies(platform_state, hold.hold_id) == []
+    assert Hold.objects.get(pk=hold.pk).decided_by == "bob@example.com"
+
+
+def test_hostile_text_shows_as_text_and_runs_no_script(reviewer_page, samples, platform_state):
+    page, hold = reviewer_page, samples["h_16"]
+
+    open_hold(page, hold)
+    page.wait_for_timeout(500)
+
+    expect(page.locator("h1")).to_have_text("Refund <script>alert(1)</script> on order A-1003?")
+    expect(page.get_by_text("<img src=x onerror=alert(2)>", exact=False)).to_be_visible()
+    expect(page.locator("legend")).to_contain_text('<a href="javascript:alert(4)">refund</a>')
+    assert page.locator("a[href^='javascript:']").count() == 0
+    assert page.problems == []
+    assert not Decision.objects.exists()
+
+
+def test_a_second_tab_cannot_decide_again(reviewer_page, samples, platform_state):
+    first, hold = reviewer_page, samples["h_12"]
+    second = first.context.new_page()
+    for tab in (first, second):
+        open_hold(tab, hold)
+        tab.keyboard.press("a")
+        tab.keyboard.press("Control+Enter")
+        expect(tab.get_by_role("heading", name="Check your decision")).to_be_visible()
+
+    first.get_by_role("button", name="Send decision").click()
+    applied(first, platform_state, hold)
+    second.get_by_role("button", name="Send decision").click()
+
+    expect(second.get_by_role("alert")).to_contain_text("Already decided by Alice Adams at")
+    assert Decision.objects.filter(hold=hold).count() == 1
+    assert len(decision_bodies(platform_state, hold.hold_id)) == 1

@@ -1,0 +1,166 @@
+"""Sync mirrors the platform's open holds: new, changed, unchanged, vanished, and failures."""
+
+import threading
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from holds import sync
+from holds.models import Hold, HoldItem, SyncState
+
+pytestmark = pytest.mark.django_db
+
+
+def writes(queries) -> list[str]:
+    return [q["sql"] for q in queries if q["sql"].split()[0] in ("INSERT", "UPDATE", "DELETE") and "holds_sync" not in q["sql"]]
+
+
+def test_a_new_hold_is_mirrored_with_its_items_in_order(platform_client, platform_state):
+    platform_state.load_samples()
+
+    result = sync.sync_env(platform_client, "default")
+
+    hold = Hold.objects.get(env="default", hold_id="h_13")
+    assert result.created == result.open == Hold.objects.count()
+    assert hold.status == "open" and hold.agent == "upsonic-support"
+    assert hold.first_seen_at == hold.last_synced_at
+    assert [item.item_id for item in hold.items.all()] == [item["id"] for item in hold.payload["items"]]
+    assert hold.items.first().data["amount"] == "49.90"
+
+
+def test_a_second_sync_of_unchanged_holds_writes_nothing(platform_client, platform_state):
+    platform_state.load_samples()
+    sync.sync_env(platform_client, "default")
+    before = {h.hold_id: h.last_synced_at for h in Hold.objects.all()}
+
+    with CaptureQueriesContext(connection) as captured:
+        result = sync.sync_env(platform_client, "default")
+
+    assert (result.created, result.updated, result.closed) == (0, 0, 0)
+    assert writes(captured.captured_queries) == []
+    assert {h.hold_id: h.last_synced_at for h in Hold.objects.all()} == before
+
+
+def test_a_changed_hold_is_updated_and_its_items_replaced(platform_client, platform_state):
+    hold_id = platform_state.add_hold("default", {"question": "Refund 10.00?"})["hold_id"]
+    sync.sync_env(platform_client, "default")
+    changed = platform_state.get_hold("default", hold_id)
+    changed["question"] = "Refund 12.00?"
+    changed["items"] = [{"id": "A-9", "title": "A-9 · 12.00", "data": {"amount": "12.00"}}]
+
+    result = sync.sync_env(platform_client, "default")
+
+    hold = Hold.objects.get(hold_id=hold_id)
+    assert result.updated == 1
+    assert hold.question == "Refund 12.00?"
+    assert list(hold.items.values_list("item_id", "data")) == [("A-9", {"amount": "12.00"})]
+
+
+def test_a_hold_decided_elsewhere_is_kept_with_who_and_when(platform_client, platform_state):
+    hold_id = platform_state.add_hold("default", {})["hold_id"]
+    sync.sync_env(platform_client, "default")
+    platform_state.decide_elsewhere("default", hold_id, "bob@example.com")
+
+    result = sync.sync_env(platform_client, "default")
+
+    hold = Hold.objects.get(hold_id=hold_id)
+    assert result.closed == 1
+    assert hold.status == "decided"
+    assert hold.decided_by == "bob@example.com" and hold.decided_at is not None
+    assert hold.closed_at is not None
+    assert hold.items.count() == 1
+
+
+@pytest.mark.parametrize("ending, status", [("expire", "expired"), ("cancel", "cancelled")])
+def test_an_expired_or_cancelled_hold_records_its_final_state(platform_client, platform_state, ending, status):
+    hold_id = platform_state.add_hold("default", {})["hold_id"]
+    sync.sync_env(platform_client, "default")
+    getattr(platform_state, ending)("default", hold_id)
+
+    sync.sync_env(platform_client, "default")
+
+    assert Hold.objects.get(hold_id=hold_id).status == status
+
+
+def test_a_vanished_hold_is_fetched_only_once(platform_client, platform_state):
+    hold_id = platform_state.add_hold("default", {})["hold_id"]
+    sync.sync_env(platform_client, "default")
+    platform_state.expire("default", hold_id)
+
+    sync.sync_env(platform_client, "default")
+    sync.sync_env(platform_client, "default")
+
+    fetched = [r for r in platform_state.requests if r["path"].endswith(f"/holds/{hold_id}")]
+    assert len(fetched) == 1
+
+
+def test_a_platform_failure_leaves_the_mirror_intact_and_records_the_error(platform_client, platform_state):
+    platform_state.load_samples()
+    sync.sync_env(platform_client, "default")
+    mirrored = list(Hold.objects.order_by("pk").values())
+    platform_state.expire("default", "h_12")
+    platform_state.push_faults([{"status": 503}])
+
+    result = sync.sync_env(platform_client, "default")
+
+    state = SyncState.objects.get(env="default")
+    assert "503" in result.error
+    assert list(Hold.objects.order_by("pk").values()) == mirrored
+    assert "503" in state.last_error and state.failing
+    assert state.lease_until is None
+
+
+def test_a_failure_on_a_later_page_writes_nothing(platform_client, platform_state, monkeypatch):
+    monkeypatch.setattr("holds.platform.PAGE_SIZE", 2)
+    for _ in range(5):
+        platform_state.add_hold("default", {})
+    platform_state.push_faults([{"delay": 0}, {"drop": True}])
+
+    result = sync.sync_env(platform_client, "default")
+
+    assert "dropped" in result.error
+    assert Hold.objects.count() == 0 and HoldItem.objects.count() == 0
+
+
+def test_success_after_failure_clears_the_failing_state(platform_client, platform_state):
+    platform_state.push_faults([{"status": 500}])
+    sync.sync_env(platform_client, "default")
+
+    sync.sync_env(platform_client, "default")
+
+    assert not SyncState.objects.get(env="default").failing
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_overlapping_syncs_of_one_env_run_once(platform_client, platform_state, settings):
+    platform_state.add_hold("default", {})
+    platform_state.push_faults([{"delay": 1.5}])
+    results = []
+    first = threading.Thread(target=lambda: results.append(sync.sync_env(platform_client, "default")))
+    first.start()
+    while not SyncState.objects.filter(env="default", lease_until__isnull=False).exists():
+        pass
+
+    second = sync.sync_env(platform_client, "default")
+    first.join()
+
+    assert second.skipped
+    assert not results[0].skipped and results[0].created == 1
+    assert len([r for r in platform_state.requests if r["path"].endswith("/holds")]) == 1
+
+
+def test_queries_do_not_grow_with_unchanged_holds(platform_client, platform_state, django_assert_max_num_queries):
+    platform_state.generate("default", 10)
+    sync.sync_env(platform_client, "default")
+    with CaptureQueriesContext(connection) as few:
+        sync.sync_env(platform_client, "default")
+    platform_state.generate("default", 990)
+    with django_assert_max_num_queries(30):
+        first = sync.sync_env(platform_client, "default")
+
+    with CaptureQueriesContext(connection) as many:
+        second = sync.sync_env(platform_client, "default")
+
+    assert first.created == 990 and second.open == 1000 and second.updated == 0
+    assert len(many.captured_queries) == len(few.captured_queries) <= 6
