@@ -1,0 +1,52 @@
+"""Shared set-up for the benchmarks: Django on a fresh Postgres database, and a simulated platform.
+
+Run a benchmark from the checkout's root, e.g. ``.venv/bin/python -m bench.sync``.
+BENCH_DATABASE_URL picks the server (default: postgres@127.0.0.1:5432); the
+database ``reviewqueue_bench`` on it is dropped and created anew.
+"""
+
+import os
+import statistics
+from contextlib import contextmanager
+
+import django
+import psycopg
+
+SERVER = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432")
+DATABASE = "reviewqueue_bench"
+
+
+def django_on_fresh_database() -> None:
+    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as connection:
+        connection.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+        connection.execute(f"CREATE DATABASE {DATABASE}")
+    os.environ["DATABASE_URL"] = f"{SERVER}/{DATABASE}"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+@contextmanager
+def simulated_platform(holds: int):
+    """A simulated platform on 127.0.0.1 with ``holds`` generated open holds, which the app is set to use."""
+    from django.conf import settings
+
+    from simulator.server import PlatformServer
+    from simulator.state import PlatformState
+
+    state = PlatformState()
+    state.generate("default", holds)
+    with PlatformServer(state, api_key=settings.AGENTOS_API_KEY) as server:
+        settings.AGENTOS_URL = server.url
+        yield state
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def summary(values: list[float]) -> str:
+    return f"median {statistics.median(values) * 1000:.1f} ms, p95 {percentile(values, 0.95) * 1000:.1f} ms"
