@@ -37,7 +37,6 @@ def queue(request):
         "rows": [_queue_row(hold, now, loaded_at) for hold in holds],
         "next_cursor": next_cursor,
         "filters": filters,
-        "choices": holds_queue.choices(),
         "expiring_options": holds_queue.EXPIRING_WITHIN,
         "freshness": holds_queue.freshness(now),
         "loaded_at": loaded_at.isoformat(),
@@ -46,7 +45,7 @@ def queue(request):
     }
     if request.htmx and request.htmx.target == "queue-body":
         return render(request, "holds/_queue_body.html", context)
-    return render(request, "holds/queue.html", context)
+    return render(request, "holds/queue.html", context | {"choices": holds_queue.choices()})
 
 
 def _loaded_at(request, now):
