@@ -5,6 +5,7 @@ import os
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
+from holds import sync
 from holds.models import Decision, Hold
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -192,3 +193,23 @@ def test_a_second_tab_cannot_decide_again(reviewer_page, samples, platform_state
     expect(second.get_by_role("alert")).to_contain_text("Already decided by Alice Adams at")
     assert Decision.objects.filter(hold=hold).count() == 1
     assert len(decision_bodies(platform_state, hold.hold_id)) == 1
+
+
+def test_the_queue_refreshes_in_place_and_keeps_the_focused_row(reviewer_page, platform_client, platform_state):
+    page = reviewer_page
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    focused = page.evaluate("document.activeElement.id")
+    platform_state.add_hold("default", {"question": "A fresh refund request", "expires_at": None})
+    sync.sync_env(platform_client, "default")
+
+    expect(page.get_by_text("1 new hold arrived since you opened the queue.")).to_be_visible(timeout=10000)
+
+    expect(page.get_by_text("A fresh refund request")).to_be_visible()
+    assert page.evaluate("document.activeElement.id") == focused
+
+
+def test_question_mark_opens_the_shortcut_help(reviewer_page):
+    reviewer_page.keyboard.press("?")
+
+    expect(reviewer_page.get_by_role("dialog", name="Keyboard shortcuts")).to_be_visible()

@@ -408,3 +408,24 @@ def test_the_decide_form_works_without_javascript(alice_client, samples):
     assert summary.status_code == 200 and sent.status_code == 302
     assert [i.action for i in Decision.objects.get(hold=hold).items.all()] == ["approve", "reject"]
     assert decisions.Decision.objects.count() == 1
+
+
+def test_a_decision_made_while_redis_is_down_is_stored_and_waits(alice_client, samples, caplog, django_capture_on_commit_callbacks):
+    from reviewqueue.celery import app
+
+    hold = samples["h_12"]
+    reachable = app.conf.broker_url
+    app.conf.broker_url = "redis://127.0.0.1:9/0"  # nothing listens on the discard port
+    app._pool = None
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            response = confirm(alice_client, hold)
+    finally:
+        app.conf.broker_url = reachable
+        app._pool = None
+
+    decision = Decision.objects.get(hold=hold)
+    assert response.status_code == 302
+    assert decision.state == "sending"
+    assert f"could not queue delivery of decision {decision.pk}" in caplog.text
+    assert decisions.due_for_requeue(timezone.now() + timedelta(minutes=2)) == [decision.pk]
