@@ -62,7 +62,7 @@ def platform_name(user) -> str:
 
 
 def submit(hold: Hold, reviewer, choices: list[ItemChoice], now: datetime | None = None) -> Decision:
-    """Store ``reviewer``'s decision as the hold's only one and queue its delivery.
+    """Store ``reviewer``'s decision as the hold's live one and queue its delivery.
 
     Raises ``AlreadyDecided`` when the hold has a decision (a double click, a second
     tab, a second reviewer) and ``DecisionRefused`` when it cannot be decided.
@@ -70,7 +70,7 @@ def submit(hold: Hold, reviewer, choices: list[ItemChoice], now: datetime | None
     now = now or timezone.now()
     with transaction.atomic():
         locked = Hold.objects.select_for_update().get(pk=hold.pk)
-        existing = Decision.objects.filter(hold=locked).select_related("reviewer").first()
+        existing = locked.live_decision()
         if existing:
             raise AlreadyDecided(existing)
         _check_decidable(locked, reviewer, choices, now)
@@ -78,7 +78,7 @@ def submit(hold: Hold, reviewer, choices: list[ItemChoice], now: datetime | None
             with transaction.atomic():
                 decision = Decision.objects.create(hold=locked, reviewer=reviewer, created_at=now, next_attempt_at=now)
         except IntegrityError:
-            raise AlreadyDecided(Decision.objects.select_related("reviewer").get(hold=locked)) from None
+            raise AlreadyDecided(locked.live_decision()) from None
         originals = {item.item_id: item.data for item in locked.items.all()}
         DecisionItem.objects.bulk_create(
             DecisionItem(

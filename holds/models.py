@@ -65,6 +65,13 @@ class Hold(models.Model):
     def allows_edit(self) -> bool:
         return "edit" in self.actions
 
+    def live_decision(self):
+        """The decision being sent or applied, if any: while there is one, nobody may decide again."""
+        return self.decisions.exclude(state=Decision.State.NOT_APPLIED).select_related("reviewer").first()
+
+    def latest_decision(self):
+        return self.decisions.select_related("reviewer").order_by("-created_at", "-pk").first()
+
     def claimant(self, now):
         """The user reviewing this hold now, if their claim has not timed out."""
         if self.claimed_by_id and self.claim_expires_at and self.claim_expires_at > now:
@@ -118,8 +125,10 @@ class SyncState(models.Model):
 class Decision(models.Model):
     """A reviewer's decision on a hold: stored first, then delivered to the platform by a task.
 
-    The one-to-one link makes it the hold's only decision; the idempotency key is
-    fixed at creation so every delivery attempt of it is the same request.
+    A hold has at most one live decision (sending or applied), enforced by a
+    partial unique constraint; one the platform refused (not applied) stays on
+    record, and the hold, if still open, may be decided anew. The idempotency key
+    is fixed at creation, so every delivery attempt of a decision is the same request.
     """
 
     class State(models.TextChoices):
@@ -135,7 +144,7 @@ class Decision(models.Model):
         INVALID = "invalid", "Refused as invalid"
         NOT_FOUND = "not_found", "Unknown to the platform"
 
-    hold = models.OneToOneField(Hold, on_delete=models.PROTECT, related_name="decision")
+    hold = models.ForeignKey(Hold, on_delete=models.PROTECT, related_name="decisions")
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="decisions")
     idempotency_key = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     created_at = models.DateTimeField()
@@ -148,6 +157,9 @@ class Decision(models.Model):
     finished_at = models.DateTimeField(null=True)
 
     class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["hold"], condition=~Q(state="not_applied"), name="decision_one_live_per_hold"),
+        ]
         indexes = [
             models.Index(fields=["next_attempt_at"], condition=Q(state="sending"), name="decision_due"),
             models.Index(fields=["reviewer", "created_at"], name="decision_reviewer"),

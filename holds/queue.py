@@ -14,10 +14,10 @@ from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
 
 from django.conf import settings
-from django.db.models import F, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from holds.models import Hold, SyncState
+from holds.models import Decision, Hold, SyncState
 
 PAGE_SIZE = 50
 EXPIRING_WITHIN = {"15m": timedelta(minutes=15), "1h": timedelta(hours=1), "4h": timedelta(hours=4), "24h": timedelta(days=1)}
@@ -54,7 +54,9 @@ def ordered(queryset: QuerySet[Hold]) -> QuerySet[Hold]:
 
 
 def open_holds() -> QuerySet[Hold]:
-    return ordered(Hold.objects.filter(status=Hold.Status.OPEN))
+    """Open holds nobody here has decided yet (a decision being sent leaves the queue at once)."""
+    live = Decision.objects.filter(hold=OuterRef("pk")).exclude(state=Decision.State.NOT_APPLIED)
+    return ordered(Hold.objects.filter(status=Hold.Status.OPEN).exclude(Exists(live)))
 
 
 def filtered(filters: Filters, user, now: datetime) -> QuerySet[Hold]:
@@ -176,3 +178,8 @@ def freshness(now: datetime) -> Freshness:
         last_success_at=last_success,
         last_error=failing[0].last_error if failing else "",
     )
+
+
+def next_for(user, now: datetime) -> Hold | None:
+    """The hold a reviewer should open next: the first in queue order that nobody else is reviewing."""
+    return open_holds().filter(Q(claimed_by__isnull=True) | Q(claim_expires_at__lte=now) | Q(claimed_by=user)).first()

@@ -4,6 +4,7 @@ from holds import views
 
 urlpatterns = [
     path("", views.queue, name="queue"),
+    path("holds/next", views.next_hold, name="next-hold"),
     path("holds/<int:pk>/", views.hold_detail, name="hold"),
     path("holds/<int:pk>/review", views.hold_review, name="hold-review"),
     path("holds/<int:pk>/decision", views.decision_status, name="decision-status"),

@@ -68,12 +68,14 @@ def _queue_row(hold, now, loaded_at):
 
 def _hold_context(request, hold, reviews=None, error=""):
     now = timezone.now()
-    decision = Decision.objects.filter(hold=hold).select_related("reviewer").first()
+    decision = hold.latest_decision()
     return {
         "hold": hold,
         "items": list(hold.items.all()),
         "reviews": reviews if reviews is not None else review.blank(hold),
         "decision": decision,
+        "decidable": hold.status == Hold.Status.OPEN and not (hold.expires_at and hold.expires_at <= now)
+        and (decision is None or decision.state == Decision.State.NOT_APPLIED),
         "claimant": hold.claimant(now),
         "urgency": holds_queue.urgency(hold, now),
         "expired": bool(hold.expires_at and hold.expires_at <= now),
@@ -85,9 +87,11 @@ def _hold_context(request, hold, reviews=None, error=""):
 @reviewer_required
 def hold_detail(request, pk):
     hold = get_object_or_404(Hold.objects.select_related("claimed_by"), pk=pk)
-    if hold.status == Hold.Status.OPEN and not Decision.objects.filter(hold=hold).exists():
+    context = _hold_context(request, hold)
+    if context["decidable"]:
         claims.claim(hold, request.user)
-    return render(request, "holds/hold.html", _hold_context(request, hold))
+        context["claimant"] = hold.claimant(timezone.now())
+    return render(request, "holds/hold.html", context)
 
 
 @reviewer_required
@@ -111,8 +115,22 @@ def hold_review(request, pk):
 
 @reviewer_required
 def decision_status(request, pk):
-    decision = get_object_or_404(Decision.objects.select_related("reviewer", "hold"), hold__pk=pk)
-    return render(request, "holds/_decision_status.html", {"decision": decision, "hold": decision.hold})
+    hold = get_object_or_404(Hold, pk=pk)
+    decision = hold.latest_decision()
+    if decision is None:
+        raise Http404("This hold has no decision yet.")
+    if decision.state == Decision.State.NOT_APPLIED and hold.status == Hold.Status.OPEN:
+        response = HttpResponse(status=204)
+        response["HX-Refresh"] = "true"  # the hold can be decided again: show the form
+        return response
+    return render(request, "holds/_decision_status.html", {"decision": decision, "hold": hold})
+
+
+@reviewer_required
+def next_hold(request):
+    """Open the next hold in queue order, or go back to the queue when none is left."""
+    upcoming = holds_queue.next_for(request.user, timezone.now())
+    return redirect("hold", pk=upcoming.pk) if upcoming else redirect("queue")
 
 
 @reviewer_required

@@ -413,19 +413,53 @@ def test_the_decide_form_works_without_javascript(alice_client, samples):
 def test_a_decision_made_while_redis_is_down_is_stored_and_waits(alice_client, samples, caplog, django_capture_on_commit_callbacks):
     from reviewqueue.celery import app
 
+    def connect_to(url):
+        app.conf.broker_url = url
+        app._pool = app.amqp._producer_pool = None  # drop pooled connections to the old URL
+
     hold = samples["h_12"]
     reachable = app.conf.broker_url
-    app.conf.broker_url = "redis://127.0.0.1:9/0"  # nothing listens on the discard port
-    app._pool = None
+    connect_to("redis://127.0.0.1:9/0")  # nothing listens on the discard port
     try:
         with django_capture_on_commit_callbacks(execute=True):
             response = confirm(alice_client, hold)
     finally:
-        app.conf.broker_url = reachable
-        app._pool = None
+        connect_to(reachable)
 
     decision = Decision.objects.get(hold=hold)
     assert response.status_code == 302
     assert decision.state == "sending"
     assert f"could not queue delivery of decision {decision.pk}" in caplog.text
     assert decisions.due_for_requeue(timezone.now() + timedelta(minutes=2)) == [decision.pk]
+
+
+def test_a_decision_in_flight_leaves_the_queue_at_once(alice_client, samples):
+    confirm(alice_client, samples["h_12"])
+
+    listed = {row["hold"].hold_id for row in alice_client.get(reverse("queue")).context["rows"]}
+
+    assert "h_12" not in listed and "h_13" in listed
+
+
+def test_a_refused_decision_lets_the_hold_be_decided_again(alice_client, alice, samples):
+    hold = samples["h_12"]
+    confirm(alice_client, hold)
+    Decision.objects.filter(hold=hold).update(state="not_applied", outcome="invalid", outcome_message="unknown item id")
+
+    page = alice_client.get(reverse("hold", args=[hold.pk])).content.decode()
+    confirm(alice_client, hold)
+
+    assert "unknown item id" in page and 'id="decide-form"' in page
+    assert list(Decision.objects.filter(hold=hold).values_list("state", flat=True).order_by("pk")) == ["not_applied", "sending"]
+
+
+def test_next_hold_opens_the_first_hold_nobody_else_reviews(client, alice, bob, samples):
+    first = queue.open_holds().first()
+    client.force_login(bob)
+    client.get(reverse("hold", args=[first.pk]))
+    client.force_login(alice)
+
+    response = client.get(reverse("next-hold"))
+
+    second = queue.open_holds().exclude(pk=first.pk).first()
+    assert response.url == reverse("hold", args=[second.pk])

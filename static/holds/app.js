@@ -59,6 +59,11 @@
     if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
     var help = document.getElementById("help");
     if (event.key === "?") { event.preventDefault(); if (!help.open) help.showModal(); return; }
+    if (event.key === "n" && !document.getElementById("decide-form")) {
+      var next = document.querySelector("[data-next]");
+      window.location.href = next ? next.getAttribute("href") : "/holds/next";
+      return;
+    }
     if (document.querySelector("tr.hold-row") || document.getElementById("queue-body")) {
       if (event.key === "j") { event.preventDefault(); moveSelection(1); }
       else if (event.key === "k") { event.preventDefault(); moveSelection(-1); }
