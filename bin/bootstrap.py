@@ -40,7 +40,8 @@ def find_python() -> str:
         return sys.executable
     found = [shutil.which(name) for name in CANDIDATES]
     pyenv_root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
-    found += sorted(glob.glob(os.path.join(pyenv_root, "versions", "3.*", "bin", "python3")), reverse=True)
+    installed = glob.glob(os.path.join(pyenv_root, "versions", "3.*", "bin", "python3"))
+    found += sorted(installed, key=_version_in_path, reverse=True)
     for executable in filter(None, found):
         version = _version(executable)
         if version and version >= MINIMUM:
@@ -50,6 +51,12 @@ def find_python() -> str:
         "Install one (Debian/Ubuntu: apt-get install python3.12 python3.12-venv; macOS: brew install python@3.12)\n"
         "and run this command again." % MINIMUM
     )
+
+
+def _version_in_path(path: str):
+    """(3, 12, 1) for .../versions/3.12.1/bin/python3, so 3.13 sorts after 3.9."""
+    name = Path(path).parent.parent.name
+    return tuple(int(part) if part.isdigit() else 0 for part in name.split("."))
 
 
 def venv_python() -> Path:

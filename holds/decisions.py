@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import random
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.formats import date_format
 
-from holds import platform, sync
+from holds import backoff, notify, platform, sync
 from holds.models import Decision, DecisionItem, DeliveryAttempt, Hold
 
 logger = logging.getLogger(__name__)
@@ -127,12 +125,6 @@ def enqueue_delivery(decision_id: int) -> None:
         logger.warning("could not queue delivery of decision %s; it will be re-queued", decision_id, exc_info=True)
 
 
-def retry_delay(attempts: int) -> float:
-    """Exponential backoff with jitter: base × 2^(attempts−1), capped, ±20 %."""
-    base = settings.DELIVERY_RETRY_BASE_SECONDS * 2 ** max(attempts - 1, 0)
-    return min(base, settings.DELIVERY_RETRY_MAX_SECONDS) * random.uniform(0.8, 1.2)
-
-
 def deliver(decision_id: int, client: platform.PlatformClient) -> float | None:
     """Make one delivery attempt; return the seconds to wait before the next, or None when finished."""
     decision = Decision.objects.select_related("hold", "reviewer").get(pk=decision_id)
@@ -186,7 +178,7 @@ def _retry_later(decision: Decision, error: str) -> float | None:
         message = f"The hold expired at {_when(hold.expires_at)} before the platform could be reached ({error})."
         _finish(decision, Decision.State.NOT_APPLIED, Decision.Outcome.EXPIRED, message, attempts=attempts)
         return None
-    delay = retry_delay(attempts)
+    delay = backoff.retry_delay(attempts)
     with transaction.atomic():
         DeliveryAttempt.objects.create(decision=decision, at=now, outcome="retry", message=error)
         Decision.objects.filter(pk=decision.pk, state=Decision.State.SENDING).update(
@@ -200,13 +192,16 @@ def _finish(decision: Decision, state: str, outcome: str, message: str, attempts
     now = timezone.now()
     with transaction.atomic():
         DeliveryAttempt.objects.create(decision=decision, at=now, outcome=outcome, message=message)
-        Decision.objects.filter(pk=decision.pk, state=Decision.State.SENDING).update(
+        finished = Decision.objects.filter(pk=decision.pk, state=Decision.State.SENDING).update(
             state=state,
             outcome=outcome,
             outcome_message=message,
             attempts=attempts or decision.attempts + 1,
             finished_at=now,
         )
+        if finished and state == Decision.State.NOT_APPLIED:
+            decision.refresh_from_db()
+            notify.not_applied(decision)
 
 
 def due_for_requeue(now: datetime | None = None) -> list[int]:

@@ -7,15 +7,15 @@ AUDITORS = "Auditors"
 GROUPS = (REVIEWERS, AUDITORS)
 
 
-def _in_group(user: AbstractBaseUser | AnonymousUser, group: str) -> bool:
+def in_group(user: AbstractBaseUser | AnonymousUser, group: str) -> bool:
     if not user.is_authenticated or not user.is_active:
         return False
     return user.is_superuser or user.groups.filter(name=group).exists()
 
 
 def can_review(user) -> bool:
-    return _in_group(user, REVIEWERS)
+    return in_group(user, REVIEWERS)
 
 
 def can_audit(user) -> bool:
-    return _in_group(user, AUDITORS)
+    return in_group(user, AUDITORS)

@@ -23,7 +23,7 @@ import uuid
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Q, Value
+from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -85,6 +85,7 @@ def sync_env(client: platform.PlatformClient, env: str) -> SyncResult:
         result.open = len(remote)
         result.created, result.updated, vanished = _store_open_holds(env, remote)
         result.closed = _record_vanished_holds(client, env, vanished)
+        _confirm_expired_here(client, env)
     except platform.PlatformError as error:
         result.error = str(error)
         logger.warning("sync of %s failed: %s", env, error)
@@ -182,6 +183,18 @@ def _record_vanished_holds(client: platform.PlatformClient, env: str, vanished: 
         record_hold(hold, final)
         closed += 1
     return closed
+
+
+def _confirm_expired_here(client: platform.PlatformClient, env: str) -> None:
+    """Ask the platform how each hold our expiry sweep closed really ended (it may have been decided just in time)."""
+    unconfirmed = Hold.objects.filter(
+        env=env, status=Hold.Status.EXPIRED, expired_here_at__isnull=False, last_synced_at__lt=F("expired_here_at")
+    )
+    for hold in unconfirmed:
+        try:
+            record_hold(hold, client.get_hold(env, hold.hold_id))
+        except platform.NotFound:
+            Hold.objects.filter(pk=hold.pk).update(status=Hold.Status.GONE, last_synced_at=timezone.now())
 
 
 def record_hold(hold: Hold, remote: platform.Hold) -> None:

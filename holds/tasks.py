@@ -3,7 +3,7 @@
 from celery import shared_task
 from django.conf import settings
 
-from holds import decisions, platform, sync
+from holds import decisions, expiry, notify, platform, sync
 
 
 @shared_task
@@ -29,4 +29,35 @@ def requeue_due_decisions() -> list[int]:
     due = decisions.due_for_requeue()
     for decision_id in due:
         deliver_decision.delay(decision_id)
+    return due
+
+
+@shared_task
+def alert_undelivered_decisions() -> int:
+    return len(expiry.alert_undelivered())
+
+
+@shared_task
+def sweep_expiries() -> dict:
+    """Expire holds whose time is up and remind people of those about to expire (beat: every 30 s)."""
+    return {"expired": len(expiry.sweep()), "reminded": len(expiry.remind())}
+
+
+@shared_task
+def send_new_holds_digests() -> int:
+    return len(notify.digest_new_holds())
+
+
+@shared_task(bind=True, max_retries=None, acks_late=True)
+def send_notification(self, notification_id: int) -> None:
+    delay = notify.send(notification_id)
+    if delay is not None:
+        raise self.retry(countdown=delay)
+
+
+@shared_task
+def requeue_due_notifications() -> list[int]:
+    due = notify.due_for_requeue()
+    for notification_id in due:
+        send_notification.delay(notification_id)
     return due

@@ -63,6 +63,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "holds.context_processors.unread_notifications",
             ],
         },
     },
@@ -175,3 +176,33 @@ CLAIM_MINUTES = env.integer("CLAIM_MINUTES", 10, minimum=1)
 DELIVERY_RETRY_BASE_SECONDS = env.seconds("DELIVERY_RETRY_BASE_SECONDS", 2.0)
 DELIVERY_RETRY_MAX_SECONDS = env.seconds("DELIVERY_RETRY_MAX_SECONDS", 300.0)
 CELERY_BEAT_SCHEDULE["requeue-decisions"] = {"task": "holds.tasks.requeue_due_decisions", "schedule": 30.0}
+
+# Expiry and notifications.
+EXPIRY_SWEEP_SECONDS = env.integer("EXPIRY_SWEEP_SECONDS", 30, minimum=1)
+EXPIRY_REMINDER_MINUTES = env.integer("EXPIRY_REMINDER_MINUTES", 15, minimum=1)
+NOTIFY_BATCH_SECONDS = env.integer("NOTIFY_BATCH_SECONDS", 60, minimum=1)
+DELIVERY_ALERT_MINUTES = env.integer("DELIVERY_ALERT_MINUTES", 10, minimum=1)
+NOTIFY_RETRY_LIMIT = env.integer("NOTIFY_RETRY_LIMIT", 5, minimum=1)
+WEBHOOK_TIMEOUT_SECONDS = env.seconds("WEBHOOK_TIMEOUT_SECONDS", 5.0)
+CELERY_BEAT_SCHEDULE |= {
+    "expire-holds": {"task": "holds.tasks.sweep_expiries", "schedule": float(EXPIRY_SWEEP_SECONDS)},
+    "new-holds-digest": {"task": "holds.tasks.send_new_holds_digests", "schedule": float(NOTIFY_BATCH_SECONDS)},
+    "requeue-notifications": {"task": "holds.tasks.requeue_due_notifications", "schedule": 30.0},
+    "alert-undelivered-decisions": {"task": "holds.tasks.alert_undelivered_decisions", "schedule": 60.0},
+}
+
+# Email (Django 6.1's MAILERS): SMTP when EMAIL_HOST is set, else printed to the console (the quickstart's worker output).
+_email_host = env.string("EMAIL_HOST")
+if _email_host:
+    _smtp_options = {
+        "host": _email_host,
+        "port": env.integer("EMAIL_PORT", 25, minimum=1),
+        "username": env.string("EMAIL_HOST_USER"),
+        "password": env.string("EMAIL_HOST_PASSWORD"),
+        "use_tls": env.boolean("EMAIL_USE_TLS", default=False),
+        "timeout": env.integer("EMAIL_TIMEOUT", 10, minimum=1),
+    }
+    MAILERS = {"default": {"BACKEND": "django.core.mail.backends.smtp.EmailBackend", "OPTIONS": _smtp_options}}
+else:
+    MAILERS = {"default": {"BACKEND": "django.core.mail.backends.console.EmailBackend"}}
+DEFAULT_FROM_EMAIL = env.string("DEFAULT_FROM_EMAIL", "Review Queue <review-queue@localhost>")

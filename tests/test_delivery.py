@@ -6,7 +6,7 @@ import pytest
 import redis
 from django.utils import timezone
 
-from holds import decisions, tasks
+from holds import backoff, decisions, tasks
 from holds.decisions import ItemChoice
 from holds.models import Decision, Hold
 from tests.conftest import wait_until
@@ -133,7 +133,7 @@ def test_an_unreachable_platform_until_expiry_gives_up_saying_so(samples, alice,
 def test_retry_delays_grow_exponentially_up_to_a_cap(settings):
     settings.DELIVERY_RETRY_BASE_SECONDS, settings.DELIVERY_RETRY_MAX_SECONDS = 2, 60
 
-    delays = [decisions.retry_delay(attempts) for attempts in (1, 2, 3, 10)]
+    delays = [backoff.retry_delay(attempts) for attempts in (1, 2, 3, 10)]
 
     assert 1.6 <= delays[0] <= 2.4 and 3.2 <= delays[1] <= 4.8 and 6.4 <= delays[2] <= 9.6
     assert delays[3] <= 72

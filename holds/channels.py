@@ -1,0 +1,86 @@
+"""The ways a notification leaves the app: email through Django's mail framework, and signed webhooks.
+
+``send`` raises ``Refused`` for a permanent failure (a webhook answering 4xx) and
+lets network errors (``TRANSIENT_ERRORS``) through for the caller to retry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import smtplib
+
+import httpx
+from django.conf import settings
+from django.core.mail import EmailMultiAlternatives
+from django.template.loader import render_to_string
+
+from holds.models import Notification
+
+SIGNATURE_HEADER = "X-ReviewQueue-Signature"
+TRANSIENT_ERRORS = (httpx.HTTPError, smtplib.SMTPException, OSError)
+
+
+class Refused(Exception):
+    """The channel refused the message for good: retrying would not help."""
+
+
+class Unavailable(OSError):
+    """The channel could not take the message now (a webhook's 5xx or 429): retry later."""
+
+
+def send(notification: Notification) -> None:
+    if notification.channel == Notification.Channel.EMAIL:
+        send_email(notification)
+    elif notification.channel == Notification.Channel.WEBHOOK:
+        post_webhook(notification)
+    else:
+        raise Refused(f"nothing sends {notification.channel} notifications")
+
+
+def send_email(notification: Notification) -> None:
+    context = {"notification": notification}
+    message = EmailMultiAlternatives(
+        subject=f"[Review Queue] {notification.title}",
+        body=render_to_string("notifications/email.txt", context),
+        from_email=settings.DEFAULT_FROM_EMAIL,
+        to=[notification.user.email],
+    )
+    message.attach_alternative(render_to_string("notifications/email.html", context), "text/html")
+    message.send()
+
+
+def webhook_body(notification: Notification) -> dict:
+    """Slack-compatible: a ``text`` field, plus the same facts as structured fields for other receivers."""
+    hold = notification.hold
+    return {
+        "text": f"{notification.title}\n<{notification.link}|Open in Review Queue>",
+        "event": notification.event,
+        "title": notification.title,
+        "body": notification.body,
+        "link": notification.link,
+        "hold": {"env": hold.env, "hold_id": hold.hold_id, "run_id": hold.run_id, "agent": hold.agent,
+                 "question": hold.question} if hold else None,
+        "holds": notification.holds,
+        "created_at": notification.created_at.isoformat(),
+    }
+
+
+def sign(secret: str, body: bytes) -> str:
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def post_webhook(notification: Notification) -> None:
+    webhook = notification.webhook
+    body = json.dumps(webhook_body(notification), separators=(",", ":"), ensure_ascii=False).encode()
+    response = httpx.post(
+        webhook.url,
+        content=body,
+        headers={"Content-Type": "application/json", SIGNATURE_HEADER: sign(webhook.secret, body)},
+        timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
+    )
+    if response.status_code == 429 or response.status_code >= 500:
+        raise Unavailable(f"webhook answered {response.status_code}")
+    if response.status_code >= 400:
+        raise Refused(f"webhook answered {response.status_code}: {response.text[:200]}")

@@ -1,0 +1,91 @@
+"""Expiry: close open holds past their expiry, and remind people before it comes.
+
+The sweep locks the due holds it will close (skipping rows another sweep holds)
+and closes them with a compare-and-set on ``status = open``, so several workers
+or two beat schedulers never expire a hold twice or report it twice. Sync later
+confirms the final state with the platform.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from holds import notify
+from holds import queue as holds_queue
+from holds.models import Decision, Hold, Notification
+
+BATCH = 500
+
+
+def sweep(now: datetime | None = None) -> list[Hold]:
+    """Expire the open holds whose time is up; return those this sweep expired."""
+    now = now or timezone.now()
+    expired = []
+    while True:
+        batch = _expire_batch(now)
+        expired += batch
+        if len(batch) < BATCH:
+            return expired
+
+
+def _expire_batch(now: datetime) -> list[Hold]:
+    with transaction.atomic():
+        due = list(
+            Hold.objects.select_for_update(skip_locked=True)
+            .filter(status=Hold.Status.OPEN, expires_at__lte=now)
+            .order_by("expires_at", "pk")[:BATCH]
+        )
+        won = [hold for hold in due if _close(hold, now)]
+        for hold in won:
+            if not hold.live_decision():
+                notify.expired(hold)
+    return won
+
+
+def _close(hold: Hold, now: datetime) -> bool:
+    closed = Hold.objects.filter(pk=hold.pk, status=Hold.Status.OPEN).update(
+        status=Hold.Status.EXPIRED, closed_at=now, expired_here_at=now,
+        claimed_by=None, claimed_at=None, claim_expires_at=None,
+    )
+    if closed:
+        hold.status, hold.closed_at, hold.expired_here_at = Hold.Status.EXPIRED, now, now
+    return bool(closed)
+
+
+def remind(now: datetime | None = None) -> list[Hold]:
+    """Remind about every open, undecided hold expiring within the lead time, once per hold."""
+    now = now or timezone.now()
+    lead = timedelta(minutes=settings.EXPIRY_REMINDER_MINUTES)
+    reminded = Notification.objects.filter(event=Notification.Event.EXPIRING_SOON, hold=OuterRef("pk"))
+    due = list(
+        holds_queue.open_holds()
+        .filter(expires_at__gt=now, expires_at__lte=now + lead)
+        .exclude(Exists(reminded))
+        .select_related("claimed_by")
+    )
+    for hold in due:
+        with transaction.atomic():
+            notify.expiring_soon(hold, now)
+    return due
+
+
+def alert_undelivered(now: datetime | None = None) -> list[Decision]:
+    """Announce decisions still not delivered after DELIVERY_ALERT_MINUTES, once each."""
+    now = now or timezone.now()
+    alerted = Notification.objects.filter(event=Notification.Event.UNDELIVERED, decision=OuterRef("pk"))
+    late = list(
+        Decision.objects.filter(
+            state=Decision.State.SENDING, created_at__lte=now - timedelta(minutes=settings.DELIVERY_ALERT_MINUTES)
+        )
+        .exclude(Exists(alerted))
+        .select_related("hold", "reviewer")
+    )
+    for decision in late:
+        with transaction.atomic():
+            notify.undelivered(decision, now)
+    return late

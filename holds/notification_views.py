@@ -1,0 +1,44 @@
+"""The in-app side of notifications: the bell, the inbox and each user's preferences."""
+
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from holds import notify
+from holds.models import Notification
+
+INBOX_SIZE = 100
+
+
+def bell(request):
+    return render(request, "notifications/_bell.html", {"unread": notify.unread_count(request.user)})
+
+
+def inbox(request):
+    notifications = Notification.objects.filter(user=request.user, channel=Notification.Channel.IN_APP).order_by(
+        "-created_at", "-pk"
+    )[:INBOX_SIZE]
+    return render(request, "notifications/inbox.html", {"notifications": notifications})
+
+
+@require_POST
+def mark_read(request):
+    unread = Notification.objects.filter(user=request.user, channel=Notification.Channel.IN_APP, read_at__isnull=True)
+    if request.POST.get("id"):
+        unread = unread.filter(pk=request.POST["id"])
+    unread.update(read_at=timezone.now())
+    return redirect("notifications")
+
+
+def preferences(request):
+    events = notify.subscribable_events(request.user)
+    if request.method == "POST":
+        notify.save_preferences(request.user, {event: request.POST.getlist(event) for event in events})
+        return redirect("notification-preferences")
+    rows = [
+        {"event": event, "label": Notification.Event(event).label,
+         "channels": [(channel, Notification.Channel(channel).label, channel in notify.channels_for(request.user, event))
+                      for channel in notify.USER_CHANNELS]}
+        for event in events
+    ]
+    return render(request, "notifications/preferences.html", {"rows": rows})

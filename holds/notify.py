@@ -1,0 +1,283 @@
+"""Notifications: who hears about what, on which channel, and sending each message exactly once.
+
+Creating a notification and sending it are separate steps. The rows are created
+in the transaction of the change they report, unique per (event, subject,
+channel, recipient), so a retried task or a second scheduler cannot create a
+second one. Sending moves a row from pending to sending with a compare-and-set
+update first, so only one worker ever sends it; network failures are retried
+with backoff and every attempt is recorded. In-app notifications need no
+sending: the row is the message.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models import Q
+from django.urls import reverse
+from django.utils import timezone
+
+from holds import backoff, channels, roles
+from holds.models import (
+    Decision,
+    DigestState,
+    Hold,
+    Notification,
+    NotificationAttempt,
+    NotificationSettings,
+    WebhookChannel,
+)
+
+logger = logging.getLogger(__name__)
+
+Event = Notification.Event
+Channel = Notification.Channel
+
+# Which events each role may subscribe to, and what a user gets without choosing.
+EVENTS_FOR_ROLE = {
+    roles.REVIEWERS: [Event.NEW_HOLDS, Event.EXPIRING_SOON, Event.NOT_APPLIED],
+    roles.AUDITORS: [Event.EXPIRED, Event.NOT_APPLIED],
+}
+DEFAULT_CHANNELS = {
+    Event.NEW_HOLDS: [],  # a digest is opt-in
+    Event.EXPIRING_SOON: [Channel.IN_APP, Channel.EMAIL],
+    Event.EXPIRED: [Channel.IN_APP, Channel.EMAIL],
+    Event.NOT_APPLIED: [Channel.IN_APP, Channel.EMAIL],
+}
+USER_CHANNELS = [Channel.IN_APP, Channel.EMAIL]
+# A decision still undelivered is announced to whoever asked to hear of decisions not applied.
+PREFERENCE_FOR = {Event.UNDELIVERED: Event.NOT_APPLIED}
+SENDING_LEASE = timedelta(minutes=10)
+REQUEUE_GRACE = timedelta(seconds=60)
+
+
+def subscribable_events(user) -> list[str]:
+    events = []
+    for group, group_events in EVENTS_FOR_ROLE.items():
+        if roles.in_group(user, group):
+            events += [event for event in group_events if event not in events]
+    return events
+
+
+def channels_for(user, event: str) -> list[str]:
+    event = PREFERENCE_FOR.get(event, event)
+    chosen = NotificationSettings.objects.filter(user=user).values_list("channels_by_event", flat=True).first()
+    if chosen is not None and event in chosen:
+        return [channel for channel in chosen[event] if channel in USER_CHANNELS]
+    return list(DEFAULT_CHANNELS.get(event, []))
+
+
+def save_preferences(user, channels_by_event: dict[str, list[str]]) -> None:
+    allowed = subscribable_events(user)
+    cleaned = {event: [c for c in USER_CHANNELS if c in channels_by_event.get(event, [])] for event in allowed}
+    NotificationSettings.objects.update_or_create(user=user, defaults={"channels_by_event": cleaned})
+
+
+def link_to(hold: Hold) -> str:
+    return settings.SITE_URL + reverse("hold", args=[hold.pk])
+
+
+def _members(group: str):
+    return get_user_model().objects.filter(Q(groups__name=group) | Q(is_superuser=True), is_active=True).distinct()
+
+
+# Events
+
+
+def expiring_soon(hold: Hold, now: datetime) -> list[Notification]:
+    """Remind the reviewer holding the claim, or every reviewer when nobody claimed the hold."""
+    claimant = hold.claimant(now)
+    recipients = [claimant] if claimant else list(_members(roles.REVIEWERS))
+    minutes = max(1, round((hold.expires_at - now).total_seconds() / 60))
+    return create(
+        Event.EXPIRING_SOON, f"hold:{hold.pk}", recipients, hold=hold,
+        title=f"Expires in {minutes} min: {_short(hold.question)}",
+        body=f"{hold.agent} asked: {hold.question}\nIt expires at {_time(hold.expires_at)}; after that the agent is told nobody decided.",
+        link=link_to(hold),
+    )
+
+
+def expired(hold: Hold) -> list[Notification]:
+    """Tell the auditors a hold expired with nobody deciding it."""
+    return create(
+        Event.EXPIRED, f"hold:{hold.pk}", list(_members(roles.AUDITORS)), hold=hold,
+        title=f"Expired undecided: {_short(hold.question)}",
+        body=f"{hold.agent} asked: {hold.question}\nNobody decided before {_time(hold.expires_at)}; the agent was told so.",
+        link=link_to(hold),
+    )
+
+
+def not_applied(decision: Decision) -> list[Notification]:
+    """Tell the reviewer who decided, and the auditors, that the platform did not apply a decision."""
+    hold = decision.hold
+    recipients = [decision.reviewer, *_members(roles.AUDITORS)]
+    return create(
+        Event.NOT_APPLIED, f"decision:{decision.pk}", recipients, hold=hold, decision=decision,
+        title=f"Decision not applied: {_short(hold.question)}",
+        body=f"{decision.get_outcome_display()}: {decision.outcome_message}",
+        link=link_to(hold),
+    )
+
+
+def undelivered(decision: Decision, now: datetime) -> list[Notification]:
+    hold = decision.hold
+    waited = int((now - decision.created_at).total_seconds() // 60)
+    return create(
+        Event.UNDELIVERED, f"decision:{decision.pk}", [decision.reviewer, *_members(roles.AUDITORS)],
+        hold=hold, decision=decision,
+        title=f"Decision still not delivered after {waited} min: {_short(hold.question)}",
+        body=f"The platform has not answered for {waited} minutes ({decision.last_error or 'no answer yet'}). "
+             "Delivery goes on with the same idempotency key; nothing is lost.",
+        link=link_to(hold),
+    )
+
+
+def digest_new_holds(now: datetime | None = None) -> list[Notification]:
+    """Every NOTIFY_BATCH_SECONDS, one digest per subscribed reviewer of the holds first seen since the last.
+
+    The covered window advances by compare-and-set inside the transaction that
+    creates the digests, so two schedulers never send one window twice.
+    """
+    now = now or timezone.now()
+    state, _ = DigestState.objects.get_or_create(pk=1, defaults={"covered_until": now})
+    start = state.covered_until
+    if now - start < timedelta(seconds=settings.NOTIFY_BATCH_SECONDS):
+        return []
+    with transaction.atomic():
+        if not DigestState.objects.filter(pk=1, covered_until=start).update(covered_until=now):
+            return []
+        return new_holds_digest(start, now)
+
+
+def new_holds_digest(window_start: datetime, window_end: datetime) -> list[Notification]:
+    """One message per subscribed reviewer listing every hold first seen in the window."""
+    holds = list(
+        Hold.objects.filter(first_seen_at__gt=window_start, first_seen_at__lte=window_end).order_by("first_seen_at", "pk")
+    )
+    if not holds:
+        return []
+    listed = [
+        {"hold_id": h.hold_id, "question": _short(h.question), "agent": h.agent, "link": link_to(h),
+         "expires_at": _time(h.expires_at) if h.expires_at else "never"}
+        for h in holds
+    ]
+    lines = "\n".join(f"- {h['question']} ({h['agent']}, expires {h['expires_at']}): {h['link']}" for h in listed)
+    return create(
+        Event.NEW_HOLDS, f"digest:{window_start.isoformat()}", list(_members(roles.REVIEWERS)),
+        title=f"{len(holds)} new hold{'s' if len(holds) != 1 else ''} to review",
+        body=lines, link=settings.SITE_URL + reverse("queue"), holds=listed,
+    )
+
+
+def create(event, subject_key, recipients, *, title, body, link, hold=None, decision=None, holds=()) -> list[Notification]:
+    """Create the notifications of one event for its recipients (and subscribed webhooks) once, and queue them."""
+    now = timezone.now()
+    common = {"event": event, "subject_key": subject_key, "hold": hold, "decision": decision, "title": title[:300],
+              "body": body, "link": link, "holds": list(holds), "created_at": now, "next_attempt_at": now}
+    rows = []
+    for user in {user.pk: user for user in recipients if user}.values():
+        for channel in channels_for(user, event):
+            if channel == Channel.EMAIL and not user.email:
+                continue
+            sent = channel == Channel.IN_APP  # an in-app message is delivered by existing
+            rows.append(Notification(channel=channel, recipient_key=f"user:{user.pk}", user=user,
+                                     status=Notification.Status.SENT if sent else Notification.Status.PENDING,
+                                     sent_at=now if sent else None, **common))
+    for webhook in WebhookChannel.objects.filter(active=True):
+        if PREFERENCE_FOR.get(event, event) in webhook.events:
+            rows.append(Notification(channel=Channel.WEBHOOK, recipient_key=f"webhook:{webhook.pk}", webhook=webhook, **common))
+    Notification.objects.bulk_create(rows, ignore_conflicts=True)
+    pending = list(
+        Notification.objects.filter(event=event, subject_key=subject_key, status=Notification.Status.PENDING)
+        .values_list("pk", flat=True)
+    )
+    transaction.on_commit(lambda: [enqueue(pk) for pk in pending])
+    return rows
+
+
+def enqueue(notification_id: int) -> None:
+    from holds import tasks
+
+    try:
+        tasks.send_notification.delay(notification_id)
+    except Exception:  # a down broker must not fail the change being reported; the re-queue sends it later
+        logger.warning("could not queue notification %s; it will be re-queued", notification_id, exc_info=True)
+
+
+# Sending
+
+
+def send(notification_id: int) -> float | None:
+    """Send one notification if it is still pending; return the seconds until a retry, or None when done."""
+    now = timezone.now()
+    claimed = Notification.objects.filter(pk=notification_id, status=Notification.Status.PENDING).update(
+        status=Notification.Status.SENDING, next_attempt_at=now + SENDING_LEASE
+    )
+    if not claimed:
+        return None
+    notification = Notification.objects.select_related("user", "webhook", "hold").get(pk=notification_id)
+    attempts = notification.attempts + 1
+    try:
+        channels.send(notification)
+    except channels.Refused as refusal:
+        _finish(notification, attempts, Notification.Status.FAILED, str(refusal))
+        if notification.webhook:
+            WebhookChannel.objects.filter(pk=notification.webhook.pk).update(
+                failing=True, last_error=str(refusal), last_error_at=now
+            )
+        return None
+    except channels.TRANSIENT_ERRORS as error:
+        message = f"{type(error).__name__}: {error}"
+        if attempts >= settings.NOTIFY_RETRY_LIMIT:
+            _finish(notification, attempts, Notification.Status.FAILED, message)
+            return None
+        delay = backoff.retry_delay(attempts)
+        with transaction.atomic():
+            NotificationAttempt.objects.create(notification=notification, at=now, outcome="retry", message=message)
+            Notification.objects.filter(pk=notification.pk).update(
+                status=Notification.Status.PENDING, attempts=attempts, last_error=message,
+                next_attempt_at=now + timedelta(seconds=delay),
+            )
+        return delay
+    _finish(notification, attempts, Notification.Status.SENT, "")
+    if notification.webhook and notification.webhook.failing:
+        WebhookChannel.objects.filter(pk=notification.webhook.pk).update(failing=False)
+    return None
+
+
+def _finish(notification: Notification, attempts: int, status: str, message: str) -> None:
+    now = timezone.now()
+    with transaction.atomic():
+        NotificationAttempt.objects.create(notification=notification, at=now, outcome=status, message=message)
+        Notification.objects.filter(pk=notification.pk).update(
+            status=status, attempts=attempts, last_error=message, sent_at=now if status == "sent" else None
+        )
+
+
+def due_for_requeue(now: datetime | None = None) -> list[int]:
+    """Pending notifications whose task was lost, and sending ones whose worker died (lease over)."""
+    now = now or timezone.now()
+    Notification.objects.filter(status=Notification.Status.SENDING, next_attempt_at__lt=now).update(
+        status=Notification.Status.PENDING
+    )
+    return list(
+        Notification.objects.filter(status=Notification.Status.PENDING, next_attempt_at__lt=now - REQUEUE_GRACE)
+        .values_list("pk", flat=True)[:500]
+    )
+
+
+def unread_count(user) -> int:
+    return Notification.objects.filter(user=user, channel=Channel.IN_APP, read_at__isnull=True).count()
+
+
+def _short(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _time(moment: datetime) -> str:
+    return timezone.localtime(moment).strftime("%Y-%m-%d %H:%M %Z")
