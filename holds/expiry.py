@@ -34,27 +34,28 @@ def sweep(now: datetime | None = None) -> list[Hold]:
 
 
 def _expire_batch(now: datetime) -> list[Hold]:
+    """Lock up to BATCH due holds (skipping any another sweep holds), close them and tell the auditors.
+
+    The locked rows are ours alone until commit, so the one update closes exactly
+    them; on SQLite, which has no row locks, the database-wide write lock does the same.
+    """
     with transaction.atomic():
         due = list(
             Hold.objects.select_for_update(skip_locked=True)
             .filter(status=Hold.Status.OPEN, expires_at__lte=now)
             .order_by("expires_at", "pk")[:BATCH]
         )
-        won = [hold for hold in due if _close(hold, now)]
-        for hold in won:
-            if not hold.live_decision():
-                notify.expired(hold)
-    return won
-
-
-def _close(hold: Hold, now: datetime) -> bool:
-    closed = Hold.objects.filter(pk=hold.pk, status=Hold.Status.OPEN).update(
-        status=Hold.Status.EXPIRED, closed_at=now, expired_here_at=now,
-        claimed_by=None, claimed_at=None, claim_expires_at=None,
-    )
-    if closed:
+        Hold.objects.filter(pk__in=[hold.pk for hold in due], status=Hold.Status.OPEN).update(
+            status=Hold.Status.EXPIRED, closed_at=now, expired_here_at=now,
+            claimed_by=None, claimed_at=None, claim_expires_at=None,
+        )
+        decided = set(
+            Decision.objects.filter(hold__in=due).exclude(state=Decision.State.NOT_APPLIED).values_list("hold", flat=True)
+        )
+        notify.expired([hold for hold in due if hold.pk not in decided])
+    for hold in due:
         hold.status, hold.closed_at, hold.expired_here_at = Hold.Status.EXPIRED, now, now
-    return bool(closed)
+    return due
 
 
 def remind(now: datetime | None = None) -> list[Hold]:
@@ -68,9 +69,8 @@ def remind(now: datetime | None = None) -> list[Hold]:
         .exclude(Exists(reminded))
         .select_related("claimed_by")
     )
-    for hold in due:
-        with transaction.atomic():
-            notify.expiring_soon(hold, now)
+    with transaction.atomic():
+        notify.expiring_soon(due, now)
     return due
 
 
@@ -85,7 +85,6 @@ def alert_undelivered(now: datetime | None = None) -> list[Decision]:
         .exclude(Exists(alerted))
         .select_related("hold", "reviewer")
     )
-    for decision in late:
-        with transaction.atomic():
-            notify.undelivered(decision, now)
+    with transaction.atomic():
+        notify.undelivered(late, now)
     return late

@@ -11,6 +11,7 @@ sending: the row is the message.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from datetime import datetime, timedelta
 
@@ -64,11 +65,7 @@ def subscribable_events(user) -> list[str]:
 
 
 def channels_for(user, event: str) -> list[str]:
-    event = PREFERENCE_FOR.get(event, event)
-    chosen = NotificationSettings.objects.filter(user=user).values_list("channels_by_event", flat=True).first()
-    if chosen is not None and event in chosen:
-        return [channel for channel in chosen[event] if channel in USER_CHANNELS]
-    return list(DEFAULT_CHANNELS.get(event, []))
+    return _channels_by_user([user], event)[user.pk]
 
 
 def save_preferences(user, channels_by_event: dict[str, list[str]]) -> None:
@@ -88,52 +85,75 @@ def _members(group: str):
 # Events
 
 
-def expiring_soon(hold: Hold, now: datetime) -> list[Notification]:
-    """Remind the reviewer holding the claim, or every reviewer when nobody claimed the hold."""
-    claimant = hold.claimant(now)
-    recipients = [claimant] if claimant else list(_members(roles.REVIEWERS))
-    minutes = max(1, round((hold.expires_at - now).total_seconds() / 60))
-    return create(
-        Event.EXPIRING_SOON, f"hold:{hold.pk}", recipients, hold=hold,
-        title=f"Expires in {minutes} min: {_short(hold.question)}",
-        body=f"{hold.agent} asked: {hold.question}\nIt expires at {_time(hold.expires_at)}; after that the agent is told nobody decided.",
-        link=link_to(hold),
-    )
+@dataclasses.dataclass(frozen=True)
+class Message:
+    """What one notification says about one subject, before it is addressed to its recipients."""
+
+    subject_key: str
+    recipients: list
+    title: str
+    body: str
+    link: str
+    hold: Hold | None = None
+    decision: Decision | None = None
+    holds: list = dataclasses.field(default_factory=list)
 
 
-def expired(hold: Hold) -> list[Notification]:
-    """Tell the auditors a hold expired with nobody deciding it."""
-    return create(
-        Event.EXPIRED, f"hold:{hold.pk}", list(_members(roles.AUDITORS)), hold=hold,
-        title=f"Expired undecided: {_short(hold.question)}",
-        body=f"{hold.agent} asked: {hold.question}\nNobody decided before {_time(hold.expires_at)}; the agent was told so.",
-        link=link_to(hold),
-    )
+def expiring_soon(holds: list[Hold], now: datetime) -> list[Notification]:
+    """Remind the reviewer holding each hold's claim, or every reviewer when nobody claimed it."""
+    reviewers = list(_members(roles.REVIEWERS))
+    messages = []
+    for hold in holds:
+        claimant = hold.claimant(now)
+        minutes = max(1, round((hold.expires_at - now).total_seconds() / 60))
+        messages.append(Message(
+            f"hold:{hold.pk}", [claimant] if claimant else reviewers,
+            title=f"Expires in {minutes} min: {_short(hold.question)}",
+            body=f"{hold.agent} asked: {hold.question}\nIt expires at {_time(hold.expires_at)}; "
+                 "after that the agent is told nobody decided.",
+            link=link_to(hold), hold=hold,
+        ))
+    return create(Event.EXPIRING_SOON, messages)
+
+
+def expired(holds: list[Hold]) -> list[Notification]:
+    """Tell the auditors these holds expired with nobody deciding them."""
+    auditors = list(_members(roles.AUDITORS))
+    return create(Event.EXPIRED, [
+        Message(
+            f"hold:{hold.pk}", auditors,
+            title=f"Expired undecided: {_short(hold.question)}",
+            body=f"{hold.agent} asked: {hold.question}\nNobody decided before {_time(hold.expires_at)}; the agent was told so.",
+            link=link_to(hold), hold=hold,
+        )
+        for hold in holds
+    ])
 
 
 def not_applied(decision: Decision) -> list[Notification]:
     """Tell the reviewer who decided, and the auditors, that the platform did not apply a decision."""
     hold = decision.hold
-    recipients = [decision.reviewer, *_members(roles.AUDITORS)]
-    return create(
-        Event.NOT_APPLIED, f"decision:{decision.pk}", recipients, hold=hold, decision=decision,
+    return create(Event.NOT_APPLIED, [Message(
+        f"decision:{decision.pk}", [decision.reviewer, *_members(roles.AUDITORS)],
         title=f"Decision not applied: {_short(hold.question)}",
         body=f"{decision.get_outcome_display()}: {decision.outcome_message}",
-        link=link_to(hold),
-    )
+        link=link_to(hold), hold=hold, decision=decision,
+    )])
 
 
-def undelivered(decision: Decision, now: datetime) -> list[Notification]:
-    hold = decision.hold
-    waited = int((now - decision.created_at).total_seconds() // 60)
-    return create(
-        Event.UNDELIVERED, f"decision:{decision.pk}", [decision.reviewer, *_members(roles.AUDITORS)],
-        hold=hold, decision=decision,
-        title=f"Decision still not delivered after {waited} min: {_short(hold.question)}",
-        body=f"The platform has not answered for {waited} minutes ({decision.last_error or 'no answer yet'}). "
-             "Delivery goes on with the same idempotency key; nothing is lost.",
-        link=link_to(hold),
-    )
+def undelivered(decisions: list[Decision], now: datetime) -> list[Notification]:
+    auditors = list(_members(roles.AUDITORS))
+    messages = []
+    for decision in decisions:
+        waited = int((now - decision.created_at).total_seconds() // 60)
+        messages.append(Message(
+            f"decision:{decision.pk}", [decision.reviewer, *auditors],
+            title=f"Decision still not delivered after {waited} min: {_short(decision.hold.question)}",
+            body=f"The platform has not answered for {waited} minutes ({decision.last_error or 'no answer yet'}). "
+                 "Delivery goes on with the same idempotency key; nothing is lost.",
+            link=link_to(decision.hold), hold=decision.hold, decision=decision,
+        ))
+    return create(Event.UNDELIVERED, messages)
 
 
 def digest_new_holds(now: datetime | None = None) -> list[Notification]:
@@ -166,37 +186,61 @@ def new_holds_digest(window_start: datetime, window_end: datetime) -> list[Notif
         for h in holds
     ]
     lines = "\n".join(f"- {h['question']} ({h['agent']}, expires {h['expires_at']}): {h['link']}" for h in listed)
-    return create(
-        Event.NEW_HOLDS, f"digest:{window_start.isoformat()}", list(_members(roles.REVIEWERS)),
+    return create(Event.NEW_HOLDS, [Message(
+        f"digest:{window_start.isoformat()}", list(_members(roles.REVIEWERS)),
         title=f"{len(holds)} new hold{'s' if len(holds) != 1 else ''} to review",
         body=lines, link=settings.SITE_URL + reverse("queue"), holds=listed,
-    )
+    )])
 
 
-def create(event, subject_key, recipients, *, title, body, link, hold=None, decision=None, holds=()) -> list[Notification]:
-    """Create the notifications of one event for its recipients (and subscribed webhooks) once, and queue them."""
+def create(event: str, messages: list[Message]) -> list[Notification]:
+    """Address each message to its recipients (and the webhooks that want the event) once, and queue the sending.
+
+    A constant number of queries however many messages: preferences are read
+    once for all recipients, and the rows are written in bulk.
+    """
+    if not messages:
+        return []
     now = timezone.now()
-    common = {"event": event, "subject_key": subject_key, "hold": hold, "decision": decision, "title": title[:300],
-              "body": body, "link": link, "holds": list(holds), "created_at": now, "next_attempt_at": now}
+    users = {user.pk: user for message in messages for user in message.recipients if user}
+    channels_of = _channels_by_user(users.values(), event)
+    webhooks = [w for w in WebhookChannel.objects.filter(active=True) if PREFERENCE_FOR.get(event, event) in w.events]
     rows = []
-    for user in {user.pk: user for user in recipients if user}.values():
-        for channel in channels_for(user, event):
-            if channel == Channel.EMAIL and not user.email:
-                continue
-            sent = channel == Channel.IN_APP  # an in-app message is delivered by existing
-            rows.append(Notification(channel=channel, recipient_key=f"user:{user.pk}", user=user,
-                                     status=Notification.Status.SENT if sent else Notification.Status.PENDING,
-                                     sent_at=now if sent else None, **common))
-    for webhook in WebhookChannel.objects.filter(active=True):
-        if PREFERENCE_FOR.get(event, event) in webhook.events:
+    for message in messages:
+        common = {"event": event, "subject_key": message.subject_key, "hold": message.hold, "decision": message.decision,
+                  "title": message.title[:300], "body": message.body, "link": message.link, "holds": list(message.holds),
+                  "created_at": now, "next_attempt_at": now}
+        for user in {user.pk: user for user in message.recipients if user}.values():
+            for channel in channels_of[user.pk]:
+                if channel == Channel.EMAIL and not user.email:
+                    continue
+                sent = channel == Channel.IN_APP  # an in-app message is delivered by existing
+                rows.append(Notification(channel=channel, recipient_key=f"user:{user.pk}", user=user,
+                                         status=Notification.Status.SENT if sent else Notification.Status.PENDING,
+                                         sent_at=now if sent else None, **common))
+        for webhook in webhooks:
             rows.append(Notification(channel=Channel.WEBHOOK, recipient_key=f"webhook:{webhook.pk}", webhook=webhook, **common))
-    Notification.objects.bulk_create(rows, ignore_conflicts=True)
+    Notification.objects.bulk_create(rows, ignore_conflicts=True, batch_size=1000)
     pending = list(
-        Notification.objects.filter(event=event, subject_key=subject_key, status=Notification.Status.PENDING)
-        .values_list("pk", flat=True)
+        Notification.objects.filter(
+            event=event, subject_key__in=[message.subject_key for message in messages], status=Notification.Status.PENDING
+        ).values_list("pk", flat=True)
     )
     transaction.on_commit(lambda: [enqueue(pk) for pk in pending])
     return rows
+
+
+def _channels_by_user(users, event: str) -> dict[int, list[str]]:
+    event = PREFERENCE_FOR.get(event, event)
+    users = list(users)
+    chosen = dict(
+        NotificationSettings.objects.filter(user__in=users).values_list("user_id", "channels_by_event")
+    )
+    return {
+        user.pk: [c for c in chosen[user.pk][event] if c in USER_CHANNELS]
+        if user.pk in chosen and event in chosen[user.pk] else list(DEFAULT_CHANNELS.get(event, []))
+        for user in users
+    }
 
 
 def enqueue(notification_id: int) -> None:

@@ -81,7 +81,7 @@ def test_email_goes_through_smtp_with_text_and_html_parts(celery_processes, smtp
     celery_processes("worker", EMAIL_HOST="127.0.0.1", EMAIL_PORT=str(controller.port), SITE_URL="https://review.example.com")
     settings.SITE_URL = "https://review.example.com"
 
-    notify.expired(samples["h_12"])
+    notify.expired([samples["h_12"]])
 
     wait_until(lambda: inbox)
     message = inbox[0]
@@ -98,7 +98,7 @@ def test_a_webhook_gets_a_signed_slack_compatible_body(celery_processes, webhook
     WebhookChannel.objects.create(name="ops", url=webhook_receiver.url, secret=SECRET, events=["expired"])
     celery_processes("worker")
 
-    notify.expired(samples["h_12"])
+    notify.expired([samples["h_12"]])
 
     wait_until(lambda: webhook_receiver.received)
     headers, body = webhook_receiver.received[0]
@@ -115,7 +115,7 @@ def test_a_failing_webhook_is_retried_then_sent_and_every_attempt_recorded(celer
     webhook_receiver.statuses.extend([503, 500])
     celery_processes("worker", DELIVERY_RETRY_BASE_SECONDS="0.2")
 
-    notify.expired(samples["h_12"])
+    notify.expired([samples["h_12"]])
 
     sent = wait_until(lambda: Notification.objects.filter(channel="webhook", status="sent").first())
     assert [a.outcome for a in sent.attempts_made.all()] == ["retry", "retry", "sent"]
@@ -128,7 +128,7 @@ def test_a_webhook_that_refuses_is_marked_failing_for_admins(celery_processes, w
     webhook_receiver.statuses.append(410)
     celery_processes("worker")
 
-    notify.expired(samples["h_12"])
+    notify.expired([samples["h_12"]])
 
     wait_until(lambda: Notification.objects.filter(channel="webhook", status="failed").exists())
     hook.refresh_from_db()
@@ -140,7 +140,7 @@ def test_a_webhook_that_refuses_is_marked_failing_for_admins(celery_processes, w
 def test_an_unreachable_channel_gives_up_after_the_retry_limit(samples, audrey, settings):
     settings.NOTIFY_RETRY_LIMIT = 2
     WebhookChannel.objects.create(name="gone", url=f"http://127.0.0.1:{free_port()}/", secret=SECRET, events=["expired"])
-    notify.expired(samples["h_12"])
+    notify.expired([samples["h_12"]])
     webhook = Notification.objects.get(channel="webhook")
 
     first = notify.send(webhook.pk)
@@ -154,8 +154,8 @@ def test_an_unreachable_channel_gives_up_after_the_retry_limit(samples, audrey, 
 
 @pytest.mark.django_db
 def test_the_bell_counts_unread_and_the_inbox_marks_them_read(client, samples, audrey):
-    notify.expired(samples["h_12"])
-    notify.expired(samples["h_13"])
+    notify.expired([samples["h_12"]])
+    notify.expired([samples["h_13"]])
     client.force_login(audrey)
 
     bell = client.get(reverse("notification-bell")).content.decode()
