@@ -1,9 +1,12 @@
-"""The periodic sync runs in real Celery processes on Redis."""
+"""The periodic tasks run in real Celery processes on Redis."""
+
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from holds import tasks
-from holds.models import Hold, SyncState
+from holds.models import Hold, Notification, SyncState
 from tests.conftest import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -29,3 +32,14 @@ def test_beat_schedules_the_sync_every_interval(celery_processes, platform_state
     hold_id = platform_state.add_hold("default", {})["hold_id"]
 
     wait_until(lambda: Hold.objects.filter(hold_id=hold_id).exists(), timeout=10)
+
+
+def test_the_expiry_sweep_runs_on_a_real_worker(celery_processes, samples, alice):
+    due = samples["h_12"]
+    Hold.objects.filter(pk=due.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    celery_processes("worker")
+
+    tasks.sweep_expiries.delay()
+
+    wait_until(lambda: Hold.objects.filter(pk=due.pk, status="expired").exists())
+    wait_until(lambda: Notification.objects.filter(event="expiring_soon", hold=samples["h_15"], user=alice).exists())
