@@ -24,8 +24,9 @@ def inbox(request):
 @require_POST
 def mark_read(request):
     unread = Notification.objects.filter(user=request.user, channel=Notification.Channel.IN_APP, read_at__isnull=True)
-    if request.POST.get("id"):
-        unread = unread.filter(pk=request.POST["id"])
+    chosen = request.POST.get("id", "")
+    if chosen:
+        unread = unread.filter(pk=int(chosen)) if chosen.isdigit() else unread.none()
     unread.update(read_at=timezone.now())
     return redirect("notifications")
 

@@ -1,6 +1,7 @@
 """Views: thin, they read the request, call the modules doing the work and render."""
 
 import contextlib
+from datetime import UTC, datetime
 from functools import wraps
 from urllib.parse import quote
 
@@ -50,9 +51,11 @@ def queue(request):
 
 def _loaded_at(request, now):
     """When the reviewer opened the queue: holds first seen after it count as new."""
-    with contextlib.suppress(ValueError):
-        return timezone.datetime.fromisoformat(request.GET.get("loaded_at", ""))
-    return now
+    try:
+        loaded_at = datetime.fromisoformat(request.GET.get("loaded_at", ""))
+    except ValueError:
+        return now  # absent or mangled: nothing counts as new
+    return loaded_at if timezone.is_aware(loaded_at) else timezone.make_aware(loaded_at, UTC)
 
 
 def _queue_row(hold, now, loaded_at):

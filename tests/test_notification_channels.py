@@ -178,3 +178,13 @@ def test_preferences_choose_the_channels_per_event(client, alice):
     assert notify.channels_for(alice, "new_holds") == ["email"]
     assert notify.channels_for(alice, "expiring_soon") == ["in_app"]
     assert notify.channels_for(alice, "not_applied") == []
+
+
+@pytest.mark.django_db
+def test_marking_a_mangled_id_as_read_changes_nothing(client, samples, audrey):
+    notify.expired([samples["h_12"]])
+    client.force_login(audrey)
+
+    response = client.post(reverse("notifications-read"), {"id": "1 OR 1=1"})
+
+    assert response.status_code == 302 and notify.unread_count(audrey) == 1

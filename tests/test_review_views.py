@@ -463,3 +463,16 @@ def test_next_hold_opens_the_first_hold_nobody_else_reviews(client, alice, bob, 
 
     second = queue.open_holds().exclude(pk=first.pk).first()
     assert response.url == reverse("hold", args=[second.pk])
+
+
+@pytest.mark.parametrize("loaded_at", ["2026-11-29T10:00:00", "yesterday", ""])
+def test_a_mangled_or_naive_refresh_time_is_not_an_error(alice_client, samples, loaded_at):
+    response = alice_client.get(reverse("queue"), {"loaded_at": loaded_at})
+
+    assert response.status_code == 200
+
+
+def test_a_mangled_cursor_shows_the_first_page(alice_client, samples):
+    response = alice_client.get(reverse("queue"), {"after": "not-a-cursor"})
+
+    assert response.status_code == 200 and len(response.context["rows"]) == len(samples)
