@@ -19,15 +19,17 @@ from django.template.loader import render_to_string
 from holds.models import Notification
 
 SIGNATURE_HEADER = "X-ReviewQueue-Signature"
-TRANSIENT_ERRORS = (httpx.HTTPError, smtplib.SMTPException, OSError)
 
 
 class Refused(Exception):
     """The channel refused the message for good: retrying would not help."""
 
 
-class Unavailable(OSError):
+class Unavailable(Exception):
     """The channel could not take the message now (a webhook's 5xx or 429): retry later."""
+
+
+TRANSIENT_ERRORS = (Unavailable, httpx.HTTPError, smtplib.SMTPException, OSError)
 
 
 def send(notification: Notification) -> None:
@@ -55,7 +57,7 @@ def webhook_body(notification: Notification) -> dict:
     """Slack-compatible: a ``text`` field, plus the same facts as structured fields for other receivers."""
     hold = notification.hold
     return {
-        "text": f"{notification.title}\n<{notification.link}|Open in Review Queue>",
+        "text": f"{slack_escaped(notification.title)}\n<{notification.link}|Open in Review Queue>",
         "event": notification.event,
         "title": notification.title,
         "body": notification.body,
@@ -65,6 +67,11 @@ def webhook_body(notification: Notification) -> dict:
         "holds": notification.holds,
         "created_at": notification.created_at.isoformat(),
     }
+
+
+def slack_escaped(text: str) -> str:
+    """Agent-written text as Slack shows it literally: no links, mentions or @channel pings of its own."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def sign(secret: str, body: bytes) -> str:
@@ -82,5 +89,5 @@ def post_webhook(notification: Notification) -> None:
     )
     if response.status_code == 429 or response.status_code >= 500:
         raise Unavailable(f"webhook answered {response.status_code}")
-    if response.status_code >= 400:
+    if not 200 <= response.status_code < 300:  # a redirect is not a delivery either
         raise Refused(f"webhook answered {response.status_code}: {response.text[:200]}")

@@ -14,16 +14,20 @@ import dataclasses
 import logging
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from django.utils.formats import date_format
 
 from holds import backoff, notify, platform, sync
-from holds.models import Decision, DecisionItem, DeliveryAttempt, Hold
+from holds.models import Decision, DecisionItem, DeliveryAttempt, Hold, Notification
 
 logger = logging.getLogger(__name__)
 
 REQUEUE_GRACE = timedelta(seconds=60)
+ATTEMPT_LEASE = timedelta(minutes=2)  # longer than one attempt's connect and read timeouts
+CLOCK_SLACK = timedelta(seconds=2)  # a retry may fire a little before its due time
 
 
 class DecisionRefused(Exception):
@@ -95,13 +99,21 @@ def submit(hold: Hold, reviewer, choices: list[ItemChoice], now: datetime | None
     return decision
 
 
-def _check_decidable(hold: Hold, reviewer, choices: list[ItemChoice], now: datetime) -> None:
-    if hold.expires_at and hold.expires_at <= now:
-        raise DecisionRefused(
-            f"This hold expired at {_when(hold.expires_at)}; the agent was told nobody decided."
-        )
+def closed_reason(hold: Hold, now: datetime) -> str:
+    """Why the hold can no longer be decided at all ("" while it can)."""
+    if hold.expires_at and hold.expires_at <= now and hold.status in (Hold.Status.OPEN, Hold.Status.EXPIRED):
+        return f"This hold expired at {_when(hold.expires_at)}; the agent was told nobody decided."
+    if hold.status == Hold.Status.DECIDED and hold.decided_by:
+        when = f" at {_when(hold.decided_at)}" if hold.decided_at else ""
+        return f"This hold was decided by {hold.decided_by}{when}; it can no longer be decided here."
     if hold.status != Hold.Status.OPEN:
-        raise DecisionRefused(f"This hold is {hold.get_status_display().lower()}; it can no longer be decided.")
+        return f"This hold is {hold.get_status_display().lower()}; it can no longer be decided here."
+    return ""
+
+
+def _check_decidable(hold: Hold, reviewer, choices: list[ItemChoice], now: datetime) -> None:
+    if closed := closed_reason(hold, now):
+        raise DecisionRefused(closed)
     claimant = hold.claimant(now)
     if claimant and claimant != reviewer:
         raise DecisionRefused(f"{reviewer_name(claimant)} is reviewing this hold; take it over first.")
@@ -126,10 +138,19 @@ def enqueue_delivery(decision_id: int) -> None:
 
 
 def deliver(decision_id: int, client: platform.PlatformClient) -> float | None:
-    """Make one delivery attempt; return the seconds to wait before the next, or None when finished."""
-    decision = Decision.objects.select_related("hold", "reviewer").get(pk=decision_id)
-    if decision.state != Decision.State.SENDING:
+    """Make one delivery attempt; return the seconds to wait before the next, or None when finished.
+
+    An attempt first takes the decision's lease (``next_attempt_at`` moved ahead by
+    compare-and-set), so a re-queued task and a retry that both fire run one
+    attempt between them, and the other ends its chain.
+    """
+    now = timezone.now()
+    leased = Decision.objects.filter(
+        pk=decision_id, state=Decision.State.SENDING, next_attempt_at__lte=now + CLOCK_SLACK
+    ).update(next_attempt_at=now + ATTEMPT_LEASE)
+    if not leased:
         return None
+    decision = Decision.objects.select_related("hold", "reviewer").get(pk=decision_id)
     hold = decision.hold
     items = [
         platform.DecisionItem(id=item.item_id, action=item.action, data=item.data, comment=item.comment)
@@ -175,7 +196,10 @@ def _retry_later(decision: Decision, error: str) -> float | None:
     attempts = decision.attempts + 1
     hold = decision.hold
     if hold.expires_at and hold.expires_at <= now:
-        message = f"The hold expired at {_when(hold.expires_at)} before the platform could be reached ({error})."
+        message = (
+            f"The hold expired at {_when(hold.expires_at)} while the platform could not be reached ({error}). "
+            "If an earlier attempt did arrive, the hold's final state will show it once the platform answers."
+        )
         _finish(decision, Decision.State.NOT_APPLIED, Decision.Outcome.EXPIRED, message, attempts=attempts)
         return None
     delay = backoff.retry_delay(attempts)
@@ -205,13 +229,29 @@ def _finish(decision: Decision, state: str, outcome: str, message: str, attempts
 
 
 def due_for_requeue(now: datetime | None = None) -> list[int]:
-    """Decisions still sending well past their due time: their task was lost (broker or worker down)."""
+    """Decisions still sending well past their due time (and lease): their task was lost (broker or worker down)."""
     now = now or timezone.now()
     return list(
         Decision.objects.filter(state=Decision.State.SENDING, next_attempt_at__lt=now - REQUEUE_GRACE)
         .order_by("next_attempt_at")
         .values_list("pk", flat=True)[:500]
     )
+
+
+def alert_undelivered(now: datetime | None = None) -> list[Decision]:
+    """Announce decisions still not delivered after DELIVERY_ALERT_MINUTES, once each."""
+    now = now or timezone.now()
+    alerted = Notification.objects.filter(event=Notification.Event.UNDELIVERED, decision=OuterRef("pk"))
+    late = list(
+        Decision.objects.filter(
+            state=Decision.State.SENDING, created_at__lte=now - timedelta(minutes=settings.DELIVERY_ALERT_MINUTES)
+        )
+        .exclude(Exists(alerted))
+        .select_related("hold", "reviewer")
+    )
+    with transaction.atomic():
+        notify.undelivered(late, now)
+    return late
 
 
 def _when(moment: datetime) -> str:

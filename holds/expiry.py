@@ -58,6 +58,13 @@ def _expire_batch(now: datetime) -> list[Hold]:
     return due
 
 
+def expired_on_platform(hold: Hold) -> None:
+    """Sync learned the platform expired a hold before our sweep did: end its claim and tell the auditors once."""
+    Hold.objects.filter(pk=hold.pk).update(claimed_by=None, claimed_at=None, claim_expires_at=None)
+    if not hold.live_decision():
+        notify.expired([hold])
+
+
 def remind(now: datetime | None = None) -> list[Hold]:
     """Remind about every open, undecided hold expiring within the lead time, once per hold."""
     now = now or timezone.now()
@@ -72,19 +79,3 @@ def remind(now: datetime | None = None) -> list[Hold]:
     with transaction.atomic():
         notify.expiring_soon(due, now)
     return due
-
-
-def alert_undelivered(now: datetime | None = None) -> list[Decision]:
-    """Announce decisions still not delivered after DELIVERY_ALERT_MINUTES, once each."""
-    now = now or timezone.now()
-    alerted = Notification.objects.filter(event=Notification.Event.UNDELIVERED, decision=OuterRef("pk"))
-    late = list(
-        Decision.objects.filter(
-            state=Decision.State.SENDING, created_at__lte=now - timedelta(minutes=settings.DELIVERY_ALERT_MINUTES)
-        )
-        .exclude(Exists(alerted))
-        .select_related("hold", "reviewer")
-    )
-    with transaction.atomic():
-        notify.undelivered(late, now)
-    return late

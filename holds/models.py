@@ -41,6 +41,7 @@ class Hold(models.Model):
     search_text = models.TextField(blank=True, help_text="Lower-cased ids and item values, for the queue's search.")
     run_snapshot = models.JSONField(null=True, blank=True, help_text="The run as last fetched, shown when the platform is down.")
     run_fetched_at = models.DateTimeField(null=True)
+    digested_at = models.DateTimeField(null=True, help_text="When a new-holds digest announced it.")
     expired_here_at = models.DateTimeField(
         null=True, help_text="When our expiry sweep closed it; sync then confirms the platform's final state."
     )
@@ -87,7 +88,7 @@ class HoldItem(models.Model):
 
     hold = models.ForeignKey(Hold, on_delete=models.CASCADE, related_name="items")
     position = models.PositiveIntegerField()
-    item_id = models.CharField(max_length=200)
+    item_id = models.TextField(help_text="Agent-made (a tool call id, an order id): any length.")
     title = models.TextField(blank=True)
     data = models.JSONField(null=True)
 
@@ -182,7 +183,7 @@ class DecisionItem(models.Model):
 
     decision = models.ForeignKey(Decision, on_delete=models.CASCADE, related_name="items")
     position = models.PositiveIntegerField()
-    item_id = models.CharField(max_length=200)
+    item_id = models.TextField()
     action = models.CharField(max_length=8, choices=Action.choices)
     original_data = models.JSONField(null=True)
     data = models.JSONField(null=True)
@@ -314,9 +315,10 @@ class NotificationAttempt(models.Model):
 
 
 class DigestState(models.Model):
-    """How far the new-holds digest has covered: advanced by compare-and-set, so one scheduler wins each window."""
+    """When the new-holds digest last ran: advanced by compare-and-set, so one scheduler wins each window."""
 
-    covered_until = models.DateTimeField()
+    started_at = models.DateTimeField(help_text="Holds first seen before the digest existed are not announced.")
+    last_run_at = models.DateTimeField()
 
     def __str__(self) -> str:
-        return f"digests cover holds first seen until {self.covered_until}"
+        return f"new-holds digest, last run {self.last_run_at}"

@@ -26,7 +26,7 @@ def mark_read(request):
     unread = Notification.objects.filter(user=request.user, channel=Notification.Channel.IN_APP, read_at__isnull=True)
     chosen = request.POST.get("id", "")
     if chosen:
-        unread = unread.filter(pk=int(chosen)) if chosen.isdigit() else unread.none()
+        unread = unread.filter(pk=int(chosen)) if chosen.isascii() and chosen.isdigit() else unread.none()
     unread.update(read_at=timezone.now())
     return redirect("notifications")
 

@@ -157,27 +157,31 @@ def undelivered(decisions: list[Decision], now: datetime) -> list[Notification]:
 
 
 def digest_new_holds(now: datetime | None = None) -> list[Notification]:
-    """Every NOTIFY_BATCH_SECONDS, one digest per subscribed reviewer of the holds first seen since the last.
+    """Every NOTIFY_BATCH_SECONDS, one digest per subscribed reviewer of every hold not yet announced.
 
-    The covered window advances by compare-and-set inside the transaction that
-    creates the digests, so two schedulers never send one window twice.
+    Each hold is marked digested under a row lock, in the transaction that creates
+    the digests, so no hold is announced twice; a hold whose sync had not
+    committed yet is simply announced in the next window. The window itself
+    advances by compare-and-set, so two schedulers do not both send one.
     """
     now = now or timezone.now()
-    state, _ = DigestState.objects.get_or_create(pk=1, defaults={"covered_until": now})
-    start = state.covered_until
-    if now - start < timedelta(seconds=settings.NOTIFY_BATCH_SECONDS):
+    state, _ = DigestState.objects.get_or_create(pk=1, defaults={"started_at": now, "last_run_at": now})
+    if now - state.last_run_at < timedelta(seconds=settings.NOTIFY_BATCH_SECONDS):
         return []
     with transaction.atomic():
-        if not DigestState.objects.filter(pk=1, covered_until=start).update(covered_until=now):
+        if not DigestState.objects.filter(pk=1, last_run_at=state.last_run_at).update(last_run_at=now):
             return []
-        return new_holds_digest(start, now)
+        holds = list(
+            Hold.objects.select_for_update(skip_locked=True)
+            .filter(digested_at__isnull=True, first_seen_at__gte=state.started_at)
+            .order_by("first_seen_at", "pk")
+        )
+        Hold.objects.filter(pk__in=[hold.pk for hold in holds]).update(digested_at=now)
+        return new_holds_digest(holds, now)
 
 
-def new_holds_digest(window_start: datetime, window_end: datetime) -> list[Notification]:
-    """One message per subscribed reviewer listing every hold first seen in the window."""
-    holds = list(
-        Hold.objects.filter(first_seen_at__gt=window_start, first_seen_at__lte=window_end).order_by("first_seen_at", "pk")
-    )
+def new_holds_digest(holds: list[Hold], now: datetime) -> list[Notification]:
+    """One message per subscribed reviewer listing ``holds``."""
     if not holds:
         return []
     listed = [
@@ -187,7 +191,7 @@ def new_holds_digest(window_start: datetime, window_end: datetime) -> list[Notif
     ]
     lines = "\n".join(f"- {h['question']} ({h['agent']}, expires {h['expires_at']}): {h['link']}" for h in listed)
     return create(Event.NEW_HOLDS, [Message(
-        f"digest:{window_start.isoformat()}", list(_members(roles.REVIEWERS)),
+        f"digest:{now.isoformat()}", list(_members(roles.REVIEWERS)),
         title=f"{len(holds)} new hold{'s' if len(holds) != 1 else ''} to review",
         body=lines, link=settings.SITE_URL + reverse("queue"), holds=listed,
     )])
@@ -287,6 +291,10 @@ def send(notification_id: int) -> float | None:
                 next_attempt_at=now + timedelta(seconds=delay),
             )
         return delay
+    except Exception as error:  # a bug must not leave the row stuck in sending: record it as failed
+        logger.exception("notification %s failed", notification.pk)
+        _finish(notification, attempts, Notification.Status.FAILED, f"{type(error).__name__}: {error}")
+        return None
     _finish(notification, attempts, Notification.Status.SENT, "")
     if notification.webhook and notification.webhook.failing:
         WebhookChannel.objects.filter(pk=notification.webhook.pk).update(failing=False)

@@ -37,7 +37,9 @@ class Filters:
 
     @classmethod
     def from_query(cls, query) -> Filters:
-        values = {field.name: query.get(field.name, "").strip()[:200] for field in dataclasses.fields(cls)}
+        values = {
+            field.name: query.get(field.name, "").replace("\x00", "").strip()[:200] for field in dataclasses.fields(cls)
+        }
         if values["expiring"] not in EXPIRING_WITHIN:
             values["expiring"] = ""
         if values["claim"] not in ("mine", "unclaimed"):
@@ -53,14 +55,23 @@ def ordered(queryset: QuerySet[Hold]) -> QuerySet[Hold]:
     return queryset.order_by(F("expires_at").asc(nulls_last=True), F("created_at").asc(), "id")
 
 
-def open_holds() -> QuerySet[Hold]:
-    """Open holds nobody here has decided yet (a decision being sent leaves the queue at once)."""
+def open_holds(now: datetime | None = None) -> QuerySet[Hold]:
+    """Open holds nobody here has decided yet and whose time is not up.
+
+    A decision being sent, or an expiry the sweep has not closed yet, takes a
+    hold out of the queue at once.
+    """
+    now = now or timezone.now()
     live = Decision.objects.filter(hold=OuterRef("pk")).exclude(state=Decision.State.NOT_APPLIED)
-    return ordered(Hold.objects.filter(status=Hold.Status.OPEN).exclude(Exists(live)))
+    return ordered(
+        Hold.objects.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now), status=Hold.Status.OPEN).exclude(
+            Exists(live)
+        )
+    )
 
 
 def filtered(filters: Filters, user, now: datetime) -> QuerySet[Hold]:
-    holds = open_holds()
+    holds = open_holds(now)
     if filters.agent:
         holds = holds.filter(agent=filters.agent)
     if filters.capability:
@@ -121,7 +132,7 @@ def _decode(cursor: str):
         return None  # a mangled cursor shows the first page rather than an error
 
 
-def choices() -> dict[str, list[str]]:
+def filter_values() -> dict[str, list[str]]:
     """The values the filters offer, from the open holds (one query for all three)."""
     combinations = Hold.objects.filter(status=Hold.Status.OPEN).values_list("agent", "capability", "env").distinct()
     agents, capabilities, envs = (set(values) for values in zip(*combinations)) if combinations else (set(), set(), set())
@@ -182,4 +193,4 @@ def freshness(now: datetime) -> Freshness:
 
 def next_for(user, now: datetime) -> Hold | None:
     """The hold a reviewer should open next: the first in queue order that nobody else is reviewing."""
-    return open_holds().filter(Q(claimed_by__isnull=True) | Q(claim_expires_at__lte=now) | Q(claimed_by=user)).first()
+    return open_holds(now).filter(Q(claimed_by__isnull=True) | Q(claim_expires_at__lte=now) | Q(claimed_by=user)).first()

@@ -12,6 +12,7 @@ import dataclasses
 from holds import editing
 from holds.decisions import ItemChoice
 from holds.models import DecisionItem, Hold, HoldItem
+from holds.storable import storable
 
 ACTIONS = (DecisionItem.Action.APPROVE, DecisionItem.Action.REJECT)
 
@@ -67,6 +68,7 @@ def blank(hold: Hold) -> list[ItemReview]:
 
 def read(hold: Hold, submitted) -> tuple[list[ItemReview], bool]:
     """The reviews as submitted, and whether they are all valid."""
+    submitted = {key: storable(value) for key, value in submitted.items()}  # no NUL reaches the database
     reviews = blank(hold)
     valid = True
     for review in reviews:

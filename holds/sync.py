@@ -4,8 +4,9 @@ One sync of an env lists every open hold, inserts the new ones and updates the
 changed ones in bulk, and leaves unchanged ones alone: a hold's payload digest
 tells whether anything changed, so the queries do not grow with the number of
 unchanged holds. A hold that left the open list is fetched once to record how
-it ended; nothing is ever deleted. A platform failure writes nothing to the
-mirror and is recorded on the env's ``SyncState``.
+it ended; nothing is ever deleted, and a hold closed here is never reopened by a
+listing that predates its closing. A failure while listing writes nothing; any
+failure is recorded on the env's ``SyncState``.
 
 Two syncs of one env never overlap: each takes a lease on the env's
 ``SyncState`` row with a compare-and-set update, which works on every database
@@ -27,8 +28,9 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from holds import platform
+from holds import expiry, platform
 from holds.models import Hold, HoldItem, SyncState
+from holds.storable import storable
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +83,7 @@ def sync_env(client: platform.PlatformClient, env: str) -> SyncResult:
     started = time.monotonic()
     result = SyncResult(env=env)
     try:
-        remote = {hold.hold_id: hold for hold in client.open_holds(env)}
+        remote = {hold.hold_id: _storable(hold) for hold in client.open_holds(env)}
         result.open = len(remote)
         result.created, result.updated, vanished = _store_open_holds(env, remote)
         result.closed = _record_vanished_holds(client, env, vanished)
@@ -89,6 +91,9 @@ def sync_env(client: platform.PlatformClient, env: str) -> SyncResult:
     except platform.PlatformError as error:
         result.error = str(error)
         logger.warning("sync of %s failed: %s", env, error)
+    except Exception as error:  # recorded so the queue warns, then raised for the task's log
+        result.error = f"{type(error).__name__}: {error}"
+        raise
     finally:
         _finish(env, token, result, duration_ms=int((time.monotonic() - started) * 1000))
     return result
@@ -148,7 +153,9 @@ def _store_open_holds(env: str, remote: dict[str, platform.Hold]) -> tuple[int, 
             new.append(_mirror(Hold(env=env, first_seen_at=now), remote_hold, digest, now))
             continue
         pk, known_digest, status = known[hold_id]
-        if known_digest != digest or status != Hold.Status.OPEN:
+        if status != Hold.Status.OPEN:
+            continue  # closed here (expired, decided) after the platform's listing was made
+        if known_digest != digest:
             changed.append(_mirror(Hold(pk=pk, env=env), remote_hold, digest, now))
     with transaction.atomic():
         Hold.objects.bulk_create(new, batch_size=1000)
@@ -181,6 +188,8 @@ def _record_vanished_holds(client: platform.PlatformClient, env: str, vanished: 
         if final.status == Hold.Status.OPEN:
             continue  # opened after the listing began: the next sync sees it listed
         record_hold(hold, final)
+        if hold.status == Hold.Status.EXPIRED:
+            expiry.expired_on_platform(hold)
         closed += 1
     return closed
 
@@ -192,18 +201,27 @@ def _confirm_expired_here(client: platform.PlatformClient, env: str) -> None:
     )
     for hold in unconfirmed:
         try:
-            record_hold(hold, client.get_hold(env, hold.hold_id))
+            final = client.get_hold(env, hold.hold_id)
         except platform.NotFound:
             Hold.objects.filter(pk=hold.pk).update(status=Hold.Status.GONE, last_synced_at=timezone.now())
+            continue
+        if final.status != Hold.Status.OPEN:  # still open there (clocks differ a little): ask again next time
+            record_hold(hold, final)
 
 
 def record_hold(hold: Hold, remote: platform.Hold) -> None:
     """Save what the platform says of one mirrored hold (after a fetch or a decision's answer)."""
+    remote = _storable(remote)
     _mirror(hold, remote, payload_digest(remote.raw), timezone.now())
     with transaction.atomic():
         hold.save(update_fields=MIRRORED_FIELDS)
         hold.items.all().delete()
         HoldItem.objects.bulk_create(_items(hold, remote))
+
+
+def _storable(remote: platform.Hold) -> platform.Hold:
+    cleaned = storable(remote.raw)
+    return remote if cleaned == remote.raw else platform.parse_hold(cleaned)
 
 
 def _mirror(hold: Hold, remote: platform.Hold, digest: str, now) -> Hold:

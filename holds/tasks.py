@@ -34,7 +34,7 @@ def requeue_due_decisions() -> list[int]:
 
 @shared_task
 def alert_undelivered_decisions() -> int:
-    return len(expiry.alert_undelivered())
+    return len(decisions.alert_undelivered())
 
 
 @shared_task

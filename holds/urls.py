@@ -11,7 +11,7 @@ urlpatterns = [
     path("holds/<int:pk>/take-over", views.take_over, name="take-over"),
     path("holds/<int:pk>/release", views.release, name="release"),
     path("holds/<int:pk>/run", views.run_context, name="run-context"),
-    path("holds/<int:pk>/files/<str:file_id>", views.hold_file, name="hold-file"),
+    path("holds/<int:pk>/files/<path:file_id>", views.hold_file, name="hold-file"),
 ]
 
 urlpatterns += [

@@ -32,7 +32,8 @@ def reviewer_required(view):
 def queue(request):
     now = timezone.now()
     filters = holds_queue.Filters.from_query(request.GET)
-    holds, next_cursor = holds_queue.page(holds_queue.filtered(filters, request.user, now), request.GET.get("after", ""))
+    matching = holds_queue.filtered(filters, request.user, now)
+    holds, next_cursor = holds_queue.page(matching, request.GET.get("after", ""))
     loaded_at = _loaded_at(request, now)
     context = {
         "rows": [_queue_row(hold, now, loaded_at) for hold in holds],
@@ -41,12 +42,12 @@ def queue(request):
         "expiring_options": holds_queue.EXPIRING_WITHIN,
         "freshness": holds_queue.freshness(now),
         "loaded_at": loaded_at.isoformat(),
-        "new_count": sum(1 for hold in holds if hold.first_seen_at > loaded_at),
+        "new_count": matching.filter(first_seen_at__gt=loaded_at).count(),
         "now": now,
     }
     if request.htmx and request.htmx.target == "queue-body":
         return render(request, "holds/_queue_body.html", context)
-    return render(request, "holds/queue.html", context | {"choices": holds_queue.choices()})
+    return render(request, "holds/queue.html", context | {"choices": holds_queue.filter_values()})
 
 
 def _loaded_at(request, now):
@@ -69,16 +70,18 @@ def _queue_row(hold, now, loaded_at):
     }
 
 
-def _hold_context(request, hold, reviews=None, error=""):
+def _hold_context(hold, reviews=None, error=""):
     now = timezone.now()
     decision = hold.latest_decision()
+    closed = decisions.closed_reason(hold, now)
     return {
         "hold": hold,
         "items": list(hold.items.all()),
         "reviews": reviews if reviews is not None else review.blank(hold),
         "decision": decision,
-        "decidable": hold.status == Hold.Status.OPEN and not (hold.expires_at and hold.expires_at <= now)
-        and (decision is None or decision.state == Decision.State.NOT_APPLIED),
+        "decidable": not closed and (decision is None or decision.state == Decision.State.NOT_APPLIED),
+        "closed_reason": closed,
+        "previewable": [file for file in hold.files if file.get("content_type") in INLINE_IMAGE_TYPES],
         "claimant": hold.claimant(now),
         "urgency": holds_queue.urgency(hold, now),
         "expired": bool(hold.expires_at and hold.expires_at <= now),
@@ -90,7 +93,7 @@ def _hold_context(request, hold, reviews=None, error=""):
 @reviewer_required
 def hold_detail(request, pk):
     hold = get_object_or_404(Hold.objects.select_related("claimed_by"), pk=pk)
-    context = _hold_context(request, hold)
+    context = _hold_context(hold)
     if context["decidable"]:
         claims.claim(hold, request.user)
         context["claimant"] = hold.claimant(timezone.now())
@@ -104,15 +107,15 @@ def hold_review(request, pk):
     hold = get_object_or_404(Hold, pk=pk)
     reviews, valid = review.read(hold, request.POST)
     if request.POST.get("back") == "yes":
-        return render(request, "holds/hold.html", _hold_context(request, hold, reviews))
+        return render(request, "holds/hold.html", _hold_context(hold, reviews))
     if not valid:
-        return render(request, "holds/hold.html", _hold_context(request, hold, reviews), status=422)
+        return render(request, "holds/hold.html", _hold_context(hold, reviews), status=422)
     if request.POST.get("confirm") != "yes":
         return render(request, "holds/summary.html", {"hold": hold, "reviews": reviews})
     try:
         decisions.submit(hold, request.user, review.choices(reviews))
     except decisions.DecisionRefused as refused:
-        return render(request, "holds/hold.html", _hold_context(request, hold, reviews, refused.message), status=409)
+        return render(request, "holds/hold.html", _hold_context(hold, reviews, refused.message), status=409)
     return redirect("hold", pk=hold.pk)
 
 
@@ -137,9 +140,11 @@ def next_hold(request):
 
 
 @reviewer_required
-@require_POST
 def take_over(request, pk):
-    hold = get_object_or_404(Hold, pk=pk)
+    """Ask to confirm, then take the hold's claim from whoever holds it."""
+    hold = get_object_or_404(Hold.objects.select_related("claimed_by"), pk=pk)
+    if request.method != "POST":
+        return render(request, "holds/take_over.html", {"hold": hold, "claimant": hold.claimant(timezone.now())})
     claims.take_over(hold, request.user)
     return redirect("hold", pk=hold.pk)
 

@@ -127,7 +127,9 @@ X_FRAME_OPTIONS = "DENY"
 
 # The AgentOS platform: holds-api.md. The key is a server-side secret.
 AGENTOS_URL = env.url("AGENTOS_URL", "http://127.0.0.1:8765")
-AGENTOS_API_KEY = env.string("AGENTOS_API_KEY", "dev-key")
+AGENTOS_API_KEY = env.string("AGENTOS_API_KEY", "dev-key" if DEBUG else "")
+if not AGENTOS_API_KEY:
+    raise ImproperlyConfigured("AGENTOS_API_KEY must be set when DEBUG is off")
 AGENTOS_ENVS = env.names("AGENTOS_ENVS", "default")
 AGENTOS_CONNECT_TIMEOUT = env.seconds("AGENTOS_CONNECT_TIMEOUT", 5.0)
 AGENTOS_READ_TIMEOUT = env.seconds("AGENTOS_READ_TIMEOUT", 15.0)

@@ -45,7 +45,8 @@ class Response:
 
 
 def json_response(status: int, payload: object, headers: dict[str, str] | None = None) -> Response:
-    body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+    # \u escapes carry any string, lone surrogates from a hostile agent included.
+    body = json.dumps(payload).encode("utf-8")
     return Response(status, body, headers=headers or {})
 
 

@@ -4,6 +4,7 @@ from datetime import timedelta
 
 import pytest
 import redis
+import time_machine
 from django.utils import timezone
 
 from holds import backoff, decisions, tasks
@@ -98,7 +99,8 @@ def test_an_unavailable_platform_schedules_a_retry_with_the_same_key(samples, al
     platform_state.push_faults([{"status": 503, "path_contains": "/decision"}])
 
     delay = decisions.deliver(decision.pk, platform_client)
-    decisions.deliver(decision.pk, platform_client)
+    with time_machine.travel(timezone.now() + timedelta(seconds=delay)):
+        decisions.deliver(decision.pk, platform_client)
 
     decision.refresh_from_db()
     keys = {r["headers"]["idempotency-key"] for r in posted_decisions(platform_state, hold)}
@@ -106,6 +108,19 @@ def test_an_unavailable_platform_schedules_a_retry_with_the_same_key(samples, al
     assert decision.state == "applied" and decision.attempts == 2
     assert keys == {str(decision.idempotency_key)}
     assert list(decision.delivery_attempts.values_list("outcome", flat=True)) == ["retry", "applied"]
+
+
+def test_a_second_attempt_while_the_first_holds_the_lease_does_nothing(samples, alice, platform_client, platform_state):
+    hold = samples["h_12"]
+    decision = decisions.submit(hold, alice, approve_all(hold))
+    platform_state.push_faults([{"status": 503, "path_contains": "/decision"}])
+    decisions.deliver(decision.pk, platform_client)  # fails; the retry is due in a few seconds
+
+    requeued_early = decisions.deliver(decision.pk, platform_client)
+
+    assert requeued_early is None
+    assert len(posted_decisions(platform_state, hold)) == 1
+    assert Decision.objects.get(pk=decision.pk).state == "sending"
 
 
 def test_delivering_twice_posts_once(samples, alice, platform_client, platform_state):
@@ -127,7 +142,7 @@ def test_an_unreachable_platform_until_expiry_gives_up_saying_so(samples, alice,
     assert decisions.deliver(decision.pk, platform_client) is None
 
     decision.refresh_from_db()
-    assert decision.outcome == "expired" and "before the platform could be reached" in decision.outcome_message
+    assert decision.outcome == "expired" and "while the platform could not be reached" in decision.outcome_message
 
 
 def test_retry_delays_grow_exponentially_up_to_a_cap(settings):

@@ -183,10 +183,10 @@ def test_a_decision_still_undelivered_is_announced_once(samples, alice, settings
     decisions.submit(hold, alice, [ItemChoice("A-1001", "approve")])
 
     with time_machine.travel(timezone.now() + timedelta(minutes=9)):
-        assert expiry.alert_undelivered() == []
+        assert decisions.alert_undelivered() == []
     with time_machine.travel(timezone.now() + timedelta(minutes=11)):
-        assert len(expiry.alert_undelivered()) == 1
-        assert expiry.alert_undelivered() == []
+        assert len(decisions.alert_undelivered()) == 1
+        assert decisions.alert_undelivered() == []
 
     assert notifications("undelivered", hold).filter(user=alice, channel="in_app").count() == 1
 

@@ -5,6 +5,7 @@ import hashlib
 import hmac
 import json
 import socket
+from datetime import timedelta
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -188,3 +189,49 @@ def test_marking_a_mangled_id_as_read_changes_nothing(client, samples, audrey):
     response = client.post(reverse("notifications-read"), {"id": "1 OR 1=1"})
 
     assert response.status_code == 302 and notify.unread_count(audrey) == 1
+
+
+@pytest.mark.django_db
+def test_agent_text_cannot_make_links_or_mentions_in_slack(samples, audrey):
+    from holds import channels
+
+    Hold = samples["h_12"].__class__
+    Hold.objects.filter(pk=samples["h_12"].pk).update(question="<!channel> <https://evil.example|Approve> & more")
+    WebhookChannel.objects.create(name="ops", url="http://127.0.0.1:1/", secret=SECRET, events=["expired"])
+    notify.expired([Hold.objects.get(pk=samples["h_12"].pk)])
+
+    text = channels.webhook_body(Notification.objects.get(channel="webhook"))["text"]
+
+    assert "&lt;!channel&gt; &lt;https://evil.example|Approve&gt; &amp; more" in text
+    assert "<!channel>" not in text
+
+
+@pytest.mark.django_db
+def test_a_webhook_that_redirects_has_not_received_the_message(samples, audrey, webhook_receiver):
+    webhook_receiver.statuses.append(301)
+    WebhookChannel.objects.create(name="ops", url=webhook_receiver.url, secret=SECRET, events=["expired"])
+    notify.expired([samples["h_12"]])
+
+    notify.send(Notification.objects.get(channel="webhook").pk)
+
+    assert Notification.objects.get(channel="webhook").status == "failed"
+
+
+@pytest.mark.django_db
+def test_a_hold_whose_sync_committed_late_is_in_the_next_digest(samples, alice, settings):
+    import time_machine
+    from django.utils import timezone
+
+    settings.NOTIFY_BATCH_SECONDS = 60
+    notify.save_preferences(alice, {"new_holds": ["in_app"]})
+    notify.digest_new_holds()
+    start = timezone.now()
+    with time_machine.travel(start + timedelta(seconds=61)):
+        notify.digest_new_holds()  # the late hold's row is not committed yet: nothing to announce
+    late = samples["h_12"].__class__.objects.filter(pk=samples["h_12"].pk)
+    late.update(first_seen_at=start + timedelta(seconds=30))  # stamped inside the window that already ran
+
+    with time_machine.travel(start + timedelta(seconds=122)):
+        digests = notify.digest_new_holds()
+
+    assert [h["hold_id"] for h in digests[0].holds] == ["h_12"]

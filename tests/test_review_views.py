@@ -476,3 +476,62 @@ def test_a_mangled_cursor_shows_the_first_page(alice_client, samples):
     response = alice_client.get(reverse("queue"), {"after": "not-a-cursor"})
 
     assert response.status_code == 200 and len(response.context["rows"]) == len(samples)
+
+
+def test_nul_characters_in_filters_and_comments_are_not_an_error(alice_client, samples):
+    hold = samples["h_12"]
+
+    queue_page = alice_client.get(reverse("queue"), {"q": "\x00", "agent": "a\x00"})
+    decided = confirm(alice_client, hold, **{"item-0-comment": "ok\x00", field_name(hold, 0, "order_id"): "A-1\x00"})
+
+    assert queue_page.status_code == 200 and decided.status_code == 302
+    item = Decision.objects.get(hold=hold).items.get()
+    assert item.comment == "ok\ufffd" and item.data["order_id"] == "A-1\ufffd"
+
+
+def test_the_new_count_covers_every_page(alice_client, platform_client, platform_state, monkeypatch):
+    from holds import sync
+
+    monkeypatch.setattr(queue, "PAGE_SIZE", 2)
+    loaded_at = timezone.now().isoformat()
+    platform_state.generate("default", 5)
+    sync.sync_env(platform_client, "default")
+
+    response = alice_client.get(reverse("queue"), {"loaded_at": loaded_at})
+
+    assert response.context["new_count"] == 5
+
+
+def test_a_hold_past_its_expiry_leaves_the_queue_before_the_sweep(alice_client, samples):
+    Hold.objects.filter(pk=samples["h_12"].pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+
+    listed = {row["hold"].hold_id for row in alice_client.get(reverse("queue")).context["rows"]}
+
+    assert "h_12" not in listed and Hold.objects.get(pk=samples["h_12"].pk).status == "open"
+
+
+def test_taking_over_asks_for_confirmation_without_javascript(client, alice, bob, samples):
+    hold = samples["h_12"]
+    client.force_login(alice)
+    client.get(reverse("hold", args=[hold.pk]))
+    client.force_login(bob)
+
+    asked = client.get(reverse("take-over", args=[hold.pk]))
+
+    hold.refresh_from_db()
+    assert b"Take this hold over?" in asked.content and hold.claimed_by.username == "alice"
+
+
+def test_a_file_id_with_a_slash_still_links_and_downloads(alice_client, platform_client, platform_state):
+    from holds import sync
+
+    platform_state.add_hold("default", {"hold_id": "h_900", "files": [
+        {"id": "dir/f 1", "name": "a.png", "content_type": "image/png", "content_base64": "iVBORw0KGgo="}]})
+    sync.sync_env(platform_client, "default")
+    hold = Hold.objects.get(hold_id="h_900")
+
+    page = alice_client.get(reverse("hold", args=[hold.pk]))
+    download = alice_client.get(reverse("hold-file", args=[hold.pk, "dir/f 1"]))
+
+    assert page.status_code == 200 and download.status_code == 200
+    assert b"".join(download.streaming_content) == b"\x89PNG\r\n\x1a\n"

@@ -46,7 +46,8 @@ def test_without_database_and_redis_urls_the_embedded_defaults_are_used(tmp_path
     assert started.stdout.split() == ["django.db.backends.sqlite3", "filesystem://"]
 
 
-def test_a_production_start_without_a_secret_key_is_refused(tmp_path):
-    started = start_django(SECRET_KEY="", DEBUG="0", REVIEWQUEUE_VAR_DIR=str(tmp_path))
+@pytest.mark.parametrize("variable", ["SECRET_KEY", "AGENTOS_API_KEY"])
+def test_a_production_start_without_a_secret_is_refused(variable, tmp_path):
+    started = start_django(**{variable: "", "DEBUG": "0", "REVIEWQUEUE_VAR_DIR": str(tmp_path)})
 
-    assert "SECRET_KEY" in started.stderr.splitlines()[-1]
+    assert variable in started.stderr.splitlines()[-1]

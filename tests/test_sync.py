@@ -164,3 +164,56 @@ def test_queries_do_not_grow_with_unchanged_holds(platform_client, platform_stat
 
     assert first.created == 990 and second.open == 1000 and second.updated == 0
     assert len(many.captured_queries) == len(few.captured_queries) <= 8
+
+
+def test_one_hostile_hold_neither_blocks_the_others_nor_breaks_the_database(platform_client, platform_state):
+    platform_state.add_hold("default", {"question": "Refund\x00 now", "items": [
+        {"id": "call_" + "9" * 400, "title": "t\ud800", "data": {"note\x00": "a\x00b", "amount": "1.00"}}]})
+    platform_state.add_hold("default", {"question": "An ordinary refund"})
+
+    result = sync.sync_env(platform_client, "default")
+
+    hostile = Hold.objects.get(question="Refund\ufffd now")
+    assert result.error == "" and result.created == 2
+    assert hostile.items.get().data == {"note\ufffd": "a\ufffdb", "amount": "1.00"}
+    assert len(hostile.items.get().item_id) == 405
+
+
+def test_an_unexpected_failure_is_recorded_not_reported_as_success(platform_client, platform_state, monkeypatch):
+    platform_state.add_hold("default", {})
+    monkeypatch.setattr(sync, "_store_open_holds", lambda env, remote: 1 / 0)
+
+    with pytest.raises(ZeroDivisionError):
+        sync.sync_env(platform_client, "default")
+
+    state = SyncState.objects.get(env="default")
+    assert state.failing and "ZeroDivisionError" in state.last_error
+
+
+def test_a_hold_closed_here_is_not_reopened_by_an_older_listing(platform_client, platform_state):
+    hold_id = platform_state.add_hold("default", {})["hold_id"]
+    sync.sync_env(platform_client, "default")
+    Hold.objects.filter(hold_id=hold_id).update(status="expired")
+
+    sync.sync_env(platform_client, "default")
+
+    assert Hold.objects.get(hold_id=hold_id).status == "expired"
+
+
+def test_an_expiry_learned_by_sync_tells_the_auditors_and_ends_the_claim(platform_client, platform_state, alice):
+    from holds import claims
+    from holds.models import Notification
+    from tests.conftest import make_user
+
+    make_user("audrey", "Auditors")
+    hold_id = platform_state.add_hold("default", {})["hold_id"]
+    sync.sync_env(platform_client, "default")
+    hold = Hold.objects.get(hold_id=hold_id)
+    claims.claim(hold, alice)
+    platform_state.expire("default", hold_id)
+
+    sync.sync_env(platform_client, "default")
+
+    hold.refresh_from_db()
+    assert hold.status == "expired" and hold.claimed_by is None
+    assert Notification.objects.filter(event="expired", hold=hold, user__username="audrey").exists()

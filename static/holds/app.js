@@ -59,7 +59,8 @@
     if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
     var help = document.getElementById("help");
     if (event.key === "?") { event.preventDefault(); if (!help.open) help.showModal(); return; }
-    if (event.key === "n" && !document.getElementById("decide-form")) {
+    // Not while a decision is being written or checked: leaving would abandon it.
+    if (event.key === "n" && !document.getElementById("decide-form") && !document.getElementById("confirm-form")) {
       var next = document.querySelector("[data-next]");
       window.location.href = next ? next.getAttribute("href") : "/holds/next";
       return;
@@ -83,11 +84,6 @@
     if (event.target.closest("[data-help-open]")) { document.getElementById("help").showModal(); return; }
     var row = event.target.closest("tr.hold-row");
     if (row && !event.target.closest("a")) window.location.href = row.getAttribute("data-href");
-  });
-
-  document.addEventListener("submit", function (event) {
-    var message = event.target.getAttribute("data-confirm");
-    if (message && !window.confirm(message)) event.preventDefault();
   });
 
   // The queue refreshes in place: keep the reviewer's focused row across the swap.
