@@ -213,3 +213,25 @@ def test_question_mark_opens_the_shortcut_help(reviewer_page):
     reviewer_page.keyboard.press("?")
 
     expect(reviewer_page.get_by_role("dialog", name="Keyboard shortcuts")).to_be_visible()
+
+
+def test_a_reviewer_clears_the_whole_sample_queue_by_keyboard(reviewer_page, samples, platform_state):
+    page = reviewer_page
+    decided = []
+
+    def next_hold():
+        with page.expect_navigation():
+            page.keyboard.press("n")
+
+    next_hold()
+    while page.locator("#decide-form").count():
+        decided.append(page.locator("[data-hold-page] code").first.inner_text())
+        page.keyboard.press("a")
+        send_with_keyboard(page)
+        expect(page.locator(".state.applied")).to_be_visible(timeout=15000)
+        next_hold()
+
+    expect(page.get_by_text("Nothing to review: the queue is empty.")).to_be_visible()
+    assert sorted(decided) == sorted(samples)
+    posted = [r for r in platform_state.requests if r["method"] == "POST" and r["status"] == 200]
+    assert sorted(r["path"].split("/")[-2] for r in posted) == sorted(samples)
