@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 
 from simulator import samples
 from simulator.decisions import decision_problem, outcome_answer
-from simulator.times import as_iso, iso, parse_iso
+from simulator.times import as_iso, iso
 
 HOLD_STATUSES = ("open", "decided", "expired", "cancelled")
 MAX_PAGE = 100
