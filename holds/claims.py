@@ -9,9 +9,12 @@ opening the same hold at once cannot both win.
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from audit import events
+from audit.models import EventKind
 from holds.models import Hold
 
 
@@ -26,9 +29,12 @@ def claim(hold: Hold, user, now: datetime | None = None) -> bool:
     renewed = Hold.objects.filter(pk=hold.pk, status=Hold.Status.OPEN, claimed_by=user, claim_expires_at__gt=now).update(
         claim_expires_at=until
     )
-    taken = renewed or Hold.objects.filter(pk=hold.pk, status=Hold.Status.OPEN).filter(
-        Q(claimed_by__isnull=True) | Q(claim_expires_at__lte=now)
-    ).update(claimed_by=user, claimed_at=now, claim_expires_at=until)
+    with transaction.atomic():
+        taken = renewed or Hold.objects.filter(pk=hold.pk, status=Hold.Status.OPEN).filter(
+            Q(claimed_by__isnull=True) | Q(claim_expires_at__lte=now)
+        ).update(claimed_by=user, claimed_at=now, claim_expires_at=until)
+        if taken and not renewed:
+            events.record(EventKind.CLAIMED, actor=user, hold=hold)
     hold.refresh_from_db(fields=["claimed_by", "claimed_at", "claim_expires_at"])
     return bool(taken)
 
@@ -36,13 +42,20 @@ def claim(hold: Hold, user, now: datetime | None = None) -> bool:
 def take_over(hold: Hold, user, now: datetime | None = None) -> None:
     """Take an open hold's claim from whoever holds it (the reviewer confirmed)."""
     now = now or timezone.now()
-    Hold.objects.filter(pk=hold.pk, status=Hold.Status.OPEN).update(
-        claimed_by=user, claimed_at=now, claim_expires_at=now + claim_duration()
-    )
+    with transaction.atomic():
+        previous = Hold.objects.select_for_update(of=("self",)).select_related("claimed_by").get(pk=hold.pk).claimed_by
+        taken = Hold.objects.filter(pk=hold.pk, status=Hold.Status.OPEN).update(
+            claimed_by=user, claimed_at=now, claim_expires_at=now + claim_duration()
+        )
+        if taken:
+            previous_name = previous.get_username() if previous else ""
+            events.record(EventKind.TAKEN_OVER, actor=user, hold=hold, payload={"from": previous_name})
     hold.refresh_from_db(fields=["claimed_by", "claimed_at", "claim_expires_at"])
 
 
 def release(hold: Hold, user) -> None:
     """End ``user``'s claim on a hold, if they hold it."""
-    Hold.objects.filter(pk=hold.pk, claimed_by=user).update(claimed_by=None, claimed_at=None, claim_expires_at=None)
+    with transaction.atomic():
+        if Hold.objects.filter(pk=hold.pk, claimed_by=user).update(claimed_by=None, claimed_at=None, claim_expires_at=None):
+            events.record(EventKind.RELEASED, actor=user, hold=hold)
     hold.refresh_from_db(fields=["claimed_by", "claimed_at", "claim_expires_at"])

@@ -1,8 +1,12 @@
-from holds import notify
+from holds import notify, roles
 
 
-def unread_notifications(request):
-    """The bell's count, on every page of a signed-in user."""
+def navigation(request):
+    """What the header shows a signed-in user: the pages their roles open, and the bell's count."""
     if not request.user.is_authenticated:
         return {}
-    return {"unread_notifications": notify.unread_count(request.user)}
+    return {
+        "unread_notifications": notify.unread_count(request.user),
+        "can_review": roles.can_review(request.user),
+        "can_audit": roles.can_audit(request.user),
+    }

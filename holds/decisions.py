@@ -20,6 +20,9 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from django.utils.formats import date_format
 
+from audit import events as audit_events
+from audit import payloads
+from audit.models import EventKind
 from holds import backoff, notify, platform, sync
 from holds.models import Decision, DecisionItem, DeliveryAttempt, Hold, Notification
 
@@ -95,6 +98,10 @@ def submit(hold: Hold, reviewer, choices: list[ItemChoice], now: datetime | None
             for position, choice in enumerate(choices)
         )
         Hold.objects.filter(pk=locked.pk).update(claimed_by=None, claimed_at=None, claim_expires_at=None)
+        audit_events.record(
+            EventKind.DECISION_SUBMITTED, actor=reviewer, hold=locked, decision=decision,
+            payload={"items": payloads.decision_items(decision)},
+        )
         transaction.on_commit(lambda: enqueue_delivery(decision.pk))
     return decision
 
@@ -208,24 +215,34 @@ def _retry_later(decision: Decision, error: str) -> float | None:
         Decision.objects.filter(pk=decision.pk, state=Decision.State.SENDING).update(
             attempts=attempts, last_error=error, next_attempt_at=now + timedelta(seconds=delay)
         )
+        audit_events.record(
+            EventKind.DELIVERY_ATTEMPT, hold=decision.hold, decision=decision,
+            payload={"attempt": attempts, "outcome": "retry", "message": error},
+        )
     logger.info("decision %s not delivered (%s); retrying in %.1f s", decision.pk, error, delay)
     return delay
 
 
 def _finish(decision: Decision, state: str, outcome: str, message: str, attempts: int | None = None) -> None:
     now = timezone.now()
+    attempts = attempts or decision.attempts + 1
     with transaction.atomic():
         DeliveryAttempt.objects.create(decision=decision, at=now, outcome=outcome, message=message)
         finished = Decision.objects.filter(pk=decision.pk, state=Decision.State.SENDING).update(
-            state=state,
-            outcome=outcome,
-            outcome_message=message,
-            attempts=attempts or decision.attempts + 1,
-            finished_at=now,
+            state=state, outcome=outcome, outcome_message=message, attempts=attempts, finished_at=now
         )
-        if finished and state == Decision.State.NOT_APPLIED:
+        if not finished:
+            return
+        if state == Decision.State.NOT_APPLIED:
             decision.refresh_from_db()
             notify.not_applied(decision)
+        result = {"outcome": outcome, "message": message}
+        audit_events.record_many([
+            audit_events.Entry(EventKind.DELIVERY_ATTEMPT, hold=decision.hold, decision=decision,
+                               payload={"attempt": attempts, **result}),
+            audit_events.Entry(EventKind.APPLIED if state == Decision.State.APPLIED else EventKind.NOT_APPLIED,
+                               hold=decision.hold, decision=decision, payload=result),
+        ])
 
 
 def due_for_requeue(now: datetime | None = None) -> list[int]:

@@ -15,6 +15,8 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from audit import events as audit_events
+from audit.models import EventKind
 from holds import notify
 from holds import queue as holds_queue
 from holds.models import Decision, Hold, Notification
@@ -53,6 +55,7 @@ def _expire_batch(now: datetime) -> list[Hold]:
             Decision.objects.filter(hold__in=due).exclude(state=Decision.State.NOT_APPLIED).values_list("hold", flat=True)
         )
         notify.expired([hold for hold in due if hold.pk not in decided])
+        audit_events.record_many(audit_events.Entry(EventKind.EXPIRED, hold=hold) for hold in due)
     for hold in due:
         hold.status, hold.closed_at, hold.expired_here_at = Hold.Status.EXPIRED, now, now
     return due

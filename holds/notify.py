@@ -22,6 +22,8 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
+from audit import events as audit_events
+from audit.models import EventKind
 from holds import backoff, channels, roles
 from holds.models import (
     Decision,
@@ -307,6 +309,12 @@ def _finish(notification: Notification, attempts: int, status: str, message: str
         NotificationAttempt.objects.create(notification=notification, at=now, outcome=status, message=message)
         Notification.objects.filter(pk=notification.pk).update(
             status=status, attempts=attempts, last_error=message, sent_at=now if status == "sent" else None
+        )
+        audit_events.record(
+            EventKind.NOTIFICATION_SENT if status == Notification.Status.SENT else EventKind.NOTIFICATION_FAILED,
+            hold=notification.hold,
+            payload={"channel": notification.channel, "recipient": notification.recipient_key,
+                     "title": notification.title, "error": message},
         )
 
 

@@ -12,7 +12,7 @@ import dataclasses
 from holds import editing
 from holds.decisions import ItemChoice
 from holds.models import DecisionItem, Hold, HoldItem
-from holds.storable import storable
+from holds.jsonvalues import storable
 
 ACTIONS = (DecisionItem.Action.APPROVE, DecisionItem.Action.REJECT)
 

@@ -1,6 +1,9 @@
 """Who may do what: reviewers decide holds, auditors read the audit, superusers do everything."""
 
+from functools import wraps
+
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.exceptions import PermissionDenied
 
 REVIEWERS = "Reviewers"
 AUDITORS = "Auditors"
@@ -19,3 +22,18 @@ def can_review(user) -> bool:
 
 def can_audit(user) -> bool:
     return in_group(user, AUDITORS)
+
+
+def required(check, explanation: str):
+    """A view decorator that answers 403 with ``explanation`` unless ``check(user)`` passes."""
+
+    def decorator(view):
+        @wraps(view)
+        def checked(request, *args, **kwargs):
+            if not check(request.user):
+                raise PermissionDenied(explanation)
+            return view(request, *args, **kwargs)
+
+        return checked
+
+    return decorator

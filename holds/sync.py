@@ -28,9 +28,11 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from audit import events as audit_events
+from audit.models import EventKind
 from holds import expiry, platform
 from holds.models import Hold, HoldItem, SyncState
-from holds.storable import storable
+from holds.jsonvalues import scalars, storable
 
 logger = logging.getLogger(__name__)
 
@@ -165,6 +167,13 @@ def _store_open_holds(env: str, remote: dict[str, platform.Hold]) -> tuple[int, 
             [item for hold in new + changed for item in _items(hold, remote[hold.hold_id])],
             batch_size=2000,
         )
+        audit_events.record_many(
+            audit_events.Entry(EventKind.HOLD_SEEN, hold=hold, payload={
+                "question": hold.question,
+                "items": [{"id": item.id, "title": item.title, "data": item.data} for item in remote[hold.hold_id].items],
+            })
+            for hold in new
+        )  # last in the transaction: the audit chain's lock is held only briefly
     return len(new), len(changed), vanished
 
 
@@ -187,7 +196,7 @@ def _record_vanished_holds(client: platform.PlatformClient, env: str, vanished: 
             continue
         if final.status == Hold.Status.OPEN:
             continue  # opened after the listing began: the next sync sees it listed
-        record_hold(hold, final)
+        _record_ending(hold, final)
         if hold.status == Hold.Status.EXPIRED:
             expiry.expired_on_platform(hold)
         closed += 1
@@ -206,7 +215,18 @@ def _confirm_expired_here(client: platform.PlatformClient, env: str) -> None:
             Hold.objects.filter(pk=hold.pk).update(status=Hold.Status.GONE, last_synced_at=timezone.now())
             continue
         if final.status != Hold.Status.OPEN:  # still open there (clocks differ a little): ask again next time
-            record_hold(hold, final)
+            _record_ending(hold, final)
+
+
+def _record_ending(hold: Hold, final: platform.Hold) -> None:
+    """Save how a hold ended on the platform, and put an expiry or a decision made elsewhere on the audit trail."""
+    audited = {Hold.Status.EXPIRED: EventKind.EXPIRED, Hold.Status.DECIDED: EventKind.DECIDED_ELSEWHERE}
+    with transaction.atomic():
+        was = hold.status
+        record_hold(hold, final)
+        if hold.status in audited and hold.status != was:
+            audit_events.record(audited[hold.status], hold=hold,
+                                payload={"decided_by": hold.decided_by, "decided_at": hold.decided_at})
 
 
 def record_hold(hold: Hold, remote: platform.Hold) -> None:
@@ -254,19 +274,8 @@ def search_text(remote: platform.Hold) -> str:
     values = [remote.hold_id, remote.run_id]
     for item in remote.items:
         values.append(item.id)
-        values.extend(_scalars(item.data))
+        values.extend(scalars(item.data))
     return "\n".join(str(value).lower() for value in values if value not in (None, ""))
-
-
-def _scalars(value):
-    if isinstance(value, dict):
-        for nested in value.values():
-            yield from _scalars(nested)
-    elif isinstance(value, list):
-        for nested in value:
-            yield from _scalars(nested)
-    else:
-        yield value
 
 
 def _items(hold: Hold, remote: platform.Hold) -> list[HoldItem]:

@@ -2,10 +2,8 @@
 
 import contextlib
 from datetime import UTC, datetime
-from functools import wraps
 from urllib.parse import quote
 
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -18,18 +16,18 @@ from holds.models import Decision, Hold
 INLINE_IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
 
 
-def reviewer_required(view):
-    @wraps(view)
-    def checked(request, *args, **kwargs):
-        if not roles.can_review(request.user):
-            raise PermissionDenied("Deciding holds needs the Reviewers role.")
-        return view(request, *args, **kwargs)
+reviewer_required = roles.required(roles.can_review, "Deciding holds needs the Reviewers role.")
 
-    return checked
+
+def queue(request):
+    """The home page: the queue for reviewers; auditors who do not review land on the audit."""
+    if not roles.can_review(request.user) and roles.can_audit(request.user):
+        return redirect("audit:list")
+    return _queue(request)
 
 
 @reviewer_required
-def queue(request):
+def _queue(request):
     now = timezone.now()
     filters = holds_queue.Filters.from_query(request.GET)
     matching = holds_queue.filtered(filters, request.user, now)

@@ -34,6 +34,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "holds",
+    "audit",
     "simulator",
 ]
 
@@ -63,7 +64,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "holds.context_processors.unread_notifications",
+                "holds.context_processors.navigation",
             ],
         },
     },

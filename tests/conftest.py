@@ -120,6 +120,11 @@ def bob(db):
 
 
 @pytest.fixture
+def audrey(db):
+    return make_user("audrey", roles.AUDITORS)
+
+
+@pytest.fixture
 def alice_client(client, alice):
     client.force_login(alice)
     return client

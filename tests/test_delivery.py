@@ -110,11 +110,12 @@ def test_an_unavailable_platform_schedules_a_retry_with_the_same_key(samples, al
     assert list(decision.delivery_attempts.values_list("outcome", flat=True)) == ["retry", "applied"]
 
 
-def test_a_second_attempt_while_the_first_holds_the_lease_does_nothing(samples, alice, platform_client, platform_state):
+def test_a_second_attempt_while_the_first_holds_the_lease_does_nothing(samples, alice, platform_client, platform_state, settings):
+    settings.DELIVERY_RETRY_BASE_SECONDS = 30  # the retry is due well after the clock slack
     hold = samples["h_12"]
     decision = decisions.submit(hold, alice, approve_all(hold))
     platform_state.push_faults([{"status": 503, "path_contains": "/decision"}])
-    decisions.deliver(decision.pk, platform_client)  # fails; the retry is due in a few seconds
+    decisions.deliver(decision.pk, platform_client)  # fails; the retry is due in half a minute
 
     requeued_early = decisions.deliver(decision.pk, platform_client)
 

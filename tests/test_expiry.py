@@ -12,14 +12,8 @@ from django.utils import timezone
 from holds import decisions, expiry, notify, queue, sync
 from holds.decisions import ItemChoice
 from holds.models import Decision, Hold, Notification
-from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def audrey(db):
-    return make_user("audrey", "Auditors")
 
 
 def expire_soon(hold, minutes):

@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from holds import notify
 from holds.models import Notification, WebhookChannel
-from tests.conftest import make_user, wait_until
+from tests.conftest import wait_until
 
 SECRET = "webhook-secret"
 
@@ -69,11 +69,6 @@ def webhook_receiver():
     yield server
     server.shutdown()
     server.server_close()
-
-
-@pytest.fixture
-def audrey(db):
-    return make_user("audrey", "Auditors")
 
 
 @pytest.mark.django_db(transaction=True)

@@ -535,3 +535,13 @@ def test_a_file_id_with_a_slash_still_links_and_downloads(alice_client, platform
 
     assert page.status_code == 200 and download.status_code == 200
     assert b"".join(download.streaming_content) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_an_auditor_lands_on_the_audit_and_reviewers_see_the_audit_link_only_with_the_role(client, alice, audrey, samples):
+    client.force_login(audrey)
+
+    landing = client.get(reverse("queue"))
+
+    assert landing.status_code == 302 and landing.url == reverse("audit:list")
+    client.force_login(alice)
+    assert b'href="/audit/"' not in client.get(reverse("queue")).content

@@ -1,0 +1,121 @@
+"""Writing the audit trail: the only code that appends audit events.
+
+The code path that causes an event records it inside its own transaction, so
+the event and the change it records commit or roll back together::
+
+    with transaction.atomic():
+        decision = ...
+        events.record(EventKind.DECISION_SUBMITTED, actor=reviewer, hold=hold, decision=decision,
+                      payload={"items": payloads.decision_items(decision)})
+
+Appends take turns on the chain head's row lock (held until the caller's
+transaction ends), so each event chains onto the one committed before it.
+Record as the last step of a transaction: the lock is then held briefly, and
+never while waiting for another row lock (which could deadlock with a
+transaction that holds that row and waits for the head).
+``record_many`` appends any number of events in 2 + n/2,000 queries (lock the
+head, insert in batches of 2,000, move the head), computing the chain in Python.
+What each kind's payload holds is in ``audit.payloads``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+
+from django.db import transaction
+from django.utils import timezone
+
+from audit import chain, payloads
+from audit.models import AuditChainHead, AuditEvent, EventKind
+
+HEAD_ID = 1
+BATCH_SIZE = 2000
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """One event to append: ``actor`` None means the system; env, run and agent default to the hold's."""
+
+    kind: str
+    actor: object = None
+    hold: object = None
+    decision: object = None
+    payload: dict | None = None
+    env: str = ""
+    run_id: str = ""
+    agent: str = ""
+
+
+def record(
+    kind: str,
+    *,
+    actor=None,
+    hold=None,
+    decision=None,
+    payload: dict | None = None,
+    env: str = "",
+    run_id: str = "",
+    agent: str = "",
+) -> AuditEvent:
+    """Append one event and return it (saved, with its sequence and hash)."""
+    entry = Entry(kind, actor=actor, hold=hold, decision=decision, payload=payload, env=env, run_id=run_id, agent=agent)
+    return record_many([entry])[0]
+
+
+def record_many(entries: Iterable[Entry]) -> list[AuditEvent]:
+    """Append events in the given order, in bulk; the same chain as appending them one by one."""
+    entries = list(entries)
+    if not entries:
+        return []
+    for entry in entries:
+        if entry.kind not in EventKind.values:
+            raise ValueError(f"unknown audit event kind {entry.kind!r}")
+    with transaction.atomic():
+        head = _locked_head()
+        now = timezone.now()
+        sequence, prev_hash, events = head.sequence, head.hash, []
+        for entry in entries:
+            sequence += 1
+            event = _event(entry, sequence, now)
+            event.prev_hash = prev_hash
+            event.hash = prev_hash = chain.digest(prev_hash, event)
+            events.append(event)
+        AuditEvent.objects.bulk_create(events, batch_size=BATCH_SIZE)
+        AuditChainHead.objects.filter(pk=head.pk).update(sequence=sequence, hash=prev_hash)
+    return events
+
+
+def _locked_head() -> AuditChainHead:
+    """Lock the chain head, creating it if it is missing (a fresh or flushed database)."""
+    head = AuditChainHead.objects.select_for_update().filter(pk=HEAD_ID).first()
+    if head is None:
+        last = AuditEvent.objects.order_by("-sequence").only("sequence", "hash").first()
+        sequence, last_hash = (last.sequence, last.hash) if last else (0, chain.GENESIS)
+        start = AuditChainHead(pk=HEAD_ID, sequence=sequence, hash=last_hash)
+        AuditChainHead.objects.bulk_create([start], ignore_conflicts=True)  # a concurrent first append may win
+        head = AuditChainHead.objects.select_for_update().get(pk=HEAD_ID)
+    return head
+
+
+def _event(entry: Entry, sequence: int, now) -> AuditEvent:
+    hold = entry.hold if entry.hold is not None else getattr(entry.decision, "hold", None)
+    actor = entry.actor if getattr(entry.actor, "is_authenticated", False) else None
+    payload = payloads.cleaned(entry.payload)
+    hold_id = hold.hold_id if hold is not None else ""
+    run_id = entry.run_id or (hold.run_id if hold is not None else "")
+    return AuditEvent(
+        sequence=sequence,
+        at=now,
+        kind=entry.kind,
+        actor_id=actor.pk if actor else None,
+        actor_name=actor.get_username()[:150] if actor else "",
+        env=entry.env or (hold.env if hold is not None else ""),
+        hold_id=hold_id,
+        run_id=run_id,
+        agent=entry.agent or (hold.agent if hold is not None else ""),
+        hold_record_id=hold.pk if hold is not None else None,
+        decision_id=entry.decision.pk if entry.decision is not None else None,
+        payload=payload,
+        **payloads.denormalised(payload, hold_id, run_id),
+    )

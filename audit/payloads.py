@@ -1,0 +1,94 @@
+"""What an event's payload holds, and the indexed columns copied out of it.
+
+Callers pass plain JSON-able dicts; these keys are the ones the audit pages,
+the filters and the export read (any other key is kept and shown as is):
+
+=====================  ==============================================================
+kind                   payload
+=====================  ==============================================================
+hold_seen              ``question``, ``items``: ``[{"id", "title", "data"}]`` (``hold_items``)
+claimed, released      nothing needed
+taken_over             ``from``: the username whose claim was taken
+decision_submitted     ``items``: ``[{"id", "action", "original_data", "data", "comment"}]``
+                       (``decision_items``)
+delivery_attempt       ``attempt`` (1, 2 …), ``outcome`` ("applied", "retry" or the final
+                       outcome's code), ``message``
+applied, not_applied   ``outcome`` (``Decision.Outcome``), ``message`` (the platform's,
+                       or who decided instead)
+expired,               ``decided_by``, ``decided_at`` when the platform says, ``message``
+decided_elsewhere
+notification_sent,     ``channel``, ``recipient``, ``title``, ``error`` (failed only)
+notification_failed
+=====================  ==============================================================
+
+``items`` become the item-id filter, the item-action filter and the search
+inside item data; ``outcome`` becomes the outcome filter.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.core.serializers.json import DjangoJSONEncoder
+
+from holds.jsonvalues import scalars, storable
+
+ITEM_ACTIONS = ("approve", "edit", "reject")
+
+
+def cleaned(payload: dict | None) -> dict:
+    """The payload exactly as the database will give it back, so the hash made now still holds when read.
+
+    Decimals, datetimes and UUIDs become strings (an amount "49.90" stays "49.90").
+    Postgres' jsonb cannot store NUL or lone surrogates, and prints a float such as
+    1e16 as the integer 10000000000000000 and -0.0 as 0.0: those are stored as jsonb
+    would return them, instead of failing the caller's transaction.
+    """
+    return storable(json.loads(json.dumps(payload or {}, cls=DjangoJSONEncoder)))
+
+
+def items_of(payload: dict) -> list[dict]:
+    items = payload.get("items")
+    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+
+def item_id(item: dict) -> str:
+    value = item.get("id", item.get("item_id"))
+    return "" if value is None else str(value)
+
+
+def denormalised(payload: dict, hold_id: str = "", run_id: str = "") -> dict:
+    """The columns the audit list filters on, read from a cleaned payload."""
+    items = items_of(payload)
+    ids = [identifier for identifier in (item_id(item) for item in items) if identifier]
+    actions = sorted({item.get("action") for item in items} & set(ITEM_ACTIONS))
+    values = [hold_id, run_id, *ids]
+    for item in items:
+        for key in ("title", "original_data", "data"):
+            values.extend(scalars(item.get(key)))
+    searchable = dict.fromkeys(str(value).lower() for value in values if value not in (None, ""))
+    return {
+        "item_ids": ids,
+        "actions": " ".join(actions),
+        "outcome": str(payload.get("outcome") or "")[:32],
+        "search_text": "\n".join(searchable),
+    }
+
+
+def decision_items(decision) -> list[dict]:
+    """A submitted decision's items as the ``decision_submitted`` payload records them."""
+    return [
+        {
+            "id": item.item_id,
+            "action": item.action,
+            "original_data": item.original_data,
+            "data": item.data,
+            "comment": item.comment,
+        }
+        for item in decision.items.all()
+    ]
+
+
+def hold_items(hold) -> list[dict]:
+    """A hold's items as the agent proposed them, for ``hold_seen``."""
+    return [{"id": item.item_id, "title": item.title, "data": item.data} for item in hold.items.all()]

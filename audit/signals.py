@@ -1,0 +1,153 @@
+"""Recording sign-ins and the admin's changes to roles and settings.
+
+Sign-ins come from Django's auth signals. Admin changes come from the admin's
+own log: every change, addition or deletion made through the admin writes a
+``LogEntry`` in the same transaction as the change, naming the admin who made it.
+The log says which fields changed but not their values, so the user and group
+signals that fire earlier in that transaction note the values before and after
+(``_pending``), and the ``LogEntry`` picks them up. Notes left by changes made
+outside the admin (a shell, ``createuser``) are dropped when the next request starts.
+"""
+
+from __future__ import annotations
+
+import contextvars
+
+from django.contrib.admin.models import LogEntry
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.contrib.auth.signals import user_logged_in, user_login_failed
+from django.core.signals import request_started
+from django.db.models.signals import m2m_changed, post_save, pre_save
+
+from audit import events
+from audit.models import EventKind
+
+ROLE_FIELDS = ("is_active", "is_staff", "is_superuser")
+ROLE_MODELS = ("auth.user", "auth.group")
+ACTIONS = {1: "added", 2: "changed", 3: "deleted"}
+
+_pending: contextvars.ContextVar[dict | None] = contextvars.ContextVar("audit_pending_role_changes", default=None)
+
+
+def connect() -> None:
+    User = get_user_model()
+    user_logged_in.connect(signed_in, dispatch_uid="audit.signed_in")
+    user_login_failed.connect(sign_in_failed, dispatch_uid="audit.sign_in_failed")
+    pre_save.connect(user_saving, sender=User, dispatch_uid="audit.user_saving")
+    pre_save.connect(group_saving, sender=Group, dispatch_uid="audit.group_saving")
+    m2m_changed.connect(groups_changed, sender=User.groups.through, dispatch_uid="audit.groups_changed")
+    m2m_changed.connect(permissions_changed, sender=Group.permissions.through, dispatch_uid="audit.permissions_changed")
+    post_save.connect(admin_logged, sender=LogEntry, dispatch_uid="audit.admin_logged")
+    request_started.connect(forget_pending, dispatch_uid="audit.forget_pending")
+
+
+def signed_in(sender, request, user, **kwargs) -> None:
+    events.record(EventKind.SIGNED_IN, actor=user, payload=_client(request))
+
+
+def sign_in_failed(sender, credentials, request=None, **kwargs) -> None:
+    """Only the username is kept: Django has already masked the password, and nothing else is needed."""
+    username = str(credentials.get(get_user_model().USERNAME_FIELD) or credentials.get("username") or "")
+    events.record(EventKind.SIGN_IN_FAILED, payload={"username": username[:150], **_client(request)})
+
+
+def _client(request) -> dict:
+    if request is None:
+        return {}
+    return {"ip": request.META.get("REMOTE_ADDR", ""), "user_agent": request.META.get("HTTP_USER_AGENT", "")[:300]}
+
+
+def user_saving(sender, instance, update_fields=None, **kwargs) -> None:
+    if instance.pk is None or (update_fields is not None and not set(update_fields) & set(ROLE_FIELDS)):
+        return  # a new user is logged as added; a last_login update is no role change
+    before = sender.objects.filter(pk=instance.pk).values(*ROLE_FIELDS).first()
+    if before is None:
+        return
+    for field in ROLE_FIELDS:
+        if before[field] != getattr(instance, field):
+            _note("auth.user", instance.pk)["fields"][field] = [before[field], getattr(instance, field)]
+
+
+def group_saving(sender, instance, **kwargs) -> None:
+    if instance.pk is None:
+        return
+    before = sender.objects.filter(pk=instance.pk).values_list("name", flat=True).first()
+    if before is not None and before != instance.name:
+        _note("auth.group", instance.pk)["fields"]["name"] = [before, instance.name]
+
+
+def groups_changed(sender, instance, action, reverse, model, pk_set, **kwargs) -> None:
+    """A user's groups changed, from either side (``user.groups`` or ``group.user_set``)."""
+    if action not in ("post_add", "post_remove", "pre_clear"):
+        return
+    change = "added" if action == "post_add" else "removed"
+    if reverse:  # instance is a group, pk_set its users
+        users = pk_set if action != "pre_clear" else set(instance.user_set.values_list("pk", flat=True))
+        for user_pk in users:
+            _note("auth.user", user_pk)["groups"][change].append(instance.name)
+        return
+    groups = instance.groups.all() if action == "pre_clear" else model.objects.filter(pk__in=pk_set)
+    _note("auth.user", instance.pk)["groups"][change].extend(sorted(groups.values_list("name", flat=True)))
+
+
+def permissions_changed(sender, instance, action, reverse, model, pk_set, **kwargs) -> None:
+    if reverse or action not in ("post_add", "post_remove", "pre_clear"):
+        return
+    change = "added" if action == "post_add" else "removed"
+    permissions = instance.permissions.all() if action == "pre_clear" else model.objects.filter(pk__in=pk_set)
+    codenames = sorted(f"{p.content_type.app_label}.{p.codename}" for p in permissions.select_related("content_type"))
+    _note("auth.group", instance.pk)["permissions"][change].extend(codenames)
+
+
+def _note(model: str, pk) -> dict:
+    pending = _pending.get()
+    if pending is None:
+        pending = {}
+        _pending.set(pending)
+    return pending.setdefault(
+        (model, str(pk)),
+        {"fields": {}, "groups": {"added": [], "removed": []}, "permissions": {"added": [], "removed": []}},
+    )
+
+
+def forget_pending(sender, **kwargs) -> None:
+    _pending.set(None)
+
+
+def admin_logged(sender, instance: LogEntry, created: bool, **kwargs) -> None:
+    """An admin change: a role change for users and groups, a setting change for anything else."""
+    if not created or instance.content_type is None or instance.content_type.app_label == "audit":
+        return
+    model = f"{instance.content_type.app_label}.{instance.content_type.model}"
+    pending = _pending.get() or {}
+    noted = pending.pop((model, str(instance.object_id)), None)
+    payload = {
+        "model": model,
+        "object_id": instance.object_id,
+        "object": instance.object_repr,
+        "action": ACTIONS.get(instance.action_flag, str(instance.action_flag)),
+        "message": instance.get_change_message(),
+    }
+    if noted:
+        payload["changes"] = _non_empty(noted)
+    if model == "auth.user" and instance.action_flag != 3:
+        payload["now"] = _roles_now(instance.object_id)
+    kind = EventKind.ROLE_CHANGED if model in ROLE_MODELS else EventKind.SETTING_CHANGED
+    events.record(kind, actor=instance.user, payload=payload)
+
+
+def _non_empty(noted: dict) -> dict:
+    changes = {"fields": noted["fields"]}
+    for part in ("groups", "permissions"):
+        if noted[part]["added"] or noted[part]["removed"]:
+            changes[part] = noted[part]
+    return changes
+
+
+def _roles_now(user_pk) -> dict:
+    user = get_user_model().objects.filter(pk=user_pk).first()
+    if user is None:
+        return {}
+    roles_now = {field: getattr(user, field) for field in ROLE_FIELDS}
+    return {"groups": sorted(user.groups.values_list("name", flat=True)), **roles_now}

@@ -1,0 +1,177 @@
+"""Reviewer and agent statistics over a period, read from the decisions and holds themselves.
+
+A decision counts in the period it was made (``Decision.created_at``), whatever
+the platform later did with it. Shares are of items, since one decision may
+approve one refund and reject another. Time to decide is ``timing.to_decide``.
+"Expired" means, for an agent, its holds that expired undecided in the period
+(by their expiry time); for a reviewer, their decisions that reached the
+platform too late. Amounts are the items' ``amount`` (or ``refund_amount``,
+``total``) values, summed as decimals: asked is what the agent proposed,
+approved what the reviewer let through (the edited amount for an edit, none for
+a reject). Currencies are not told apart.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import statistics
+from collections import defaultdict
+from datetime import date, timedelta
+from decimal import Decimal, InvalidOperation
+
+from django.contrib.auth import get_user_model
+from django.db.models import Count
+from django.db.models.functions import Coalesce
+
+from audit.queries import day_start, parse_day
+from holds.models import Decision, DecisionItem, Hold
+from holds.queue import AMOUNT_KEYS
+
+DEFAULT_DAYS = 30
+MAX_DAYS = 366
+
+
+@dataclasses.dataclass(frozen=True)
+class Period:
+    start: date
+    end: date  # inclusive
+
+    @classmethod
+    def from_query(cls, query, today: date) -> Period:
+        """The period asked for, else the last 30 days; at most a year, and never reversed."""
+        end = parse_day(query.get("until", "")) or today
+        start = parse_day(query.get("since", "")) or end - timedelta(days=DEFAULT_DAYS - 1)
+        if start > end:
+            start, end = end, start
+        return cls(max(start, end - timedelta(days=MAX_DAYS - 1)), end)
+
+    @property
+    def bounds(self):
+        return day_start(self.start), day_start(self.end + timedelta(days=1))
+
+
+@dataclasses.dataclass
+class Row:
+    label: str
+    decisions: int = 0
+    approve: int = 0
+    edit: int = 0
+    reject: int = 0
+    expired: int = 0
+    asked: Decimal = Decimal(0)
+    approved: Decimal = Decimal(0)
+    seconds: list[float] = dataclasses.field(default_factory=list)
+
+    @property
+    def items(self) -> int:
+        return self.approve + self.edit + self.reject
+
+    def share(self, action: str) -> float:
+        return getattr(self, action) / self.items if self.items else 0.0
+
+    @property
+    def approve_share(self) -> float:
+        return self.share("approve")
+
+    @property
+    def edit_share(self) -> float:
+        return self.share("edit")
+
+    @property
+    def reject_share(self) -> float:
+        return self.share("reject")
+
+    @property
+    def median_seconds(self) -> float | None:
+        return statistics.median(self.seconds) if self.seconds else None
+
+    @property
+    def p95_seconds(self) -> float | None:
+        """The nearest-rank 95th percentile: the time 95 % of decisions took at most."""
+        if not self.seconds:
+            return None
+        ordered = sorted(self.seconds)
+        return ordered[math.ceil(0.95 * len(ordered)) - 1]
+
+
+@dataclasses.dataclass(frozen=True)
+class Statistics:
+    period: Period
+    reviewers: list[Row]
+    agents: list[Row]
+
+
+def compute(period: Period) -> Statistics:
+    """Three queries whatever the period: decisions, their items, and expired holds per agent."""
+    start, end = period.bounds
+    decisions = Decision.objects.filter(created_at__gte=start, created_at__lt=end)
+    reviewers: dict[int, Row] = {}
+    agents: dict[str, Row] = defaultdict(lambda: Row(label=""))
+    owners: dict[int, tuple[Row, Row]] = {}
+    rows = decisions.values_list("pk", "reviewer_id", "hold__agent", "created_at", "hold__first_seen_at", "outcome")
+    for pk, reviewer_id, agent, created_at, first_seen_at, outcome in rows.iterator(chunk_size=5000):
+        reviewer = reviewers.setdefault(reviewer_id, Row(label=""))
+        by_agent = agents[agent]
+        by_agent.label = agent
+        owners[pk] = (reviewer, by_agent)
+        for row in (reviewer, by_agent):
+            row.decisions += 1
+            row.seconds.append((created_at - first_seen_at).total_seconds())
+        if outcome == Decision.Outcome.EXPIRED:
+            reviewer.expired += 1
+    items = DecisionItem.objects.filter(decision__in=decisions)
+    items = items.values_list("decision_id", "action", "original_data", "data")
+    for decision_id, action, original_data, data in items.iterator(chunk_size=5000):
+        asked, approved = amounts(action, original_data, data)
+        for row in owners.get(decision_id, ()):
+            setattr(row, action, getattr(row, action) + 1)
+            row.asked += asked
+            row.approved += approved
+    for agent, count in _expired_holds(start, end):
+        agents[agent].label = agent
+        agents[agent].expired = count
+    _name_reviewers(reviewers)
+    return Statistics(period, sorted(reviewers.values(), key=_order), sorted(agents.values(), key=_order))
+
+
+def _expired_holds(start, end):
+    ended = Coalesce("expires_at", "closed_at")
+    expired = Hold.objects.filter(status=Hold.Status.EXPIRED).alias(ended=ended).filter(ended__gte=start, ended__lt=end)
+    return expired.values_list("agent").annotate(count=Count("pk")).order_by()
+
+
+def _name_reviewers(reviewers: dict[int, Row]) -> None:
+    for user in get_user_model().objects.filter(pk__in=reviewers):
+        reviewers[user.pk].label = user.get_username()
+
+
+def _order(row: Row):
+    return (-row.decisions, row.label)
+
+
+def amounts(action: str, original_data, data) -> tuple[Decimal, Decimal]:
+    """(asked, approved) for one decided item."""
+    asked = amount_of(original_data)
+    if action == DecisionItem.Action.APPROVE:
+        return asked, asked
+    if action == DecisionItem.Action.EDIT:
+        return asked, amount_of(data)
+    return asked, Decimal(0)
+
+
+def amount_of(data) -> Decimal:
+    """The item's amount, as the agent (or reviewer) wrote it; 0 when it has none that reads as a number."""
+    if not isinstance(data, dict):
+        return Decimal(0)
+    for key in AMOUNT_KEYS:
+        value = data.get(key)
+        if value is None or isinstance(value, bool):
+            continue
+        try:
+            amount = Decimal(str(value))
+        except InvalidOperation:
+            continue
+        if amount.is_finite():
+            return amount
+    return Decimal(0)

@@ -1,0 +1,92 @@
+"""The audit pages, for auditors (and superusers) only: thin, they call the modules doing the work."""
+
+from django.contrib.auth import get_user_model
+from django.http import StreamingHttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
+
+from audit import charts, describe, diff, export, queries, stats, timing
+from audit.models import AuditEvent, EventKind
+from audit.payloads import ITEM_ACTIONS
+from holds import roles
+from holds.models import Decision, Hold
+
+OUTCOMES = [*Decision.Outcome.values, "retry"]
+
+
+auditor_required = roles.required(roles.can_audit, "Reading the audit needs the Auditors role.")
+
+
+@auditor_required
+def event_list(request):
+    filters = queries.Filters.from_query(request.GET)
+    events, next_cursor = queries.page(queries.filtered(filters), request.GET.get("after", ""))
+    context = {
+        "rows": [(event, describe.summary(event)) for event in events],
+        "next_cursor": next_cursor,
+        "filters": filters,
+        "query": filters.query_string(),
+        "kinds": EventKind.choices,
+        "actions": ITEM_ACTIONS,
+        "outcomes": OUTCOMES,
+        "people": get_user_model().objects.order_by("username").only("pk", "username"),
+        "section": "list",
+    }
+    return render(request, "audit/list.html", context)
+
+
+@auditor_required
+def export_csv(request):
+    filters = queries.Filters.from_query(request.GET)
+    stamp = timezone.localtime().strftime("%Y%m%d-%H%M%S")
+    response = StreamingHttpResponse(export.lines(filters), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="audit-{stamp}.csv"'
+    return response
+
+
+@auditor_required
+def event_detail(request, sequence):
+    event = get_object_or_404(AuditEvent.objects.select_related("decision", "hold_record"), sequence=sequence)
+    return render(request, "audit/event.html", {"event": event, "summary": describe.summary(event), "section": "list"})
+
+
+@auditor_required
+def decision_detail(request, pk):
+    decision = get_object_or_404(Decision.objects.select_related("hold", "reviewer"), pk=pk)
+    context = {
+        "decision": decision,
+        "hold": decision.hold,
+        "diffs": [diff.item_diff(item) for item in decision.items.all()],
+        "attempts": list(decision.delivery_attempts.all()),
+        "waited": timing.waited(decision),
+        "to_decide": timing.to_decide(decision),
+        "to_deliver": timing.to_deliver(decision),
+        "events": [(event, describe.summary(event)) for event in decision.audit_events.order_by("at", "sequence")],
+        "section": "list",
+    }
+    return render(request, "audit/decision.html", context)
+
+
+@auditor_required
+def hold_timeline(request, pk):
+    hold = get_object_or_404(Hold, pk=pk)
+    context = {
+        "hold": hold,
+        "events": [(event, describe.summary(event)) for event in queries.timeline(hold).defer("search_text")],
+        "decisions": list(hold.decisions.select_related("reviewer").order_by("created_at", "pk")),
+        "section": "list",
+    }
+    return render(request, "audit/timeline.html", context)
+
+
+@auditor_required
+def statistics(request):
+    period = stats.Period.from_query(request.GET, timezone.localdate())
+    computed = stats.compute(period)
+    context = {
+        "stats": computed,
+        "reviewer_charts": charts.for_rows("reviewer", computed.reviewers, timing.humanize),
+        "agent_charts": charts.for_rows("agent", computed.agents, timing.humanize),
+        "section": "stats",
+    }
+    return render(request, "audit/stats.html", context)

@@ -1,0 +1,327 @@
+"""Auditors read the trail: the list and its filters, a decision's diff, a hold's timeline, the CSV and the statistics."""
+
+import csv
+import io
+from datetime import timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from audit import events, queries
+from audit.models import AuditEvent, EventKind
+from holds import decisions, roles
+from holds.decisions import ItemChoice
+from holds.models import Decision, Hold
+from tests.conftest import make_user
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def ada(db):
+    return make_user("ada", roles.AUDITORS, first_name="Ada", last_name="Auditor")
+
+
+@pytest.fixture
+def ada_client(client, ada):
+    client.force_login(ada)
+    return client
+
+
+@pytest.fixture
+def decided(samples, alice, platform_client):
+    """Alice's decision on h_13, applied: one refund approved, the other cut from 129.00 to 100.00."""
+    choices = [
+        ItemChoice("toolu_01A9xQ2mZ", "approve"),
+        ItemChoice("toolu_01B7kR4pW", "edit", {"order_id": "A-1002", "amount": "100.00", "reason": "changed mind"}, "partial refund"),
+    ]
+    decision = decisions.submit(samples["h_13"], alice, choices)
+    decisions.deliver(decision.pk, platform_client)
+    decision.refresh_from_db()
+    return decision
+
+
+def audit_urls(decision: Decision) -> list[str]:
+    event = events.record(EventKind.SIGNED_IN)
+    return [
+        reverse("audit:list"),
+        reverse("audit:list") + "?kind=claimed&q=a-1001",
+        reverse("audit:export"),
+        reverse("audit:event", args=[event.sequence]),
+        reverse("audit:decision", args=[decision.pk]),
+        reverse("audit:hold-timeline", args=[decision.hold_id]),
+        reverse("audit:stats"),
+    ]
+
+
+def listed(client, query: str = "") -> list[int]:
+    """Every event sequence the list shows for ``query``, following its pages to the end."""
+    sequences, url = [], reverse("audit:list") + "?" + query
+    while url:
+        response = client.get(url)
+        assert response.status_code == 200
+        sequences += [event.sequence for event, _ in response.context["rows"]]
+        cursor = response.context["next_cursor"]
+        url = reverse("audit:list") + f"?{query}&after={cursor}" if cursor else None
+    return sequences
+
+
+def exported(client, query: str = "") -> list[dict]:
+    response = client.get(reverse("audit:export") + "?" + query)
+    assert response.status_code == 200 and response.streaming
+    assert response["Content-Type"] == "text/csv; charset=utf-8"
+    return list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+
+
+# Who may read it
+
+
+def test_a_reviewer_gets_403_on_every_audit_page(alice_client, decided):
+    for url in audit_urls(decided):
+        response = alice_client.get(url)
+        assert response.status_code == 403, url
+        assert b"Reading the audit needs the Auditors role" in response.content
+
+
+def test_an_auditor_and_a_superuser_may_read_every_audit_page(client, ada, decided):
+    for user in (ada, make_user("root", is_superuser=True, is_staff=True)):
+        client.force_login(user)
+        for url in audit_urls(decided):
+            assert client.get(url).status_code == 200, url
+
+
+def test_the_audit_needs_a_login(client, decided):
+    response = client.get(reverse("audit:list"))
+
+    assert response.status_code == 302 and response.url.startswith(reverse("login"))
+
+
+def test_the_admin_shows_audit_events_and_lets_nobody_add_change_or_delete_them(client, alice):
+    event = events.record(EventKind.CLAIMED, actor=alice)
+    client.force_login(make_user("root", is_superuser=True, is_staff=True))
+
+    listing = client.get(reverse("admin:audit_auditevent_changelist") + "?kind__exact=claimed")
+    detail = client.get(reverse("admin:audit_auditevent_change", args=[event.pk]))
+
+    assert listing.status_code == 200 and b"alice" in listing.content
+    assert detail.status_code == 200 and b"Save" not in detail.content
+    assert client.get(reverse("admin:audit_auditevent_add")).status_code == 403
+    assert client.post(reverse("admin:audit_auditevent_delete", args=[event.pk]), {"post": "yes"}).status_code == 403
+    assert AuditEvent.objects.filter(pk=event.pk).exists()
+
+
+# The list
+
+
+def test_the_list_shows_the_newest_event_first_with_who_and_what(ada_client, alice, samples):
+    events.record(EventKind.CLAIMED, actor=alice, hold=samples["h_12"])
+    events.record(EventKind.RELEASED, actor=alice, hold=samples["h_12"])
+
+    response = ada_client.get(reverse("audit:list"))
+
+    kinds = [event.kind for event, _ in response.context["rows"]]
+    assert kinds[:2] == ["released", "claimed"]
+    assert "llamaindex-support" in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("kind=decision_submitted", {"bob rejects A-1001", "alice approves A-1002"}),
+        ("action=reject", {"bob rejects A-1001"}),
+        ("agent=upsonic-support", {"alice approves A-1002", "system applied h_13"}),
+        ("outcome=applied", {"system applied h_13"}),
+        ("hold=h_12", {"bob rejects A-1001"}),
+        ("run=r_42", {"alice approves A-1002", "system applied h_13"}),
+        ("item=toolu_01B7kR4pW", {"alice approves A-1002"}),
+        ("q=A-1001", {"bob rejects A-1001"}),
+        ("q=129.00", {"alice approves A-1002"}),
+        ("kind=decision_submitted&agent=upsonic-support&action=approve", {"alice approves A-1002"}),
+    ],
+)
+def test_each_filter_narrows_the_list(ada_client, alice, bob, samples, query, expected):
+    labelled = {
+        "bob rejects A-1001": events.record(
+            EventKind.DECISION_SUBMITTED, actor=bob, hold=samples["h_12"],
+            payload={"items": [{"id": "A-1001", "action": "reject", "original_data": {"order_id": "A-1001", "amount": "49.90"}}]},
+        ),
+        "alice approves A-1002": events.record(
+            EventKind.DECISION_SUBMITTED, actor=alice, hold=samples["h_13"],
+            payload={"items": [{"id": "toolu_01B7kR4pW", "action": "approve", "original_data": {"order_id": "A-1002", "amount": "129.00"}}]},
+        ),
+        "system applied h_13": events.record(EventKind.APPLIED, hold=samples["h_13"], payload={"outcome": "applied"}),
+    }
+    names = {event.sequence: name for name, event in labelled.items()}
+
+    assert {names[sequence] for sequence in listed(ada_client, query) if sequence in names} == expected
+
+
+def test_the_reviewer_and_date_filters(ada_client, alice, bob):
+    mine = events.record(EventKind.SIGNED_IN, actor=alice)
+    events.record(EventKind.SIGNED_IN, actor=bob)
+    today = timezone.localdate()
+
+    assert listed(ada_client, f"reviewer={alice.pk}") == [mine.sequence]
+    assert len(listed(ada_client, f"since={today}&until={today}")) == 3  # ada's own sign-in too
+    assert listed(ada_client, f"until={today - timedelta(days=1)}") == []
+
+
+def test_keyset_pages_cover_every_event_once_in_order(ada_client, alice, monkeypatch):
+    monkeypatch.setattr(queries, "PAGE_SIZE", 7)
+    for _ in range(30):
+        events.record(EventKind.CLAIMED, actor=alice)
+
+    sequences = listed(ada_client)
+
+    assert sequences == sorted(AuditEvent.objects.values_list("sequence", flat=True), reverse=True)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["since=9999-12-31&until=9999-12-31", "reviewer=99999999999999999999", "after=not-a-cursor",
+     f"after={queries.encode(timezone.now().replace(tzinfo=None), 5)}", "kind=<script>", "since=0001-01-01"],
+)
+def test_a_mangled_filter_or_cursor_is_ignored_never_a_500(ada_client, alice, query):
+    events.record(EventKind.CLAIMED, actor=alice)
+
+    for page in ("audit:list", "audit:export", "audit:stats"):
+        assert ada_client.get(reverse(page) + "?" + query).status_code == 200, page
+
+
+def test_agent_written_text_is_shown_as_text(ada_client, alice, samples):
+    hostile = samples["h_16"]
+    events.record(
+        EventKind.DECISION_SUBMITTED, actor=alice, hold=hostile,
+        payload={"items": [{"id": "call_<b>9</b>", "action": "approve", "original_data": hostile.items.first().data}]},
+    )
+
+    body = ada_client.get(reverse("audit:list")).content.decode()
+    detail = ada_client.get(reverse("audit:event", args=[AuditEvent.objects.latest("sequence").sequence])).content.decode()
+
+    for page in (body, detail):
+        assert "<b>9</b>" not in page and "<svg onload" not in page
+        assert "call_&lt;b&gt;9&lt;/b&gt;" in page
+
+
+# The CSV export
+
+
+def test_the_csv_export_is_exactly_the_filtered_list(ada_client, alice, bob, samples, monkeypatch):
+    monkeypatch.setattr(queries, "PAGE_SIZE", 5)
+    monkeypatch.setattr(queries, "EXPORT_CHUNK", 4)
+    for n in range(12):
+        reviewer, hold = (alice, samples["h_12"]) if n % 3 else (bob, samples["h_13"])
+        events.record(EventKind.CLAIMED, actor=reviewer, hold=hold)
+        events.record(EventKind.RELEASED, actor=reviewer, hold=hold)
+
+    for query in ("", f"reviewer={alice.pk}&kind=claimed", "agent=upsonic-support", "hold=h_404"):
+        rows = exported(ada_client, query)
+        assert [int(row["sequence"]) for row in rows] == listed(ada_client, query), query
+
+
+def test_the_csv_export_carries_the_payload_and_defuses_spreadsheet_formulas(ada_client, alice, samples):
+    events.record(
+        EventKind.DECISION_SUBMITTED, actor=alice, hold=samples["h_12"],
+        payload={"items": [{"id": "=HYPERLINK(\"http://evil\")", "action": "approve"}], "note": "ok"},
+    )
+
+    row = exported(ada_client, "kind=decision_submitted")[0]
+
+    assert row["actor"] == "alice" and row["hold_id"] == "h_12" and row["actions"] == "approve"
+    assert row["item_ids"] == "'=HYPERLINK(\"http://evil\")"
+    assert '"note": "ok"' in row["payload"]
+
+
+# A decision and a hold's timeline
+
+
+def test_the_decision_page_shows_who_what_changed_when_and_what_the_platform_did(ada_client, decided):
+    response = ada_client.get(reverse("audit:decision", args=[decided.pk]))
+
+    body = response.content.decode()
+    first, second = response.context["diffs"]
+    assert [line.changed for line in first.lines] == [False, False, False]
+    assert [(line.key, line.before, line.after) for line in second.lines if line.changed] == [("amount", "129.00", "100.00")]
+    assert "Alice Adams" in body and "partial refund" in body
+    assert "Applied by the platform" in body
+    assert [attempt.outcome for attempt in response.context["attempts"]] == ["applied"]
+    assert response.context["to_decide"] == decided.created_at - decided.hold.first_seen_at
+    assert response.context["waited"] == decided.created_at - decided.hold.created_at
+
+
+def test_the_decision_page_shows_a_rejected_item_as_not_acted_on(ada_client, alice, samples):
+    decision = decisions.submit(samples["h_12"], alice, [ItemChoice("A-1001", "reject", comment="not delivered yet")])
+
+    body = ada_client.get(reverse("audit:decision", args=[decision.pk])).content.decode()
+
+    assert "rejected: not acted on" in body and "not delivered yet" in body
+
+
+def test_the_decision_page_escapes_the_agents_text(ada_client, alice, samples):
+    hostile = samples["h_16"]
+    item = hostile.items.first()
+    edited = {**item.data, "amount": "<img src=x onerror=alert(7)>"}
+    decision = decisions.submit(hostile, alice, [ItemChoice(item.item_id, "edit", edited, "<script>alert(8)</script>")])
+
+    body = ada_client.get(reverse("audit:decision", args=[decision.pk])).content.decode()
+
+    assert "<script>alert(" not in body and "<img src=x" not in body and "<svg onload" not in body
+    assert "&lt;script&gt;alert(8)&lt;/script&gt;" in body
+
+
+def test_the_hold_timeline_lists_its_events_oldest_first(ada_client, alice, bob, samples):
+    hold = samples["h_12"]
+    events.record(EventKind.CLAIMED, actor=alice, hold=hold)
+    events.record(EventKind.TAKEN_OVER, actor=bob, hold=hold, payload={"from": "alice"})
+    events.record(EventKind.CLAIMED, actor=alice, hold=samples["h_13"])
+
+    response = ada_client.get(reverse("audit:hold-timeline", args=[hold.pk]))
+
+    assert [(event.kind, event.actor_name) for event, _ in response.context["events"]][-2:] == [
+        ("claimed", "alice"),
+        ("taken_over", "bob"),
+    ]
+    assert all(event.hold_id == "h_12" for event, _ in response.context["events"])
+    assert "from alice" in response.content.decode()
+
+
+# Statistics
+
+
+def test_statistics_per_reviewer_and_agent(ada_client, alice, bob, samples, platform_client):
+    now = timezone.now()
+    Hold.objects.filter(pk=samples["h_12"].pk).update(first_seen_at=now - timedelta(minutes=10))
+    Hold.objects.filter(pk=samples["h_13"].pk).update(first_seen_at=now - timedelta(minutes=30))
+    decisions.submit(samples["h_12"], alice, [ItemChoice("A-1001", "approve")], now=now)
+    decisions.submit(samples["h_13"], alice, [
+        ItemChoice("toolu_01A9xQ2mZ", "reject"),
+        ItemChoice("toolu_01B7kR4pW", "edit", {"order_id": "A-1002", "amount": "100.00", "reason": "changed mind"}),
+    ], now=now)
+    decisions.submit(samples["h_17"], bob, [ItemChoice("A-1004", "reject")], now=now)
+    Hold.objects.filter(pk=samples["h_15"].pk).update(status=Hold.Status.EXPIRED, expires_at=now - timedelta(minutes=1))
+
+    response = ada_client.get(reverse("audit:stats"))
+
+    reviewers = {row.label: row for row in response.context["stats"].reviewers}
+    agents = {row.label: row for row in response.context["stats"].agents}
+    assert (reviewers["alice"].decisions, reviewers["alice"].items) == (2, 3)
+    assert (reviewers["alice"].approve, reviewers["alice"].edit, reviewers["alice"].reject) == (1, 1, 1)
+    assert str(reviewers["alice"].asked) == "228.80" and str(reviewers["alice"].approved) == "149.90"
+    assert reviewers["alice"].median_seconds == pytest.approx(20 * 60)
+    assert reviewers["alice"].p95_seconds == pytest.approx(30 * 60)
+    assert (reviewers["bob"].decisions, reviewers["bob"].reject_share) == (1, 1.0)
+    assert agents["support-openai-agents"].expired == 1 and agents["support-openai-agents"].decisions == 0
+    assert agents["upsonic-support"].decisions == 1
+    body = response.content.decode()
+    assert body.count("<svg") == 6 and "<script" not in body.split("<main", 1)[1]
+
+
+def test_statistics_only_count_decisions_in_the_chosen_period(ada_client, alice, samples):
+    decisions.submit(samples["h_12"], alice, [ItemChoice("A-1001", "approve")])
+    last_week = timezone.localdate() - timedelta(days=7)
+
+    response = ada_client.get(reverse("audit:stats"), {"since": last_week - timedelta(days=3), "until": last_week})
+
+    assert response.context["stats"].reviewers == []
+    assert b"No decision in this period" in response.content
