@@ -13,7 +13,14 @@ GROUPS = (REVIEWERS, AUDITORS)
 def in_group(user: AbstractBaseUser | AnonymousUser, group: str) -> bool:
     if not user.is_authenticated or not user.is_active:
         return False
-    return user.is_superuser or user.groups.filter(name=group).exists()
+    return user.is_superuser or group in _group_names(user)
+
+
+def _group_names(user) -> frozenset[str]:
+    """The user's groups, read once per user object (so once per request for ``request.user``)."""
+    if not hasattr(user, "_group_names"):
+        user._group_names = frozenset(user.groups.values_list("name", flat=True))
+    return user._group_names
 
 
 def can_review(user) -> bool:

@@ -32,7 +32,7 @@ from audit import events as audit_events
 from audit.models import EventKind
 from holds import expiry, platform
 from holds.models import Hold, HoldItem, SyncState
-from holds.jsonvalues import scalars, storable
+from holds.jsonvalues import UNSTORABLE, scalars, storable
 
 logger = logging.getLogger(__name__)
 
@@ -240,8 +240,10 @@ def record_hold(hold: Hold, remote: platform.Hold) -> None:
 
 
 def _storable(remote: platform.Hold) -> platform.Hold:
-    cleaned = storable(remote.raw)
-    return remote if cleaned == remote.raw else platform.parse_hold(cleaned)
+    """The hold with any NUL or lone surrogate replaced; the same object in the usual case, where there is none."""
+    if not UNSTORABLE.search(json.dumps(remote.raw, ensure_ascii=False)):
+        return remote
+    return platform.parse_hold(storable(remote.raw))
 
 
 def _mirror(hold: Hold, remote: platform.Hold, digest: str, now) -> Hold:

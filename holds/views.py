@@ -40,7 +40,7 @@ def _queue(request):
         "expiring_options": holds_queue.EXPIRING_WITHIN,
         "freshness": holds_queue.freshness(now),
         "loaded_at": loaded_at.isoformat(),
-        "new_count": matching.filter(first_seen_at__gt=loaded_at).count(),
+        "new_count": matching.filter(first_seen_at__gt=loaded_at).count() if loaded_at < now else 0,
         "now": now,
     }
     if request.htmx and request.htmx.target == "queue-body":
