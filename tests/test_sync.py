@@ -8,6 +8,7 @@ from django.test.utils import CaptureQueriesContext
 
 from holds import sync
 from holds.models import Hold, HoldItem, SyncState
+from tests.conftest import wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -139,8 +140,7 @@ def test_two_overlapping_syncs_of_one_env_run_once(platform_client, platform_sta
     results = []
     first = threading.Thread(target=lambda: results.append(sync.sync_env(platform_client, "default")))
     first.start()
-    while not SyncState.objects.filter(env="default", lease_until__isnull=False).exists():
-        pass
+    wait_until(lambda: SyncState.objects.filter(env="default", lease_until__isnull=False).exists(), interval=0.01)
 
     second = sync.sync_env(platform_client, "default")
     first.join()
