@@ -1,5 +1,6 @@
 """The in-app side of notifications: the bell, the inbox and each user's preferences."""
 
+from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
@@ -35,6 +36,7 @@ def preferences(request):
     events = notify.subscribable_events(request.user)
     if request.method == "POST":
         notify.save_preferences(request.user, {event: request.POST.getlist(event) for event in events})
+        messages.success(request, "Your notification preferences are saved.")
         return redirect("notification-preferences")
     rows = [
         {"event": event, "label": Notification.Event(event).label,

@@ -168,9 +168,10 @@ def test_preferences_choose_the_channels_per_event(client, alice):
     client.force_login(alice)
 
     page = client.get(reverse("notification-preferences")).content.decode()
-    client.post(reverse("notification-preferences"), {"new_holds": ["email"], "expiring_soon": ["in_app"]})
+    saved = client.post(reverse("notification-preferences"), {"new_holds": ["email"], "expiring_soon": ["in_app"]}, follow=True)
 
     assert "New holds" in page and "Expired undecided" not in page  # auditors' event
+    assert b"Your notification preferences are saved." in saved.content
     assert notify.channels_for(alice, "new_holds") == ["email"]
     assert notify.channels_for(alice, "expiring_soon") == ["in_app"]
     assert notify.channels_for(alice, "not_applied") == []
