@@ -18,7 +18,7 @@ import math
 import statistics
 from collections import defaultdict
 from datetime import date, timedelta
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from django.contrib.auth import get_user_model
 from django.db.models import Count
@@ -27,6 +27,7 @@ from django.db.models.functions import Coalesce
 from audit.queries import day_start, parse_day
 from holds.models import Decision, DecisionItem, Hold
 from holds.queue import AMOUNT_KEYS
+from holds.rules import as_decimal
 
 DEFAULT_DAYS = 30
 MAX_DAYS = 366
@@ -165,13 +166,7 @@ def amount_of(data) -> Decimal:
     if not isinstance(data, dict):
         return Decimal(0)
     for key in AMOUNT_KEYS:
-        value = data.get(key)
-        if value is None or isinstance(value, bool):
-            continue
-        try:
-            amount = Decimal(str(value))
-        except InvalidOperation:
-            continue
-        if amount.is_finite():
+        amount = as_decimal(data.get(key))
+        if amount is not None:
             return amount
     return Decimal(0)

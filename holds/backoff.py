@@ -1,8 +1,12 @@
-"""How long to wait before retrying something the network refused: decisions and notifications alike."""
+"""When to try again what the network refused, and when a retry counts as lost: decisions and notifications alike."""
 
 import random
+from datetime import timedelta
 
 from django.conf import settings
+
+# A task due this long ago and still not run was lost (broker or worker down): queue it again.
+REQUEUE_GRACE = timedelta(seconds=60)
 
 
 def retry_delay(attempts: int) -> float:

@@ -18,17 +18,15 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
-from django.utils.formats import date_format
 
 from audit import events as audit_events
 from audit import payloads
 from audit.models import EventKind
-from holds import backoff, notify, platform, sync
+from holds import backoff, notify, platform, sync, wording
 from holds.models import Decision, DecisionItem, DeliveryAttempt, Hold, Notification
 
 logger = logging.getLogger(__name__)
 
-REQUEUE_GRACE = timedelta(seconds=60)
 ATTEMPT_LEASE = timedelta(minutes=2)  # longer than one attempt's connect and read timeouts
 CLOCK_SLACK = timedelta(seconds=2)  # a retry may fire a little before its due time
 
@@ -43,7 +41,7 @@ class DecisionRefused(Exception):
 
 class AlreadyDecided(DecisionRefused):
     def __init__(self, decision: Decision):
-        super().__init__(f"Already decided by {reviewer_name(decision.reviewer)} at {_when(decision.created_at)}.")
+        super().__init__(f"Already decided by {reviewer_name(decision.reviewer)} at {wording.moment(decision.created_at)}.")
         self.decision = decision
 
 
@@ -109,9 +107,9 @@ def submit(hold: Hold, reviewer, choices: list[ItemChoice], now: datetime | None
 def closed_reason(hold: Hold, now: datetime) -> str:
     """Why the hold can no longer be decided at all ("" while it can)."""
     if hold.expires_at and hold.expires_at <= now and hold.status in (Hold.Status.OPEN, Hold.Status.EXPIRED):
-        return f"This hold expired at {_when(hold.expires_at)}; the agent was told nobody decided."
+        return f"This hold expired at {wording.moment(hold.expires_at)}; the agent was told nobody decided."
     if hold.status == Hold.Status.DECIDED and hold.decided_by:
-        when = f" at {_when(hold.decided_at)}" if hold.decided_at else ""
+        when = f" at {wording.moment(hold.decided_at)}" if hold.decided_at else ""
         return f"This hold was decided by {hold.decided_by}{when}; it can no longer be decided here."
     if hold.status != Hold.Status.OPEN:
         return f"This hold is {hold.get_status_display().lower()}; it can no longer be decided here."
@@ -188,10 +186,10 @@ def _not_open_outcome(error: platform.HoldNotOpen) -> tuple[str, str]:
     final = error.hold
     if final and final.status == Hold.Status.DECIDED and final.decision:
         who = final.decision.decided_by or "someone else"
-        when = f" at {_when(final.decision.decided_at)}" if final.decision.decided_at else ""
+        when = f" at {wording.moment(final.decision.decided_at)}" if final.decision.decided_at else ""
         return Decision.Outcome.DECIDED_ELSEWHERE, f"Decided by {who}{when} before this decision arrived."
     if final and final.status == Hold.Status.EXPIRED:
-        expired = f" at {_when(final.expires_at)}" if final.expires_at else ""
+        expired = f" at {wording.moment(final.expires_at)}" if final.expires_at else ""
         return Decision.Outcome.EXPIRED, f"This hold expired{expired}; the agent was told nobody decided."
     if final and final.status == Hold.Status.CANCELLED:
         return Decision.Outcome.CANCELLED, "The run was cancelled; the hold no longer needs a decision."
@@ -204,7 +202,7 @@ def _retry_later(decision: Decision, error: str) -> float | None:
     hold = decision.hold
     if hold.expires_at and hold.expires_at <= now:
         message = (
-            f"The hold expired at {_when(hold.expires_at)} while the platform could not be reached ({error}). "
+            f"The hold expired at {wording.moment(hold.expires_at)} while the platform could not be reached ({error}). "
             "If an earlier attempt did arrive, the hold's final state will show it once the platform answers."
         )
         _finish(decision, Decision.State.NOT_APPLIED, Decision.Outcome.EXPIRED, message, attempts=attempts)
@@ -249,7 +247,7 @@ def due_for_requeue(now: datetime | None = None) -> list[int]:
     """Decisions still sending well past their due time (and lease): their task was lost (broker or worker down)."""
     now = now or timezone.now()
     return list(
-        Decision.objects.filter(state=Decision.State.SENDING, next_attempt_at__lt=now - REQUEUE_GRACE)
+        Decision.objects.filter(state=Decision.State.SENDING, next_attempt_at__lt=now - backoff.REQUEUE_GRACE)
         .order_by("next_attempt_at")
         .values_list("pk", flat=True)[:500]
     )
@@ -269,7 +267,3 @@ def alert_undelivered(now: datetime | None = None) -> list[Decision]:
     with transaction.atomic():
         notify.undelivered(late, now)
     return late
-
-
-def _when(moment: datetime) -> str:
-    return date_format(timezone.localtime(moment), "Y-m-d H:i T")

@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from audit import events as audit_events
 from audit.models import EventKind
-from holds import backoff, channels, roles
+from holds import backoff, channels, roles, wording
 from holds.models import (
     Decision,
     DigestState,
@@ -55,7 +55,6 @@ USER_CHANNELS = [Channel.IN_APP, Channel.EMAIL]
 # A decision still undelivered is announced to whoever asked to hear of decisions not applied.
 PREFERENCE_FOR = {Event.UNDELIVERED: Event.NOT_APPLIED}
 SENDING_LEASE = timedelta(minutes=10)
-REQUEUE_GRACE = timedelta(seconds=60)
 
 
 def subscribable_events(user) -> list[str]:
@@ -111,7 +110,7 @@ def expiring_soon(holds: list[Hold], now: datetime) -> list[Notification]:
         messages.append(Message(
             f"hold:{hold.pk}", [claimant] if claimant else reviewers,
             title=f"Expires in {minutes} min: {_short(hold.question)}",
-            body=f"{hold.agent} asked: {hold.question}\nIt expires at {_time(hold.expires_at)}; "
+            body=f"{hold.agent} asked: {hold.question}\nIt expires at {wording.moment(hold.expires_at)}; "
                  "after that the agent is told nobody decided.",
             link=link_to(hold), hold=hold,
         ))
@@ -125,7 +124,7 @@ def expired(holds: list[Hold]) -> list[Notification]:
         Message(
             f"hold:{hold.pk}", auditors,
             title=f"Expired undecided: {_short(hold.question)}",
-            body=f"{hold.agent} asked: {hold.question}\nNobody decided before {_time(hold.expires_at)}; the agent was told so.",
+            body=f"{hold.agent} asked: {hold.question}\nNobody decided before {wording.moment(hold.expires_at)}; the agent was told so.",
             link=link_to(hold), hold=hold,
         )
         for hold in holds
@@ -188,7 +187,7 @@ def new_holds_digest(holds: list[Hold], now: datetime) -> list[Notification]:
         return []
     listed = [
         {"hold_id": h.hold_id, "question": _short(h.question), "agent": h.agent, "link": link_to(h),
-         "expires_at": _time(h.expires_at) if h.expires_at else "never"}
+         "expires_at": wording.moment(h.expires_at) if h.expires_at else "never"}
         for h in holds
     ]
     lines = "\n".join(f"- {h['question']} ({h['agent']}, expires {h['expires_at']}): {h['link']}" for h in listed)
@@ -325,7 +324,9 @@ def due_for_requeue(now: datetime | None = None) -> list[int]:
         status=Notification.Status.PENDING
     )
     return list(
-        Notification.objects.filter(status=Notification.Status.PENDING, next_attempt_at__lt=now - REQUEUE_GRACE)
+        Notification.objects.filter(
+            status=Notification.Status.PENDING, next_attempt_at__lt=now - backoff.REQUEUE_GRACE
+        )
         .values_list("pk", flat=True)[:500]
     )
 
@@ -337,7 +338,3 @@ def unread_count(user) -> int:
 def _short(text: str, limit: int = 80) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _time(moment: datetime) -> str:
-    return timezone.localtime(moment).strftime("%Y-%m-%d %H:%M %Z")

@@ -11,12 +11,12 @@ import base64
 import dataclasses
 import json
 from datetime import datetime, timedelta
-from decimal import Decimal, InvalidOperation
 
 from django.conf import settings
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
+from holds import rules
 from holds.models import Decision, Hold, SyncState
 
 PAGE_SIZE = 50
@@ -145,19 +145,9 @@ def amounts(hold: Hold) -> list[str]:
     for item in hold.items.all():
         if isinstance(item.data, dict):
             for key in AMOUNT_KEYS:
-                if _is_number(item.data.get(key)):
+                if rules.as_decimal(item.data.get(key)) is not None:
                     found.append(str(item.data[key]))
     return found
-
-
-def _is_number(value) -> bool:
-    if isinstance(value, bool) or value is None:
-        return False
-    try:
-        Decimal(str(value))
-    except InvalidOperation:
-        return False
-    return True
 
 
 def urgency(hold: Hold, now: datetime) -> str:

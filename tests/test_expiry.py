@@ -9,7 +9,7 @@ from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 
-from holds import decisions, expiry, notify, queue, sync
+from holds import decisions, expiry, notify, queue, sync, wording
 from holds.decisions import ItemChoice
 from holds.models import Decision, Hold, Notification
 
@@ -131,7 +131,7 @@ def test_a_decision_after_expiry_is_refused_and_never_reaches_the_platform(alice
     with time_machine.travel(hold.expires_at + timedelta(seconds=30)):
         response = alice_client.post(reverse("hold-review", args=[hold.pk]), review_form(hold, confirm="yes"))
 
-    assert f"This hold expired at {decisions._when(hold.expires_at)}; the agent was told nobody decided." in response.content.decode()
+    assert f"This hold expired at {wording.moment(hold.expires_at)}; the agent was told nobody decided." in response.content.decode()
     assert not Decision.objects.exists()
     assert not [r for r in platform_state.requests if r["method"] == "POST"]
 
