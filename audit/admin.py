@@ -10,6 +10,7 @@ from django.utils.functional import cached_property
 
 from audit.models import AuditChainHead, AuditEvent
 from holds.models import Decision
+from reviewqueue.admin import ReadOnlyAdmin
 
 COUNT_LIMIT = 10_000
 
@@ -31,17 +32,6 @@ class OutcomeFilter(admin.SimpleListFilter):
 
     def queryset(self, request, queryset):
         return queryset.filter(outcome=self.value()) if self.value() else queryset
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(AuditEvent)

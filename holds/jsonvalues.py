@@ -1,8 +1,9 @@
 """Agent-written JSON: made storable in PostgreSQL, and walked for the values inside it."""
 
-import re
+from reviewqueue.readers import UNSTORABLE
 
-UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
+__all__ = ["UNSTORABLE", "scalars", "storable"]
+
 EXACT_FLOAT_LIMIT = 1e16
 
 

@@ -18,10 +18,11 @@ class Hold(models.Model):
         GONE = "gone", "Gone from the platform"
 
     env = models.CharField(max_length=100)
-    hold_id = models.CharField(max_length=200)
-    run_id = models.CharField(max_length=200)
-    agent = models.CharField(max_length=200)
-    capability = models.CharField(max_length=200)
+    # Text, as the contract sets no limit; sync refuses ids too long for an index entry.
+    hold_id = models.TextField()
+    run_id = models.TextField()
+    agent = models.TextField()
+    capability = models.TextField()
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
     question = models.TextField()
     intent = models.TextField(blank=True)
@@ -33,7 +34,7 @@ class Hold(models.Model):
     first_seen_at = models.DateTimeField()
     last_synced_at = models.DateTimeField()
     closed_at = models.DateTimeField(null=True, help_text="When the mirror learned the hold left the open list.")
-    decided_by = models.CharField(max_length=200, blank=True, help_text="Who decided, as the platform reports it.")
+    decided_by = models.TextField(blank=True, help_text="Who decided, as the platform reports it.")
     decided_at = models.DateTimeField(null=True)
     platform_decision = models.JSONField(null=True, blank=True)
     payload = models.JSONField(help_text="The hold as the platform last sent it.")
@@ -104,16 +105,24 @@ class HoldItem(models.Model):
 class SyncState(models.Model):
     """How the last sync of one env went, and the lease that keeps two syncs of it apart."""
 
+    class ErrorSource(models.TextChoices):
+        PLATFORM = "platform", "The platform"
+        REVIEW_QUEUE = "review_queue", "Review Queue"
+
     env = models.CharField(max_length=100, unique=True)
     last_started_at = models.DateTimeField(null=True)
     last_success_at = models.DateTimeField(null=True)
     last_error = models.TextField(blank=True)
     last_error_at = models.DateTimeField(null=True)
+    error_source = models.CharField(
+        max_length=16, choices=ErrorSource.choices, blank=True, help_text="Whose fault the last error was."
+    )
     failing_since = models.DateTimeField(null=True, help_text="The first failure since the last success.")
     open_count = models.PositiveIntegerField(default=0)
     created_count = models.PositiveIntegerField(default=0)
     updated_count = models.PositiveIntegerField(default=0)
     closed_count = models.PositiveIntegerField(default=0)
+    quarantined_count = models.PositiveIntegerField(default=0, help_text="Listed holds the last sync could not mirror.")
     duration_ms = models.PositiveIntegerField(null=True)
     lease_token = models.CharField(max_length=36, blank=True)
     lease_until = models.DateTimeField(null=True)
@@ -124,6 +133,40 @@ class SyncState(models.Model):
     @property
     def failing(self) -> bool:
         return self.failing_since is not None
+
+
+class QuarantinedHold(models.Model):
+    """A hold the platform lists that sync can neither read nor store, so that it stops no other hold.
+
+    It reaches no reviewer. Sync keeps the row while the platform lists the hold
+    unchanged, and removes it once the hold is stored or leaves the platform.
+    """
+
+    env = models.CharField(max_length=100)
+    key = models.CharField(max_length=64, help_text="SHA-256 of the hold id (or, without one, of the excerpt).")
+    hold_id = models.TextField(blank=True, help_text="As the platform sent it; blank when it sent none.")
+    reason = models.TextField()
+    excerpt = models.TextField(help_text="The start of the hold's JSON as received.")
+    first_seen_at = models.DateTimeField()
+    last_seen_at = models.DateTimeField()
+    times_seen = models.PositiveIntegerField(default=1, help_text="How many syncs found it.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["env", "key"], name="quarantined_hold_once_per_env")]
+        ordering = ["-first_seen_at"]
+
+    def __str__(self) -> str:
+        return f"{self.env}/{self.hold_id or '(no hold id)'}"
+
+
+class PeriodicRun(models.Model):
+    """When each periodic task last ran: nothing recent here means Celery beat is not running."""
+
+    task = models.CharField(max_length=100, unique=True)
+    last_run_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return self.task
 
 
 class Decision(models.Model):

@@ -7,23 +7,23 @@ it is and holds arriving meanwhile do not shift the rows under a reviewer.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import json
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from holds import rules
+from holds import heartbeat, rules
 from holds.models import Decision, Hold, SyncState
+from reviewqueue import readers
 
 PAGE_SIZE = 50
 EXPIRING_WITHIN = {"15m": timedelta(minutes=15), "1h": timedelta(hours=1), "4h": timedelta(hours=4), "24h": timedelta(days=1)}
 AMOUNT_KEYS = ("amount", "refund_amount", "total")
 URGENT = timedelta(minutes=15)
 SOON = timedelta(hours=1)
+CLAIM_CHOICES = ("mine", "unclaimed")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,19 +32,20 @@ class Filters:
     capability: str = ""
     env: str = ""
     expiring: str = ""
-    claim: str = ""  # "mine" or "unclaimed"
+    claim: str = ""  # one of CLAIM_CHOICES
     q: str = ""
 
     @classmethod
     def from_query(cls, query) -> Filters:
-        values = {
-            field.name: query.get(field.name, "").replace("\x00", "").strip()[:200] for field in dataclasses.fields(cls)
-        }
-        if values["expiring"] not in EXPIRING_WITHIN:
-            values["expiring"] = ""
-        if values["claim"] not in ("mine", "unclaimed"):
-            values["claim"] = ""
-        return cls(**values)
+        """Read the filters from a query string; a value that cannot be one raises ``readers.BadValue`` (a 400)."""
+        return cls(
+            agent=readers.text(query.get("agent", ""), "agent"),
+            capability=readers.text(query.get("capability", ""), "capability"),
+            env=readers.text(query.get("env", ""), "env"),
+            expiring=readers.choice(query.get("expiring", ""), "expiring", EXPIRING_WITHIN),
+            claim=readers.choice(query.get("claim", ""), "claim", CLAIM_CHOICES),
+            q=readers.text(query.get("q", ""), "q"),
+        )
 
     @property
     def active(self) -> bool:
@@ -90,8 +91,11 @@ def filtered(filters: Filters, user, now: datetime) -> QuerySet[Hold]:
 
 
 def page(holds: QuerySet[Hold], after: str) -> tuple[list[Hold], str]:
-    """One page of ``holds`` after the cursor ``after``, and the cursor of the next page ("" at the end)."""
-    position = _decode(after)
+    """One page of ``holds`` after the cursor ``after``, and the cursor of the next page ("" at the end).
+
+    A cursor this app did not make raises ``readers.BadValue`` (a 400).
+    """
+    position = readers.cursor(after, "after", (readers.moment, readers.moment, readers.identifier), optional={0})
     if position:
         holds = holds.filter(_after(*position))
     rows = list(
@@ -103,7 +107,7 @@ def page(holds: QuerySet[Hold], after: str) -> tuple[list[Hold], str]:
         return rows, ""
     rows = rows[:PAGE_SIZE]
     last = rows[-1]
-    return rows, _encode(last.expires_at, last.created_at, last.pk)
+    return rows, readers.write_cursor(last.expires_at, last.created_at, last.pk)
 
 
 def _after(expires_at: datetime | None, created_at: datetime, pk: int) -> Q:
@@ -115,21 +119,6 @@ def _after(expires_at: datetime | None, created_at: datetime, pk: int) -> Q:
         | Q(expires_at=expires_at) & later_in_same_expiry
         | Q(expires_at__isnull=True)
     )
-
-
-def _encode(expires_at: datetime | None, created_at: datetime, pk: int) -> str:
-    raw = json.dumps([expires_at.isoformat() if expires_at else None, created_at.isoformat(), pk])
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
-
-
-def _decode(cursor: str):
-    if not cursor:
-        return None
-    try:
-        expires_at, created_at, pk = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        return (datetime.fromisoformat(expires_at) if expires_at else None, datetime.fromisoformat(created_at), int(pk))
-    except (ValueError, TypeError):
-        return None  # a mangled cursor shows the first page rather than an error
 
 
 def filter_values() -> dict[str, list[str]]:
@@ -164,20 +153,30 @@ class Freshness:
     failing_since: datetime | None
     last_success_at: datetime | None
     last_error: str
+    periodic_last_run_at: datetime | None = None  # when beat's tasks last ran: None if never
+    periodic_stopped: bool = False  # they ran, but not for three sync intervals: beat or every worker is down
+    failing_here: bool = False  # the failing sync broke on an error in Review Queue, not on the platform
+    quarantined: int = 0  # listed holds that sync could not mirror (see QuarantinedHold)
 
 
 def freshness(now: datetime) -> Freshness:
-    """Whether the mirror can be trusted: a failed last sync, or none for three intervals, is stale."""
+    """Whether the mirror can be trusted: a failed last sync, none for three intervals, or a stopped beat is stale."""
+    periodic_last_run_at = heartbeat.last_run_at()
+    periodic_stopped = heartbeat.stopped(periodic_last_run_at, now)
     states = list(SyncState.objects.filter(env__in=settings.AGENTOS_ENVS))
     limit = now - timedelta(seconds=3 * settings.SYNC_INTERVAL_SECONDS)
     failing = [state for state in states if state.failing]
     successes = [state.last_success_at for state in states if state.last_success_at]
     last_success = min(successes) if len(successes) == len(settings.AGENTOS_ENVS) else None
     return Freshness(
-        stale=bool(failing) or last_success is None or last_success < limit,
+        stale=bool(failing) or last_success is None or last_success < limit or periodic_stopped,
         failing_since=min((state.failing_since for state in failing), default=None),
         last_success_at=last_success,
         last_error=failing[0].last_error if failing else "",
+        periodic_last_run_at=periodic_last_run_at,
+        periodic_stopped=periodic_stopped,
+        failing_here=bool(failing) and failing[0].error_source == SyncState.ErrorSource.REVIEW_QUEUE,
+        quarantined=sum(state.quarantined_count for state in states),
     )
 
 

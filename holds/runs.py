@@ -5,6 +5,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from holds import platform
+from holds.jsonvalues import storable
 from holds.models import Hold
 
 FRESH_FOR = timedelta(seconds=60)
@@ -19,8 +20,9 @@ def run_context(hold: Hold, client: platform.PlatformClient) -> tuple[dict | Non
         run = client.get_run(hold.env, hold.run_id)
     except platform.PlatformError as error:
         return hold.run_snapshot, str(error)
-    Hold.objects.filter(pk=hold.pk).update(run_snapshot=run.raw, run_fetched_at=now)
-    return run.raw, ""
+    snapshot = storable(run.raw)  # agent text: PostgreSQL refuses a NUL in JSON
+    Hold.objects.filter(pk=hold.pk).update(run_snapshot=snapshot, run_fetched_at=now)
+    return snapshot, ""
 
 
 def customer_message(run: dict | None) -> str:

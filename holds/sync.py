@@ -6,7 +6,15 @@ tells whether anything changed, so the queries do not grow with the number of
 unchanged holds. A hold that left the open list is fetched once to record how
 it ended; nothing is ever deleted, and a hold closed here is never reopened by a
 listing that predates its closing. A failure while listing writes nothing; any
-failure is recorded on the env's ``SyncState``.
+failure is recorded on the env's ``SyncState``, with whose fault it was.
+
+One bad hold stops no other. Text the database cannot hold is made storable
+(``jsonvalues.storable``); a hold that breaks the contract (``platform.UnreadableHold``)
+or that no column here can hold as it is, such as an id too long to index, goes
+to quarantine (``QuarantinedHold``) instead, checked in Python before the bulk
+write. Should the database still refuse the bulk write, the holds are written
+one by one, each in its own transaction, and those it refuses join the
+quarantine. The usual sync pays one query for all this: reading the quarantine.
 
 Two syncs of one env never overlap: each takes a lease on the env's
 ``SyncState`` row with a compare-and-set update, which works on every database
@@ -22,21 +30,28 @@ import logging
 import time
 import uuid
 from datetime import timedelta
+from typing import NamedTuple
 
-from django.db import transaction
+from django.db import DatabaseError, DataError, IntegrityError, transaction
 from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from audit import events as audit_events
-from audit.models import EventKind
+from audit.models import AuditEvent, EventKind
 from holds import expiry, platform
-from holds.models import Hold, HoldItem, SyncState
+from holds.models import Hold, HoldItem, QuarantinedHold, SyncState
 from holds.jsonvalues import UNSTORABLE, scalars, storable
 
 logger = logging.getLogger(__name__)
 
 LEASE = timedelta(minutes=10)
+# The longest id kept in an indexed column: a PostgreSQL btree entry holds at most
+# 2,704 bytes, and 500 characters take at most 2,000 in UTF-8 (with the env beside it).
+MAX_INDEXED_LENGTH = 500
+# Errors by which the database refuses a value, not fails: data exceptions, integrity
+# violations, program limits (an index entry too large).
+REFUSING_SQLSTATE_CLASSES = ("22", "23", "54")
 
 MIRRORED_FIELDS = [
     "run_id",
@@ -69,7 +84,9 @@ class SyncResult:
     created: int = 0
     updated: int = 0
     closed: int = 0
+    quarantined: int = 0
     error: str = ""
+    error_source: str = ""  # a SyncState.ErrorSource
 
 
 def sync_all(client: platform.PlatformClient, envs: list[str]) -> list[SyncResult]:
@@ -85,16 +102,17 @@ def sync_env(client: platform.PlatformClient, env: str) -> SyncResult:
     started = time.monotonic()
     result = SyncResult(env=env)
     try:
-        remote = {hold.hold_id: _storable(hold) for hold in client.open_holds(env)}
+        remote, unreadable = _read_listing(client, env)
         result.open = len(remote)
-        result.created, result.updated, vanished = _store_open_holds(env, remote)
+        result.created, result.updated, vanished, refused = _store_open_holds(env, remote, unreadable)
+        result.quarantined = _quarantine(env, unreadable + refused)
         result.closed = _record_vanished_holds(client, env, vanished)
         _confirm_expired_here(client, env)
     except platform.PlatformError as error:
-        result.error = str(error)
+        result.error, result.error_source = str(error), SyncState.ErrorSource.PLATFORM
         logger.warning("sync of %s failed: %s", env, error)
     except Exception as error:  # recorded so the queue warns, then raised for the task's log
-        result.error = f"{type(error).__name__}: {error}"
+        result.error, result.error_source = f"{type(error).__name__}: {error}", SyncState.ErrorSource.REVIEW_QUEUE
         raise
     finally:
         _finish(env, token, result, duration_ms=int((time.monotonic() - started) * 1000))
@@ -122,7 +140,12 @@ def _finish(env: str, token: str, result: SyncResult, duration_ms: int) -> None:
     now = timezone.now()
     changes = {"lease_token": "", "lease_until": None, "duration_ms": duration_ms}
     if result.error:
-        changes |= {"last_error": result.error, "last_error_at": now, "failing_since": Coalesce("failing_since", Value(now))}
+        changes |= {
+            "last_error": result.error,
+            "last_error_at": now,
+            "error_source": result.error_source,
+            "failing_since": Coalesce("failing_since", Value(now)),
+        }
     else:
         changes |= {
             "failing_since": None,
@@ -131,34 +154,117 @@ def _finish(env: str, token: str, result: SyncResult, duration_ms: int) -> None:
             "created_count": result.created,
             "updated_count": result.updated,
             "closed_count": result.closed,
+            "quarantined_count": result.quarantined,
         }
     SyncState.objects.filter(env=env, lease_token=token).update(**changes)
 
 
-def _store_open_holds(env: str, remote: dict[str, platform.Hold]) -> tuple[int, int, list[Hold]]:
+def _read_listing(client: platform.PlatformClient, env: str) -> tuple[dict[str, platform.Hold], list[platform.UnreadableHold]]:
+    """The open holds that can be stored, by hold id (made storable), and those that cannot."""
+    remote, unreadable = {}, []
+    for listed in client.open_holds(env):
+        if isinstance(listed, platform.Hold):
+            problem = _unstorable_ids(listed)
+            if problem is None:
+                remote[listed.hold_id] = _storable(listed)
+                continue
+            listed = platform.UnreadableHold.of(listed.raw, problem)
+        unreadable.append(listed)
+    return remote, unreadable
+
+
+def _column_limit(name: str) -> int:
+    """The longest value of ``name`` that both the mirror and the audit trail can index."""
+    widths = [model._meta.get_field(name).max_length for model in (Hold, AuditEvent)]
+    return min([MAX_INDEXED_LENGTH, *filter(None, widths)])
+
+
+ID_LIMITS = {name: _column_limit(name) for name in ("hold_id", "run_id", "agent")}
+
+
+def _unstorable_ids(remote: platform.Hold) -> str | None:
+    """Why the hold cannot be stored as it is, or None.
+
+    Ids cannot be made storable the way other text is: changed, they would no
+    longer name the hold, run or item on the platform. The agent's name is an
+    indexed column of the audit trail, hence its limit.
+    """
+    values = [("hold_id", remote.hold_id), ("run_id", remote.run_id), ("agent", remote.agent)]
+    values += [("item id", item.id) for item in remote.items] + [("file id", file.id) for file in remote.files]
+    for name, value in values:
+        limit = ID_LIMITS.get(name, MAX_INDEXED_LENGTH)
+        if len(value) > limit:
+            return f"{name} is {len(value):,} characters long; Review Queue stores at most {limit:,}"
+        if name != "agent" and UNSTORABLE.search(value):
+            return f"{name} holds a NUL or a lone surrogate, which the database cannot store"
+    return None
+
+
+def _store_open_holds(
+    env: str, remote: dict[str, platform.Hold], unreadable: list[platform.UnreadableHold]
+) -> tuple[int, int, list[str], list[platform.UnreadableHold]]:
     """Insert new and update changed open holds.
 
-    Returns how many were created and updated, and the mirror's open holds that
-    the platform no longer lists.
+    Returns how many were created and updated, the mirror's open holds that the
+    platform no longer lists (an unreadable one is still listed), and the holds
+    the database refused.
     """
     columns = ("hold_id", "pk", "payload_digest", "status")
     known = {row[0]: row[1:] for row in Hold.objects.filter(env=env, status=Hold.Status.OPEN).values_list(*columns)}
-    vanished = [hold_id for hold_id in known if hold_id not in remote]
+    listed = remote.keys() | {hold.hold_id for hold in unreadable}
+    vanished = [hold_id for hold_id in known if hold_id not in listed]
     unseen = [hold_id for hold_id in remote if hold_id not in known]
     for chunk in _chunks(unseen, 5000):  # closed holds listed again; usually none
         known |= {row[0]: row[1:] for row in Hold.objects.filter(env=env, hold_id__in=chunk).values_list(*columns)}
-    now = timezone.now()
-    new, changed = [], []
+    writes = []
     for hold_id, remote_hold in remote.items():
         digest = payload_digest(remote_hold.raw)
         if hold_id not in known:
-            new.append(_mirror(Hold(env=env, first_seen_at=now), remote_hold, digest, now))
+            writes.append(_Write(hold_id, None, digest))
             continue
         pk, known_digest, status = known[hold_id]
         if status != Hold.Status.OPEN:
             continue  # closed here (expired, decided) after the platform's listing was made
         if known_digest != digest:
-            changed.append(_mirror(Hold(pk=pk, env=env), remote_hold, digest, now))
+            writes.append(_Write(hold_id, pk, digest))
+    try:
+        _write(env, remote, writes)
+        return _count_new(writes), len(writes) - _count_new(writes), vanished, []
+    except DatabaseError as error:
+        if not _refused(error):
+            raise
+        logger.warning("sync of %s: the database refused a bulk write (%s); writing hold by hold", env, error)
+    written, refused = [], []
+    for write in writes:
+        try:
+            _write(env, remote, [write])
+        except DatabaseError as error:
+            if not _refused(error):
+                raise
+            reason = "the database refused it: " + str(error).strip().splitlines()[0]
+            refused.append(platform.UnreadableHold.of(remote[write.hold_id].raw, reason))
+        else:
+            written.append(write)
+    return _count_new(written), len(written) - _count_new(written), vanished, refused
+
+
+class _Write(NamedTuple):
+    """A hold to insert (``pk`` None) or update, with its new payload digest."""
+
+    hold_id: str
+    pk: int | None
+    digest: str
+
+
+def _count_new(writes: list[_Write]) -> int:
+    return sum(1 for write in writes if write.pk is None)
+
+
+def _write(env: str, remote: dict[str, platform.Hold], writes: list[_Write]) -> None:
+    """Insert or update the holds with their items, in one transaction with the new holds' audit events."""
+    now = timezone.now()
+    new = [_mirror(Hold(env=env, first_seen_at=now), remote[w.hold_id], w.digest, now) for w in writes if w.pk is None]
+    changed = [_mirror(Hold(pk=w.pk, env=env), remote[w.hold_id], w.digest, now) for w in writes if w.pk is not None]
     with transaction.atomic():
         Hold.objects.bulk_create(new, batch_size=1000)
         Hold.objects.bulk_update(changed, MIRRORED_FIELDS, batch_size=500)
@@ -174,7 +280,47 @@ def _store_open_holds(env: str, remote: dict[str, platform.Hold]) -> tuple[int, 
             })
             for hold in new
         )  # last in the transaction: the audit chain's lock is held only briefly
-    return len(new), len(changed), vanished
+
+
+def _refused(error: DatabaseError) -> bool:
+    """Whether the database refused a value (as opposed to failing, e.g. losing its connection)."""
+    sqlstate = getattr(error.__cause__, "sqlstate", None) or ""
+    return isinstance(error, DataError | IntegrityError) or sqlstate[:2] in REFUSING_SQLSTATE_CLASSES
+
+
+def _quarantine(env: str, unreadable: list[platform.UnreadableHold]) -> int:
+    """Keep one quarantine row per hold that could not be mirrored, and drop the rows of the others.
+
+    Returns how many holds are in quarantine. With none, as usual, that costs one read.
+    """
+    now = timezone.now()
+    entries = {_quarantine_key(hold): hold for hold in unreadable}
+    known = {row.key: row for row in QuarantinedHold.objects.filter(env=env).only("key", "times_seen")}
+    gone = [row.pk for key, row in known.items() if key not in entries]
+    if gone:
+        QuarantinedHold.objects.filter(pk__in=gone).delete()
+    known = {key: row for key, row in known.items() if key in entries}
+    new = []
+    for key, hold in entries.items():
+        row = known.get(key) or QuarantinedHold(env=env, key=key, first_seen_at=now, times_seen=0)
+        row.hold_id = storable(_shortened(hold.hold_id))
+        row.reason, row.excerpt = storable(hold.reason), storable(hold.excerpt)
+        row.last_seen_at, row.times_seen = now, row.times_seen + 1
+        if row.pk is None:
+            new.append(row)
+            logger.warning("sync of %s: hold %r quarantined: %s", env, row.hold_id, row.reason)
+    QuarantinedHold.objects.bulk_create(new)
+    QuarantinedHold.objects.bulk_update(list(known.values()), ["hold_id", "reason", "excerpt", "last_seen_at", "times_seen"])
+    return len(entries)
+
+
+def _quarantine_key(hold: platform.UnreadableHold) -> str:
+    identity = f"id:{hold.hold_id}" if hold.hold_id else f"excerpt:{hold.excerpt}"
+    return hashlib.sha256(identity.encode(errors="surrogatepass")).hexdigest()
+
+
+def _shortened(text: str, limit: int = platform.EXCERPT_LENGTH) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _chunks(values: list, size: int):
@@ -188,6 +334,9 @@ def _record_vanished_holds(client: platform.PlatformClient, env: str, vanished: 
     for hold in Hold.objects.filter(env=env, hold_id__in=vanished, status=Hold.Status.OPEN):
         try:
             final = client.get_hold(env, hold.hold_id)
+        except platform.MalformedHold as error:
+            logger.warning("sync of %s: hold %s left the open list, but its end cannot be read: %s", env, hold.hold_id, error)
+            continue  # asked again next sync
         except platform.NotFound:
             now = timezone.now()
             hold.status, hold.closed_at, hold.last_synced_at = Hold.Status.GONE, now, now
@@ -211,6 +360,9 @@ def _confirm_expired_here(client: platform.PlatformClient, env: str) -> None:
     for hold in unconfirmed:
         try:
             final = client.get_hold(env, hold.hold_id)
+        except platform.MalformedHold as error:
+            logger.warning("sync of %s: the end of hold %s cannot be read: %s", env, hold.hold_id, error)
+            continue  # asked again next sync
         except platform.NotFound:
             Hold.objects.filter(pk=hold.pk).update(status=Hold.Status.GONE, last_synced_at=timezone.now())
             continue
@@ -230,7 +382,17 @@ def _record_ending(hold: Hold, final: platform.Hold) -> None:
 
 
 def record_hold(hold: Hold, remote: platform.Hold) -> None:
-    """Save what the platform says of one mirrored hold (after a fetch or a decision's answer)."""
+    """Save what the platform says of one mirrored hold (after a fetch or a decision's answer).
+
+    Should its ids now be past storing, only its status and decision are saved: the
+    rest stays as mirrored, so that recording how it ended never fails.
+    """
+    problem = _unstorable_ids(remote)
+    if problem:
+        logger.warning("hold %s: keeping the mirrored ids, as the platform's now cannot be stored: %s", hold, problem)
+        _mirror_ending(hold, _storable(remote), timezone.now())
+        hold.save(update_fields=ENDING_FIELDS)
+        return
     remote = _storable(remote)
     _mirror(hold, remote, payload_digest(remote.raw), timezone.now())
     with transaction.atomic():
@@ -241,7 +403,8 @@ def record_hold(hold: Hold, remote: platform.Hold) -> None:
 
 def _storable(remote: platform.Hold) -> platform.Hold:
     """The hold with any NUL or lone surrogate replaced; the same object in the usual case, where there is none."""
-    if not UNSTORABLE.search(json.dumps(remote.raw, ensure_ascii=False)):
+    text = json.dumps(remote.raw, ensure_ascii=False)  # writes a NUL as \u0000, a lone surrogate as itself
+    if "\\u0000" not in text and not UNSTORABLE.search(text):
         return remote
     return platform.parse_hold(storable(remote.raw))
 
@@ -252,7 +415,6 @@ def _mirror(hold: Hold, remote: platform.Hold, digest: str, now) -> Hold:
     hold.run_id = remote.run_id
     hold.agent = remote.agent
     hold.capability = remote.capability
-    hold.status = remote.status if remote.status in Hold.Status.values else Hold.Status.OPEN
     hold.question = remote.question
     hold.intent = remote.intent
     hold.details = remote.details
@@ -260,15 +422,24 @@ def _mirror(hold: Hold, remote: platform.Hold, digest: str, now) -> Hold:
     hold.files = [dataclasses.asdict(file) for file in remote.files]
     hold.created_at = remote.created_at or hold.first_seen_at or now
     hold.expires_at = remote.expires_at
+    _mirror_ending(hold, remote, now)
+    hold.payload = remote.raw
+    hold.payload_digest = digest
+    hold.search_text = search_text(remote)
+    return hold
+
+
+ENDING_FIELDS = ["status", "last_synced_at", "closed_at", "decided_by", "decided_at", "platform_decision"]
+
+
+def _mirror_ending(hold: Hold, remote: platform.Hold, now) -> None:
+    """Copy whether and how the hold ended (the ``ENDING_FIELDS``) onto a model instance (not saved)."""
+    hold.status = remote.status if remote.status in Hold.Status.values else Hold.Status.OPEN
     hold.last_synced_at = now
     hold.closed_at = None if hold.status == Hold.Status.OPEN else (hold.closed_at or now)
     hold.decided_by = remote.decision.decided_by if remote.decision else ""
     hold.decided_at = remote.decision.decided_at if remote.decision else None
     hold.platform_decision = remote.raw.get("decision")
-    hold.payload = remote.raw
-    hold.payload_digest = digest
-    hold.search_text = search_text(remote)
-    return hold
 
 
 def search_text(remote: platform.Hold) -> str:

@@ -1,9 +1,16 @@
 """Celery tasks: thin wrappers that call the plain functions doing the work."""
 
 from celery import shared_task
+from celery.signals import task_prerun
 from django.conf import settings
 
-from holds import decisions, expiry, notify, platform, sync
+from holds import decisions, expiry, heartbeat, notify, platform, sync
+
+
+@task_prerun.connect
+def record_periodic_run(sender, **_) -> None:
+    """Note each periodic task as it starts, so the queue can tell when beat has stopped."""
+    heartbeat.record_run(sender.name)
 
 
 @shared_task

@@ -1,8 +1,11 @@
 """The Holds API client, talking over real HTTP to the simulated platform."""
 
 import contextlib
+import http.server
+import json
 import logging
 import socket
+import threading
 
 import pytest
 
@@ -197,3 +200,82 @@ def test_ids_with_slashes_stay_one_path_segment(platform_client, platform_state)
     with pytest.raises(platform.NotFound):
         platform_client.get_hold("default", "../runs/r_1")
     assert platform_state.requests[-1]["path"].endswith("/holds/..%2Fruns%2Fr_1")
+
+
+def test_a_malformed_hold_is_listed_apart_and_the_rest_of_its_page_is_read(platform_client, platform_state):
+    first, broken, last = (add_hold(platform_state)["hold_id"] for _ in range(3))
+    platform_state.get_hold("default", broken)["items"] = [{"id": 7, "data": {}}]
+
+    listed = list(platform_client.open_holds("default"))
+
+    assert [hold.hold_id for hold in listed] == [first, broken, last]
+    assert listed[1] == platform.UnreadableHold(
+        hold_id=broken, reason="an item id is a number, not an id", excerpt=listed[1].excerpt
+    )
+    assert '"id": 7' in listed[1].excerpt
+    with pytest.raises(platform.MalformedHold, match="an item id is a number"):
+        platform_client.get_hold("default", broken)
+
+
+def test_numbers_python_or_postgres_cannot_hold_are_kept_as_the_text_sent(platform_client, platform_state):
+    hold_id = add_hold(platform_state, items=[{"id": "A-1", "data": {"nan": float("nan"), "big": 10**4100, "ok": 1.5}}])["hold_id"]
+
+    data = platform_client.get_hold("default", hold_id).items[0].data
+
+    assert data == {"nan": "NaN", "big": "1" + "0" * 4100, "ok": 1.5}
+
+
+@contextlib.contextmanager
+def platform_answering(body: bytes):
+    """A bare HTTP server answering every GET and POST with ``body``: a platform the simulator cannot play."""
+
+    class Answer(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.do_GET()
+
+        def log_message(self, *arguments):
+            pass
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}"
+        finally:
+            server.shutdown()
+
+
+def test_a_hold_nested_too_deeply_for_the_decoder_is_listed_apart(platform_state):
+    # Python's json writes and reads about 10,000 levels; another platform may send more.
+    good = [json.dumps(hold) for hold in (add_hold(platform_state), add_hold(platform_state))]
+    deep = '{"items": [{"id": "A-1", "data": ' + "[" * 50_000 + "]" * 50_000 + '}], "hold_id": "h_deep"}'
+    page = '{"next_cursor": null, "holds": [%s, %s ,\n %s]}' % (good[0], deep, good[1])
+
+    with platform_answering(page.encode()) as url, platform.PlatformClient(url, API_KEY) as client:
+        listed = list(client.open_holds("default"))
+
+    assert [type(hold).__name__ for hold in listed] == ["Hold", "UnreadableHold", "Hold"]
+    assert listed[1].hold_id == "h_deep" and "levels deep" in listed[1].reason
+    assert listed[1].excerpt.startswith('{"items": [{"id": "A-1", "data": [[[')
+
+
+def test_a_decision_applied_with_a_malformed_answer_counts_as_applied():
+    # A 200 means the platform applied it; posting again would only replay the same unreadable answer.
+    answer = b'{"hold_id": "h_1", "status": "decided", "items": "not a list"}'
+    item = platform.DecisionItem(id="A-1", action="approve")
+
+    with platform_answering(answer) as url, platform.PlatformClient(url, API_KEY) as client:
+        assert client.post_decision("default", "h_1", [item], "alice@example.com", "key-1") is None
+
+
+def test_a_page_that_is_not_json_fails_the_listing(platform_state):
+    with platform_answering(b'{"holds": [{"hold_id": "h_1"}, ') as url, platform.PlatformClient(url, API_KEY) as client:
+        with pytest.raises(platform.PlatformUnavailable, match="did not answer JSON"):
+            list(client.open_holds("default"))

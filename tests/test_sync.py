@@ -109,6 +109,7 @@ def test_a_platform_failure_leaves_the_mirror_intact_and_records_the_error(platf
     assert "503" in result.error
     assert list(Hold.objects.order_by("pk").values()) == mirrored
     assert "503" in state.last_error and state.failing
+    assert state.error_source == SyncState.ErrorSource.PLATFORM
     assert state.lease_until is None
 
 
@@ -181,13 +182,14 @@ def test_one_hostile_hold_neither_blocks_the_others_nor_breaks_the_database(plat
 
 def test_an_unexpected_failure_is_recorded_not_reported_as_success(platform_client, platform_state, monkeypatch):
     platform_state.add_hold("default", {})
-    monkeypatch.setattr(sync, "_store_open_holds", lambda env, remote: 1 / 0)
+    monkeypatch.setattr(sync, "_store_open_holds", lambda *arguments: 1 / 0)
 
     with pytest.raises(ZeroDivisionError):
         sync.sync_env(platform_client, "default")
 
     state = SyncState.objects.get(env="default")
     assert state.failing and "ZeroDivisionError" in state.last_error
+    assert state.error_source == SyncState.ErrorSource.REVIEW_QUEUE
 
 
 def test_a_hold_closed_here_is_not_reopened_by_an_older_listing(platform_client, platform_state):
@@ -215,3 +217,17 @@ def test_an_expiry_learned_by_sync_tells_the_auditors_and_ends_the_claim(platfor
     hold.refresh_from_db()
     assert hold.status == "expired" and hold.claimed_by is None
     assert Notification.objects.filter(event="expired", hold=hold, user__username="audrey").exists()
+
+
+def test_a_hold_that_ends_with_ids_past_storing_records_its_end_and_keeps_its_ids(platform_client, platform_state):
+    hold_id = platform_state.add_hold("default", {"agent": "support-bot"})["hold_id"]
+    sync.sync_env(platform_client, "default")
+    platform_state.decide_elsewhere("default", hold_id, "bob@example.com")
+    platform_state.get_hold("default", hold_id)["agent"] = "a" * 250
+
+    result = sync.sync_env(platform_client, "default")
+
+    hold = Hold.objects.get(hold_id=hold_id)
+    assert result.error == "" and result.closed == 1
+    assert hold.status == "decided" and hold.decided_by == "bob@example.com"
+    assert hold.agent == "support-bot"

@@ -1,0 +1,41 @@
+"""When the periodic tasks last ran: if none has run lately, Celery beat (or every worker) is down.
+
+A worker notes each periodic task as it starts it (Celery's ``task_prerun`` signal, connected
+in ``holds/tasks.py``), so the tasks stay thin and any task added to ``CELERY_BEAT_SCHEDULE``
+counts. It is noted where it runs rather than where beat sends it, because what matters to
+reviewers is that syncs, expiries and reminders actually happen.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db.models import Max
+from django.utils import timezone
+
+from holds.models import PeriodicRun
+
+
+def periodic_task_names() -> set[str]:
+    return {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
+
+
+def record_run(task_name: str, now: datetime | None = None) -> None:
+    """Note that ``task_name`` runs now, if it is one of beat's periodic tasks."""
+    if task_name not in periodic_task_names():
+        return
+    PeriodicRun.objects.bulk_create(
+        [PeriodicRun(task=task_name, last_run_at=now or timezone.now())],
+        update_conflicts=True, unique_fields=["task"], update_fields=["last_run_at"],
+    )
+
+
+def last_run_at() -> datetime | None:
+    """When any periodic task last ran; None if none ever has."""
+    return PeriodicRun.objects.aggregate(latest=Max("last_run_at"))["latest"]
+
+
+def stopped(last_run: datetime | None, now: datetime) -> bool:
+    """Whether periodic tasks have run, but none for three sync intervals: then nothing periodic happens."""
+    return last_run is not None and last_run < now - timedelta(seconds=3 * settings.SYNC_INTERVAL_SECONDS)

@@ -1,0 +1,192 @@
+"""Strict readers for the values a request carries: one per kind of value, shared by every app.
+
+Every query parameter, cursor, form field and id that a view takes from a request is read
+here. A value that is not of its kind raises ``BadValue``, whose message says in plain words
+what was wrong; ``reviewqueue.input_guard.HostileInputMiddleware`` answers it with a 400, and
+the review form shows it as a field error. Nothing that passes a reader can make the
+database refuse a query or a row. A blank value means "not given": readers return None (or
+"") for it and the caller picks the default.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import re
+from collections.abc import Callable, Collection
+from datetime import UTC, date, datetime
+from typing import Any
+
+# PostgreSQL refuses NUL in text and jsonb, and lone surrogates cannot be encoded as UTF-8.
+UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
+MAX_TEXT = 1000  # characters of a filter or search value: far above any id, short of a slow query
+FIRST_YEAR, LAST_YEAR = 1970, 9000  # a day's span: a day or two either way cannot overflow a date
+ID_MAX = 2**63 - 1  # PostgreSQL's bigint
+# Python refuses to convert more than 4,300 digits (sys.get_int_max_str_digits); PostgreSQL's
+# numeric takes far more. A whole number keeps a margin below Python's limit.
+MAX_INTEGER_DIGITS = 4000
+TYPED_INTEGER = re.compile(r"[+-]?[0-9]+")
+TYPED_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+class BadValue(ValueError):
+    """A request value that is not of its kind. ``problem`` is for the person who sent it."""
+
+    def __init__(self, name: str, problem: str):
+        super().__init__(f"{name}: {problem}")
+        self.name = name
+        self.problem = problem
+
+
+def text(value: str, name: str, max_length: int = MAX_TEXT) -> str:
+    """Free text such as a search or an id to match, without surrounding spaces ("" when blank)."""
+    value = value.strip()
+    if UNSTORABLE.search(value):
+        raise BadValue(name, "NUL characters and unpaired surrogates are not allowed")
+    if len(value) > max_length:
+        raise BadValue(name, f"use at most {max_length} characters")
+    return value
+
+
+def choice(value: str, name: str, choices: Collection[str]) -> str:
+    """One of ``choices`` ("" when blank)."""
+    value = value.strip()
+    if value and value not in choices:
+        raise BadValue(name, "is not one of the values offered")
+    return value
+
+
+def integer(value: str, name: str, minimum: int | None = None, maximum: int | None = None) -> int | None:
+    """A whole number in ASCII digits (Unicode digits such as "²" are refused), within the bounds given."""
+    value = value.strip()
+    if not value:
+        return None
+    if not TYPED_INTEGER.fullmatch(value):
+        raise BadValue(name, "a whole number is needed")
+    if len(value.lstrip("+-")) > MAX_INTEGER_DIGITS:
+        raise BadValue(name, "the number is too long")
+    number = int(value)
+    if minimum is not None and number < minimum:
+        raise BadValue(name, f"must be at least {minimum}")
+    if maximum is not None and number > maximum:
+        raise BadValue(name, f"must be at most {maximum}")
+    return number
+
+
+def identifier(value: str, name: str, maximum: int = ID_MAX) -> int | None:
+    """A database id: a whole number from 1 to ``maximum``."""
+    return integer(value, name, minimum=1, maximum=maximum)
+
+
+def number(value: str, name: str) -> float | None:
+    """A finite number written the JSON way ("1.5", "-2e3"); "inf" and "nan" are no number."""
+    value = value.strip()
+    if not value:
+        return None
+    if not TYPED_NUMBER.fullmatch(value):
+        raise BadValue(name, "a number is needed")
+    return _finite(float(value), name)
+
+
+def day(value: str, name: str) -> date | None:
+    """A calendar date, YYYY-MM-DD, between the years 1970 and 9000."""
+    value = value.strip()
+    if not value:
+        return None
+    try:
+        parsed = date.fromisoformat(value)
+    except ValueError:
+        raise BadValue(name, "a date such as 2026-01-31 is needed") from None
+    if not FIRST_YEAR <= parsed.year <= LAST_YEAR:
+        raise BadValue(name, f"must fall between the years {FIRST_YEAR} and {LAST_YEAR}")
+    return parsed
+
+
+def moment(value: str, name: str) -> datetime | None:
+    """An ISO 8601 date and time, in UTC: one without an offset is taken as UTC already."""
+    value = value.strip()
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+        return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    except ValueError:
+        raise BadValue(name, "a date and time such as 2026-01-31T12:00:00+00:00 is needed") from None
+    except OverflowError:  # an offset that moves it out of years 1 to 9999
+        raise BadValue(name, "is out of the range of dates") from None
+
+
+def write_cursor(*parts: datetime | int | None) -> str:
+    """A page cursor: URL-safe base64 of a JSON list of strings, one per part ("" for None)."""
+    raw = json.dumps(["" if part is None else part.isoformat() if isinstance(part, datetime) else str(part) for part in parts])
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def cursor(
+    value: str, name: str, parts: tuple[Callable[[str, str], Any], ...], optional: Collection[int] = ()
+) -> tuple | None:
+    """A cursor made by ``write_cursor``, each part read by its kind's reader; None when blank.
+
+    Only the parts at the positions in ``optional`` may be blank (None).
+    """
+    if not value:
+        return None
+    try:
+        raw = json.loads(base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)))
+    except (ValueError, binascii.Error, RecursionError):
+        raw = None
+    if not (isinstance(raw, list) and len(raw) == len(parts) and all(isinstance(part, str) for part in raw)):
+        raise BadValue(name, "is not a page link made by this app")
+    read = tuple(reader(part, name) for reader, part in zip(parts, raw))
+    if any(part is None and position not in optional for position, part in enumerate(read)):
+        raise BadValue(name, "is not a page link made by this app")
+    return read
+
+
+def json_value(value: str, name: str) -> Any:
+    """JSON text whose every value PostgreSQL's jsonb can store, and Python can read back.
+
+    Refused: NaN and Infinity (not JSON), numbers out of a double's range or with too many
+    digits, and strings holding NUL or unpaired surrogates (\\u0000, \\ud800).
+    """
+    try:
+        parsed = json.loads(
+            value,
+            parse_constant=lambda constant: _refuse(name, f"{constant} is not valid JSON"),
+            parse_int=lambda digits: integer(digits, name),
+            parse_float=lambda digits: _finite(float(digits), name),
+        )
+    except json.JSONDecodeError as problem:
+        raise BadValue(name, f"line {problem.lineno} column {problem.colno}: {problem.msg}") from None
+    except RecursionError:
+        raise BadValue(name, "the JSON is nested too deeply") from None
+    _check_strings(parsed, name)
+    return parsed
+
+
+def _check_strings(value: Any, name: str) -> None:
+    strings: list[str] = []
+    pending = [value]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, dict):
+            strings += current.keys()
+            pending += current.values()
+        elif isinstance(current, list):
+            pending += current
+        elif isinstance(current, str):
+            strings.append(current)
+    if any(UNSTORABLE.search(string) for string in strings):
+        raise BadValue(name, "text in JSON cannot hold \\u0000 or an unpaired surrogate")
+
+
+def _finite(value: float, name: str) -> float:
+    if not math.isfinite(value):
+        raise BadValue(name, "the number is too large")
+    return value
+
+
+def _refuse(name: str, problem: str):
+    raise BadValue(name, problem)
