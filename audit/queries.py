@@ -10,7 +10,6 @@ Nothing here counts the table: a page knows only whether another follows.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import json
 from datetime import date, datetime, time, timedelta
@@ -22,9 +21,10 @@ from django.utils import timezone
 
 from audit.models import AuditEvent, EventKind
 from audit.payloads import ITEM_ACTIONS
+from reviewqueue import readers
 
 PAGE_SIZE = 50
-FIRST_YEAR, LAST_YEAR = 1970, 9000
+USER_ID_MAX = 2**31 - 1  # auth's users have 32-bit ids
 EXPORT_CHUNK = 2000
 LIST_COLUMNS_DEFERRED = ("search_text", "prev_hash")
 
@@ -45,18 +45,21 @@ class Filters:
 
     @classmethod
     def from_query(cls, query) -> Filters:
-        """Read the filters from a query string; a value that cannot be one is dropped, not an error."""
-        values = {field.name: query.get(field.name, "").strip()[:200] for field in dataclasses.fields(cls)}
-        for name in ("since", "until"):
-            if parse_day(values[name]) is None:
-                values[name] = ""
-        if values["kind"] not in EventKind.values:
-            values["kind"] = ""
-        if values["action"] not in ITEM_ACTIONS:
-            values["action"] = ""
-        if not (values["reviewer"].isdigit() and int(values["reviewer"]) < 2**31):
-            values["reviewer"] = ""
-        return cls(**values)
+        """Read the filters from a query string, each as text a form shows again.
+
+        A value that cannot be one raises ``readers.BadValue`` (a 400).
+        """
+        since, until = (readers.day(query.get(name, ""), name) for name in ("since", "until"))
+        reviewer = readers.identifier(query.get("reviewer", ""), "reviewer", maximum=USER_ID_MAX)
+        texts = {name: readers.text(query.get(name, ""), name) for name in ("agent", "outcome", "hold", "run", "item", "q")}
+        return cls(
+            since=since.isoformat() if since else "",
+            until=until.isoformat() if until else "",
+            kind=readers.choice(query.get("kind", ""), "kind", EventKind.values),
+            reviewer=str(reviewer) if reviewer else "",
+            action=readers.choice(query.get("action", ""), "action", ITEM_ACTIONS),
+            **texts,
+        )
 
     @property
     def active(self) -> bool:
@@ -67,15 +70,6 @@ class Filters:
         return urlencode({name: value for name, value in dataclasses.asdict(self).items() if value})
 
 
-def parse_day(text: str) -> date | None:
-    """A date from a form, or None; years far out (where a day more or less overflows) are no date."""
-    try:
-        day = date.fromisoformat(text.strip())
-    except ValueError:
-        return None
-    return day if FIRST_YEAR <= day.year <= LAST_YEAR else None
-
-
 def day_start(day: date) -> datetime:
     """Midnight at the start of ``day`` in the site's time zone."""
     return timezone.make_aware(datetime.combine(day, time.min))
@@ -84,9 +78,9 @@ def day_start(day: date) -> datetime:
 def filtered(filters: Filters) -> QuerySet[AuditEvent]:
     events = AuditEvent.objects.all()
     if filters.since:
-        events = events.filter(at__gte=day_start(parse_day(filters.since)))
+        events = events.filter(at__gte=day_start(date.fromisoformat(filters.since)))
     if filters.until:
-        events = events.filter(at__lt=day_start(parse_day(filters.until) + timedelta(days=1)))
+        events = events.filter(at__lt=day_start(date.fromisoformat(filters.until) + timedelta(days=1)))
     exact = {"kind": filters.kind, "actor_id": filters.reviewer, "agent": filters.agent, "outcome": filters.outcome,
              "hold_id": filters.hold, "run_id": filters.run}
     events = events.filter(**{column: value for column, value in exact.items() if value})
@@ -107,7 +101,10 @@ def has_item(item_id: str) -> Q:
 
 
 def page(events: QuerySet[AuditEvent], after: str) -> tuple[list[AuditEvent], str]:
-    """One page of ``events`` after the cursor ``after``, and the next page's cursor ("" on the last page)."""
+    """One page of ``events`` after the cursor ``after``, and the next page's cursor ("" on the last page).
+
+    A cursor this app did not make raises ``readers.BadValue`` (a 400).
+    """
     position = decode(after)
     if position:
         events = events.filter(older_than(*position))
@@ -115,7 +112,7 @@ def page(events: QuerySet[AuditEvent], after: str) -> tuple[list[AuditEvent], st
     if len(rows) <= PAGE_SIZE:
         return rows, ""
     rows = rows[:PAGE_SIZE]
-    return rows, encode(rows[-1].at, rows[-1].sequence)
+    return rows, readers.write_cursor(rows[-1].at, rows[-1].sequence)
 
 
 def older_than(at: datetime, sequence: int) -> Q:
@@ -139,20 +136,9 @@ def each(events: QuerySet[AuditEvent], chunk: int = EXPORT_CHUNK):
         position = (rows[-1].at, rows[-1].sequence)
 
 
-def encode(at: datetime, sequence: int) -> str:
-    raw = json.dumps([at.isoformat(), sequence])
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
-
-
-def decode(cursor: str) -> tuple[datetime, int] | None:
-    if not cursor:
-        return None
-    try:
-        at, sequence = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        at, sequence = datetime.fromisoformat(at), int(sequence)
-    except (ValueError, TypeError):
-        return None  # a mangled cursor shows the first page rather than an error
-    return (at, sequence) if timezone.is_aware(at) else None
+def decode(after: str) -> tuple[datetime, int] | None:
+    """The (at, sequence) a page cursor points after, None for none; a cursor this app did not make raises BadValue."""
+    return readers.cursor(after, "after", (readers.moment, readers.identifier))
 
 
 def timeline(hold) -> QuerySet[AuditEvent]:

@@ -24,10 +24,11 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count
 from django.db.models.functions import Coalesce
 
-from audit.queries import day_start, parse_day
+from audit.queries import day_start
 from holds.models import Decision, DecisionItem, Hold
 from holds.queue import AMOUNT_KEYS
 from holds.rules import as_decimal
+from reviewqueue import readers
 
 DEFAULT_DAYS = 30
 MAX_DAYS = 366
@@ -40,9 +41,12 @@ class Period:
 
     @classmethod
     def from_query(cls, query, today: date) -> Period:
-        """The period asked for, else the last 30 days; at most a year, and never reversed."""
-        end = parse_day(query.get("until", "")) or today
-        start = parse_day(query.get("since", "")) or end - timedelta(days=DEFAULT_DAYS - 1)
+        """The period asked for, else the last 30 days; at most a year, and never reversed.
+
+        A value that is not a date raises ``readers.BadValue`` (a 400).
+        """
+        end = readers.day(query.get("until", ""), "until") or today
+        start = readers.day(query.get("since", ""), "since") or end - timedelta(days=DEFAULT_DAYS - 1)
         if start > end:
             start, end = end, start
         return cls(max(start, end - timedelta(days=MAX_DAYS - 1)), end)

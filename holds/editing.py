@@ -7,17 +7,16 @@ as the float 49.9, and a field the reviewer left alone comes back exactly as the
 """
 
 import json
-import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import Any
 
+from reviewqueue import readers
+
 DECIMAL = re.compile(r"-?[0-9]+\.[0-9]+")
 TYPED_DECIMAL = re.compile(r"(?P<sign>[+-]?)(?P<whole>[0-9]*)(?:\.(?P<fraction>[0-9]*))?")
-TYPED_INTEGER = re.compile(r"[+-]?[0-9]+")
-TYPED_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 SAFE_PREFIX = re.compile(r"[A-Za-z0-9_-]+")
 LINE_BREAK = re.compile(r"\r\n?")
 SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -201,7 +200,10 @@ def _read(field: Field, submitted: Mapping[str, Any]) -> Any:
     text = _submitted_text(submitted, field.name)
     if text is None or _newlines(text) == _newlines(field.initial):
         return field.original
-    return PARSERS[field.kind](field, _newlines(text))
+    try:
+        return PARSERS[field.kind](field, _newlines(text))
+    except readers.BadValue as problem:
+        raise Unreadable(problem.problem) from None
 
 
 def _submitted_text(submitted: Mapping[str, Any], name: str) -> str | None:
@@ -239,39 +241,26 @@ def _read_decimal(field: Field, text: str) -> str:
 
 
 def _read_integer(field: Field, text: str) -> int:
-    if not TYPED_INTEGER.fullmatch(text.strip()):
+    number = readers.integer(text, field.name)
+    if number is None:
         raise Unreadable("a whole number is needed")
-    try:
-        return int(text)
-    except ValueError:  # more digits than Python converts
-        raise Unreadable("the number is too long") from None
+    return number
 
 
 def _read_number(field: Field, text: str) -> float:
-    if not TYPED_NUMBER.fullmatch(text.strip()):
+    number = readers.number(text, field.name)
+    if number is None:
         raise Unreadable("a number is needed")
-    number = float(text)
-    if not math.isfinite(number):
-        raise Unreadable("the number is too large")
     return number
 
 
 def _read_json(field: Field, text: str) -> Any:
     """JSON text of the same shape as the original (an object stays an object, a list a list)."""
-    try:
-        value = json.loads(text, parse_constant=_refuse_constant)
-    except json.JSONDecodeError as problem:
-        raise Unreadable(f"line {problem.lineno} column {problem.colno}: {problem.msg}") from None
-    except RecursionError:
-        raise Unreadable("the JSON is nested too deeply") from None
+    value = readers.json_value(text, field.name)
     shape = dict if isinstance(field.original, dict) else list
     if not isinstance(value, shape):
         raise Unreadable(f"a JSON {'object' if shape is dict else 'list'} is needed")
     return value
-
-
-def _refuse_constant(name: str) -> None:
-    raise Unreadable(f"{name} is not valid JSON")
 
 
 PARSERS: dict[FieldKind, Callable[[Field, str], Any]] = {

@@ -7,6 +7,7 @@ from django.views.decorators.http import require_POST
 
 from holds import notify
 from holds.models import Notification
+from reviewqueue import readers
 
 INBOX_SIZE = 100
 
@@ -25,9 +26,9 @@ def inbox(request):
 @require_POST
 def mark_read(request):
     unread = Notification.objects.filter(user=request.user, channel=Notification.Channel.IN_APP, read_at__isnull=True)
-    chosen = request.POST.get("id", "")
+    chosen = readers.identifier(request.POST.get("id", ""), "id")
     if chosen:
-        unread = unread.filter(pk=int(chosen)) if chosen.isascii() and chosen.isdigit() else unread.none()
+        unread = unread.filter(pk=chosen)
     unread.update(read_at=timezone.now())
     return redirect("notifications")
 

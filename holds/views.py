@@ -1,7 +1,6 @@
 """Views: thin, they read the request, call the modules doing the work and render."""
 
 import contextlib
-from datetime import UTC, datetime
 from urllib.parse import quote
 
 from django.http import Http404, HttpResponse, StreamingHttpResponse
@@ -12,8 +11,10 @@ from django.views.decorators.http import require_POST
 from holds import claims, decisions, platform, review, roles, runs
 from holds import queue as holds_queue
 from holds.models import Decision, Hold
+from reviewqueue import readers
 
 INLINE_IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
+SUMMARY_NOT_CONFIRMED = "Nothing was sent: the decision did not match a summary shown to you. Check it, then send it."
 
 
 reviewer_required = roles.required(roles.can_review, "Deciding holds needs the Reviewers role.")
@@ -49,12 +50,8 @@ def _queue(request):
 
 
 def _loaded_at(request, now):
-    """When the reviewer opened the queue: holds first seen after it count as new."""
-    try:
-        loaded_at = datetime.fromisoformat(request.GET.get("loaded_at", ""))
-    except ValueError:
-        return now  # absent or mangled: nothing counts as new
-    return loaded_at if timezone.is_aware(loaded_at) else timezone.make_aware(loaded_at, UTC)
+    """When the reviewer opened the queue: holds first seen after it count as new (none when absent)."""
+    return readers.moment(request.GET.get("loaded_at", ""), "loaded_at") or now
 
 
 def _queue_row(hold, now, loaded_at):
@@ -109,12 +106,20 @@ def hold_review(request, pk):
     if not valid:
         return render(request, "holds/hold.html", _hold_context(hold, reviews), status=422)
     if request.POST.get("confirm") != "yes":
-        return render(request, "holds/summary.html", {"hold": hold, "reviews": reviews})
+        return _summary(request, hold, reviews)
+    if not review.confirms_summary(hold, request.user, reviews, request.POST.get("digest", "")):
+        return _summary(request, hold, reviews, SUMMARY_NOT_CONFIRMED, status=409)
     try:
         decisions.submit(hold, request.user, review.choices(reviews))
     except decisions.DecisionRefused as refused:
         return render(request, "holds/hold.html", _hold_context(hold, reviews, refused.message), status=409)
     return redirect("hold", pk=hold.pk)
+
+
+def _summary(request, hold, reviews, message="", status=200):
+    """The summary of a valid form, signed so that only what it shows can be confirmed."""
+    context = {"hold": hold, "reviews": reviews, "digest": review.summary_digest(hold, request.user, reviews), "message": message}
+    return render(request, "holds/summary.html", context, status=status)
 
 
 @reviewer_required
