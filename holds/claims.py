@@ -3,7 +3,9 @@
 A claim is explicit time-based state on the hold (who, since when, until when):
 opening a hold claims or renews it for ``CLAIM_MINUTES``; it ends on a decision or
 when it times out. Every change is a compare-and-set update, so two reviewers
-opening the same hold at once cannot both win.
+opening the same hold at once cannot both win. A decision takes the claim in its
+own transaction (``take_for_decision``): a reviewer decides only a hold whose claim
+is theirs or nobody's.
 """
 
 from datetime import datetime, timedelta
@@ -22,6 +24,11 @@ def claim_duration() -> timedelta:
     return timedelta(minutes=settings.CLAIM_MINUTES)
 
 
+def _unclaimed(now: datetime) -> Q:
+    """Holds nobody is reviewing now: never claimed, released, or the claim timed out."""
+    return Q(claimed_by__isnull=True) | Q(claim_expires_at__isnull=True) | Q(claim_expires_at__lte=now)
+
+
 def claim(hold: Hold, user, now: datetime | None = None) -> bool:
     """Claim an open hold for ``user`` unless someone else's claim is running; True when ``user`` holds it."""
     now = now or timezone.now()
@@ -30,13 +37,27 @@ def claim(hold: Hold, user, now: datetime | None = None) -> bool:
         claim_expires_at=until
     )
     with transaction.atomic():
-        taken = renewed or Hold.objects.filter(pk=hold.pk, status=Hold.Status.OPEN).filter(
-            Q(claimed_by__isnull=True) | Q(claim_expires_at__lte=now)
-        ).update(claimed_by=user, claimed_at=now, claim_expires_at=until)
+        taken = renewed or Hold.objects.filter(_unclaimed(now), pk=hold.pk, status=Hold.Status.OPEN).update(
+            claimed_by=user, claimed_at=now, claim_expires_at=until
+        )
         if taken and not renewed:
             events.record(EventKind.CLAIMED, actor=user, hold=hold)
     hold.refresh_from_db(fields=["claimed_by", "claimed_at", "claim_expires_at"])
     return bool(taken)
+
+
+def take_for_decision(hold: Hold, user, now: datetime) -> bool:
+    """Take the hold's claim for ``user``'s decision, which ends it; False when someone else's claim is running.
+
+    Call it in the transaction that stores the decision, with the hold's row locked:
+    the compare-and-set and the decision then stand or fall together, so a claim
+    taken over or a second reviewer deciding at the same moment cannot slip between.
+    """
+    return bool(
+        Hold.objects.filter(_unclaimed(now) | Q(claimed_by=user), pk=hold.pk).update(
+            claimed_by=None, claimed_at=None, claim_expires_at=None
+        )
+    )
 
 
 def take_over(hold: Hold, user, now: datetime | None = None) -> None:

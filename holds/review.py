@@ -2,19 +2,27 @@
 
 Each item of the hold has an action (approve or reject), a comment, and, when the
 hold allows ``edit``, typed fields for its data (see ``editing``). An approved item
-whose fields changed becomes an ``edit`` carrying its full data.
+whose fields changed becomes an ``edit`` carrying its full data. The summary that
+shows the choices signs a digest of them, and only a confirm carrying that digest
+for the same choices is sent (``summary_digest``, ``confirms_summary``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 
+from django.core import signing
+from django.utils.crypto import constant_time_compare
+
+from audit.chain import canonical
 from holds import editing
 from holds.decisions import ItemChoice
 from holds.models import DecisionItem, Hold, HoldItem
 from holds.jsonvalues import storable
 
 ACTIONS = (DecisionItem.Action.APPROVE, DecisionItem.Action.REJECT)
+SUMMARY_SALT = "holds.review.summary"
 
 
 @dataclasses.dataclass
@@ -96,3 +104,34 @@ def choices(reviews: list[ItemReview]) -> list[ItemChoice]:
         )
         for review in reviews
     ]
+
+
+def summary_digest(hold: Hold, reviewer, reviews: list[ItemReview]) -> str:
+    """The signed digest of the choices a summary shows, for its confirm form to carry back."""
+    return signing.Signer(salt=SUMMARY_SALT).sign(_fingerprint(hold, reviewer, reviews))
+
+
+def confirms_summary(hold: Hold, reviewer, reviews: list[ItemReview], signed: str) -> bool:
+    """Whether ``signed`` is the digest of exactly these choices, shown to this reviewer for this hold.
+
+    A forged confirm has no valid signature; a digest from other choices, another hold
+    or another reviewer signs a different fingerprint.
+    """
+    try:
+        shown = signing.Signer(salt=SUMMARY_SALT).unsign(signed)
+    except signing.BadSignature:
+        return False
+    return constant_time_compare(shown, _fingerprint(hold, reviewer, reviews))
+
+
+def _fingerprint(hold: Hold, reviewer, reviews: list[ItemReview]) -> str:
+    """A hash of what the summary shows: per item what is sent and the agent's data it is set against."""
+    shown = {
+        "hold": [hold.pk, hold.env, hold.hold_id],
+        "reviewer": reviewer.pk,
+        "items": [
+            [choice.item_id, choice.action, choice.data, choice.comment, item_review.item.data]
+            for choice, item_review in zip(choices(reviews), reviews, strict=True)
+        ],
+    }
+    return hashlib.sha256(canonical(shown).encode()).hexdigest()

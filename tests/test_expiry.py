@@ -6,7 +6,6 @@ from datetime import timedelta
 import pytest
 import time_machine
 from django.db import connection
-from django.urls import reverse
 from django.utils import timezone
 
 from holds import decisions, expiry, notify, queue, sync, wording
@@ -126,10 +125,10 @@ def test_no_reminder_before_the_lead_time(samples, alice, settings):
 
 def test_a_decision_after_expiry_is_refused_and_never_reaches_the_platform(alice_client, samples, platform_state):
     hold = expire_soon(samples["h_12"], 1)
-    from tests.test_review_views import review_form
+    from tests.test_review_views import confirm
 
     with time_machine.travel(hold.expires_at + timedelta(seconds=30)):
-        response = alice_client.post(reverse("hold-review", args=[hold.pk]), review_form(hold, confirm="yes"))
+        response = confirm(alice_client, hold)
 
     assert f"This hold expired at {wording.moment(hold.expires_at)}; the agent was told nobody decided." in response.content.decode()
     assert not Decision.objects.exists()

@@ -9,7 +9,8 @@ from django.utils import timezone
 
 from holds import decisions, queue
 from holds.models import Decision, Hold, SyncState
-from tests.conftest import make_user
+from tests.conftest import make_user, wait_until
+from tests.forms import fields_of
 
 pytestmark = pytest.mark.django_db
 
@@ -40,8 +41,20 @@ def field_name(hold, position: int, key: str) -> str:
     return next(field.name for field in review.blank(hold)[position].fields if field.key == key)
 
 
+def through_summary(client, hold, form):
+    """Send the decide form, then press "Send decision" on the summary it shows, as a browser does.
+
+    A form the summary does not accept (errors, a closed hold) answers what it showed instead.
+    """
+    url = reverse("hold-review", args=[hold.pk])
+    summary = client.post(url, form)
+    if summary.status_code != 200 or b'id="confirm-form"' not in summary.content:
+        return summary
+    return client.post(url, {**fields_of(summary.content.decode(), "confirm-form"), "confirm": "yes"})
+
+
 def confirm(client, hold, **overrides):
-    return client.post(reverse("hold-review", args=[hold.pk]), review_form(hold, confirm="yes", **overrides))
+    return through_summary(client, hold, review_form(hold, **overrides))
 
 
 # Accounts and roles
@@ -280,6 +293,15 @@ def test_the_run_context_still_shows_when_the_platform_is_down(alice_client, sam
     assert b"desk lamp from order A-1001" in response.content
 
 
+def test_a_run_with_a_nul_in_its_input_still_shows(alice_client, samples, platform_state):
+    hold = samples["h_12"]
+    platform_state._runs["default"][hold.run_id]["input"] = {"message": "refund\x00 please"}
+
+    response = alice_client.get(reverse("run-context", args=[hold.pk]))
+
+    assert response.status_code == 200 and "refund\ufffd please" in response.content.decode()
+
+
 # Deciding
 
 
@@ -403,7 +425,8 @@ def test_the_decide_form_works_without_javascript(alice_client, samples):
     form = review_form(hold, **{"item-1-action": "reject", "item-1-comment": "changed mind is not covered"})
 
     summary = alice_client.post(reverse("hold-review", args=[hold.pk]), form)
-    sent = alice_client.post(reverse("hold-review", args=[hold.pk]), {**form, "confirm": "yes"})
+    shown = fields_of(summary.content.decode(), "confirm-form")
+    sent = alice_client.post(reverse("hold-review", args=[hold.pk]), {**shown, "confirm": "yes"})
 
     assert summary.status_code == 200 and sent.status_code == 302
     assert [i.action for i in Decision.objects.get(hold=hold).items.all()] == ["approve", "reject"]
@@ -465,28 +488,27 @@ def test_next_hold_opens_the_first_hold_nobody_else_reviews(client, alice, bob, 
     assert response.url == reverse("hold", args=[second.pk])
 
 
-@pytest.mark.parametrize("loaded_at", ["2026-11-29T10:00:00", "yesterday", ""])
-def test_a_mangled_or_naive_refresh_time_is_not_an_error(alice_client, samples, loaded_at):
+@pytest.mark.parametrize("loaded_at, status", [("2026-11-29T10:00:00", 200), ("", 200), ("yesterday", 400)])
+def test_a_naive_refresh_time_is_read_as_utc_and_a_mangled_one_is_a_400(alice_client, samples, loaded_at, status):
     response = alice_client.get(reverse("queue"), {"loaded_at": loaded_at})
 
-    assert response.status_code == 200
+    assert response.status_code == status
 
 
-def test_a_mangled_cursor_shows_the_first_page(alice_client, samples):
+def test_a_mangled_cursor_is_a_plain_400(alice_client, samples):
     response = alice_client.get(reverse("queue"), {"after": "not-a-cursor"})
 
-    assert response.status_code == 200 and len(response.context["rows"]) == len(samples)
+    assert response.status_code == 400 and b"after" in response.content
 
 
-def test_nul_characters_in_filters_and_comments_are_not_an_error(alice_client, samples):
+def test_nul_characters_in_filters_and_comments_are_a_400_and_nothing_is_decided(alice_client, samples):
     hold = samples["h_12"]
 
     queue_page = alice_client.get(reverse("queue"), {"q": "\x00", "agent": "a\x00"})
     decided = confirm(alice_client, hold, **{"item-0-comment": "ok\x00", field_name(hold, 0, "order_id"): "A-1\x00"})
 
-    assert queue_page.status_code == 200 and decided.status_code == 302
-    item = Decision.objects.get(hold=hold).items.get()
-    assert item.comment == "ok\ufffd" and item.data["order_id"] == "A-1\ufffd"
+    assert queue_page.status_code == 400 and decided.status_code == 400
+    assert not Decision.objects.filter(hold=hold).exists()
 
 
 def test_the_new_count_covers_every_page(alice_client, platform_client, platform_state, monkeypatch):
@@ -545,3 +567,155 @@ def test_an_auditor_lands_on_the_audit_and_reviewers_see_the_audit_link_only_wit
     assert landing.status_code == 302 and landing.url == reverse("audit:list")
     client.force_login(alice)
     assert b'href="/audit/"' not in client.get(reverse("queue")).content
+
+
+# What the reviewer saw is what is sent
+
+
+def summary_of(client, hold, form) -> dict[str, list[str]]:
+    """Show the summary of ``form``; answer what its "Send decision" button posts."""
+    summary = client.post(reverse("hold-review", args=[hold.pk]), form)
+    assert summary.status_code == 200
+    return fields_of(summary.content.decode(), "confirm-form")
+
+
+def send(client, hold, fields):
+    return client.post(reverse("hold-review", args=[hold.pk]), {**fields, "confirm": "yes"})
+
+
+def posted_hold_ids(platform_state) -> list[str]:
+    return [r["path"].split("/holds/")[1].split("/")[0] for r in platform_state.requests if r["method"] == "POST"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_confirm_forged_without_the_summary_shows_the_summary_and_sends_nothing(
+    celery_processes, alice_client, samples, platform_state
+):
+    celery_processes("worker")
+    forged_hold, honest_hold = samples["h_12"], samples["h_17"]
+
+    forged = alice_client.post(reverse("hold-review", args=[forged_hold.pk]), {"item-0-action": "approve", "confirm": "yes"})
+    confirm(alice_client, honest_hold)
+    wait_until(lambda: Decision.objects.filter(hold=honest_hold, state="applied").exists())
+
+    html = forged.content.decode()
+    assert forged.status_code == 409
+    assert "Check your decision" in html and "Nothing was sent: the decision did not match a summary shown to you." in html
+    assert not Decision.objects.filter(hold=forged_hold).exists()
+    assert posted_hold_ids(platform_state) == ["h_17"]
+
+
+@pytest.mark.parametrize("key, value, stored", [
+    ("item-0-action", "reject", ("reject", "")),
+    ("amount", "20.00", ("edit", "")),
+    ("item-0-comment", "approved by the manager", ("approve", "approved by the manager")),
+])
+def test_a_digest_shown_for_other_choices_does_not_send_the_changed_ones(alice_client, samples, key, value, stored):
+    hold = samples["h_12"]
+    shown = summary_of(alice_client, hold, review_form(hold))
+    name = field_name(hold, 0, key) if key == "amount" else key
+
+    refused = send(alice_client, hold, {**shown, name: value})
+
+    assert refused.status_code == 409 and "Nothing was sent" in refused.content.decode()
+    assert not Decision.objects.exists()
+    send(alice_client, hold, fields_of(refused.content.decode(), "confirm-form"))  # checked on the new summary
+    item = Decision.objects.get(hold=hold).items.get()
+    assert (item.action, item.comment) == stored
+
+
+def test_a_digest_shown_for_one_hold_does_not_decide_its_twin(alice_client, platform_client, platform_state):
+    from holds import sync
+
+    item = {"id": "A-1", "title": "A-1 · 10.00", "data": {"order_id": "A-1", "amount": "10.00"}}
+    for hold_id in ("h_a", "h_b"):
+        platform_state.add_hold("default", {"hold_id": hold_id, "items": [item]})
+    sync.sync_env(platform_client, "default")
+    first, twin = Hold.objects.get(hold_id="h_a"), Hold.objects.get(hold_id="h_b")
+    shown_for_first = summary_of(alice_client, first, review_form(first))
+    shown_for_twin = summary_of(alice_client, twin, review_form(twin))
+
+    response = send(alice_client, twin, shown_for_first)
+
+    assert {**shown_for_first, "digest": None, "csrfmiddlewaretoken": None} == {
+        **shown_for_twin, "digest": None, "csrfmiddlewaretoken": None}  # the same choices: only the hold differs
+    assert response.status_code == 409
+    assert not Decision.objects.exists()
+
+
+def test_a_digest_shown_to_one_reviewer_does_not_let_another_send(client, alice, bob, samples):
+    hold = samples["h_12"]
+    client.force_login(alice)
+    shown_to_alice = summary_of(client, hold, review_form(hold))
+    client.force_login(bob)
+
+    response = send(client, hold, shown_to_alice)
+
+    assert response.status_code == 409
+    assert not Decision.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_reviewers_racing_to_decide_an_unclaimed_hold_make_one_decision(alice, bob, samples):
+    import threading
+
+    from django.db import connection
+    from django.test import Client
+
+    for hold in (samples["h_12"], samples["h_13"], samples["h_17"]):
+        ready = []
+        for reviewer in (alice, bob):
+            reviewer_client = Client()
+            reviewer_client.force_login(reviewer)
+            ready.append((reviewer.username, reviewer_client, summary_of(reviewer_client, hold, review_form(hold))))
+        start, answers = threading.Barrier(len(ready)), {}
+
+        def decide(username, reviewer_client, shown, hold=hold, start=start, answers=answers):
+            start.wait()
+            try:
+                answers[username] = send(reviewer_client, hold, shown)
+            finally:
+                connection.close()
+
+        racers = [threading.Thread(target=decide, args=racer) for racer in ready]
+        for racer in racers:
+            racer.start()
+        for racer in racers:
+            racer.join()
+
+        decision = Decision.objects.get(hold=hold)
+        loser = "bob" if decision.reviewer == alice else "alice"
+        assert sorted(answer.status_code for answer in answers.values()) == [302, 409]
+        assert f"Already decided by {decisions.reviewer_name(decision.reviewer)} at" in answers[loser].content.decode()
+
+
+def test_a_reviewer_whose_claim_was_taken_over_cannot_decide(client, alice, bob, samples):
+    hold = samples["h_12"]
+    client.force_login(alice)
+    client.get(reverse("hold", args=[hold.pk]))
+    shown_to_alice = summary_of(client, hold, review_form(hold))
+    client.force_login(bob)
+    client.post(reverse("take-over", args=[hold.pk]))
+    client.force_login(alice)
+
+    response = send(client, hold, shown_to_alice)
+
+    assert response.status_code == 409
+    assert "Bob Brown is reviewing this hold; take it over first." in response.content.decode()
+    assert not Decision.objects.exists()
+    assert Hold.objects.get(pk=hold.pk).claimed_by == bob
+
+
+def test_a_claim_that_timed_out_is_taken_by_the_reviewer_who_decides(client, alice, bob, samples):
+    hold = samples["h_12"]
+    client.force_login(bob)
+    client.get(reverse("hold", args=[hold.pk]))
+    Hold.objects.filter(pk=hold.pk).update(claim_expires_at=timezone.now() - timedelta(seconds=1))
+    client.force_login(alice)
+
+    response = confirm(client, hold)
+
+    hold.refresh_from_db()
+    assert response.status_code == 302
+    assert Decision.objects.get(hold=hold).reviewer == alice
+    assert hold.claimed_by is None
