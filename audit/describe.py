@@ -71,6 +71,10 @@ def _sign_in_failed(payload: dict) -> str:
     return f"as {payload.get('username') or '(no username)'}{origin}"
 
 
+def _locked_out(payload: dict) -> str:
+    return f"{_sign_in_failed(payload)} after {payload.get('failures', '?')} failed sign-ins"
+
+
 def _admin_change(payload: dict) -> str:
     head = f"{payload.get('action', 'changed')} {payload.get('model', '')} {payload.get('object', '')}".strip()
     message = payload.get("message") or ""
@@ -90,6 +94,7 @@ _summaries = {
     EventKind.NOTIFICATION_FAILED: _notification,
     EventKind.SIGNED_IN: _signed_in,
     EventKind.SIGN_IN_FAILED: _sign_in_failed,
+    EventKind.LOCKED_OUT: _locked_out,
     EventKind.ROLE_CHANGED: _admin_change,
     EventKind.SETTING_CHANGED: _admin_change,
 }

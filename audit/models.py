@@ -26,7 +26,9 @@ class EventKind(models.TextChoices):
     NOTIFICATION_SENT = "notification_sent", "Notification sent"
     NOTIFICATION_FAILED = "notification_failed", "Notification failed"
     SIGNED_IN = "signed_in", "Signed in"
+    # No longer written (failed sign-ins are counted in django-axes' table); kept so that earlier rows still read.
     SIGN_IN_FAILED = "sign_in_failed", "Sign-in failed"
+    LOCKED_OUT = "locked_out", "Locked out of signing in"
     ROLE_CHANGED = "role_changed", "Role changed"
     SETTING_CHANGED = "setting_changed", "Setting changed"
 
@@ -111,7 +113,7 @@ class AuditEvent(models.Model):
     def actor_label(self) -> str:
         if self.actor_name:
             return self.actor_name
-        return "anonymous" if self.kind == EventKind.SIGN_IN_FAILED else "system"
+        return "anonymous" if self.kind in (EventKind.SIGN_IN_FAILED, EventKind.LOCKED_OUT) else "system"
 
 
 class AuditChainHead(models.Model):

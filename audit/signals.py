@@ -1,6 +1,8 @@
 """Recording sign-ins and the admin's changes to roles and settings.
 
-Sign-ins come from Django's auth signals. Admin changes come from the admin's
+Successful sign-ins come from Django's auth signals, lockouts from django-axes,
+which keeps the failed attempts themselves in its own prunable table (a stranger's
+guesses must not grow the append-only trail). Admin changes come from the admin's
 own log: every change, addition or deletion made through the admin writes a
 ``LogEntry`` in the same transaction as the change, naming the admin who made it.
 The log says which fields changed but not their values, so the user and group
@@ -13,15 +15,17 @@ from __future__ import annotations
 
 import contextvars
 
+from axes.signals import user_locked_out
 from django.contrib.admin.models import LogEntry
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from django.contrib.auth.signals import user_logged_in, user_login_failed
+from django.contrib.auth.signals import user_logged_in
 from django.core.signals import request_started
 from django.db.models.signals import m2m_changed, post_save, pre_save
 
 from audit import events
 from audit.models import EventKind
+from reviewqueue.signin import client_ip
 
 ROLE_FIELDS = ("is_active", "is_staff", "is_superuser")
 ROLE_MODELS = ("auth.user", "auth.group")
@@ -33,7 +37,7 @@ _pending: contextvars.ContextVar[dict | None] = contextvars.ContextVar("audit_pe
 def connect() -> None:
     User = get_user_model()
     user_logged_in.connect(signed_in, dispatch_uid="audit.signed_in")
-    user_login_failed.connect(sign_in_failed, dispatch_uid="audit.sign_in_failed")
+    user_locked_out.connect(locked_out, dispatch_uid="audit.locked_out")
     pre_save.connect(user_saving, sender=User, dispatch_uid="audit.user_saving")
     pre_save.connect(group_saving, sender=Group, dispatch_uid="audit.group_saving")
     m2m_changed.connect(groups_changed, sender=User.groups.through, dispatch_uid="audit.groups_changed")
@@ -46,16 +50,23 @@ def signed_in(sender, request, user, **kwargs) -> None:
     events.record(EventKind.SIGNED_IN, actor=user, payload=_client(request))
 
 
-def sign_in_failed(sender, credentials, request=None, **kwargs) -> None:
-    """Only the username is kept: Django has already masked the password, and nothing else is needed."""
-    username = str(credentials.get(get_user_model().USERNAME_FIELD) or credentials.get("username") or "")
-    events.record(EventKind.SIGN_IN_FAILED, payload={"username": username[:150], **_client(request)})
+def locked_out(sender, request, username, ip_address, **kwargs) -> None:
+    """The failure that reached the limit; the attempts refused during the lockout are not recorded again.
+
+    axes sends this signal for those refused attempts too, but only the failure
+    that reached the limit has counted its failures (``axes_failures_since_start``).
+    """
+    failures = getattr(request, "axes_failures_since_start", None)
+    if failures is None:
+        return
+    payload = {"username": str(username or "")[:150], "failures": failures, **_client(request)}
+    events.record(EventKind.LOCKED_OUT, payload=payload)
 
 
 def _client(request) -> dict:
     if request is None:
         return {}
-    return {"ip": request.META.get("REMOTE_ADDR", ""), "user_agent": request.META.get("HTTP_USER_AGENT", "")[:300]}
+    return {"ip": client_ip(request) or "", "user_agent": request.META.get("HTTP_USER_AGENT", "")[:300]}
 
 
 def user_saving(sender, instance, update_fields=None, **kwargs) -> None:

@@ -6,7 +6,9 @@ from datetime import timedelta
 from django.conf import settings
 
 # A task due this long ago and still not run was lost (broker or worker down): queue it again.
-REQUEUE_GRACE = timedelta(seconds=60)
+# Short, so that a lost delivery is re-sent within a minute; a needless re-queue is harmless,
+# since every send first takes its row by compare-and-set.
+REQUEUE_GRACE = timedelta(seconds=10)
 
 
 def retry_delay(attempts: int) -> float:

@@ -22,12 +22,12 @@ from django.utils import timezone
 from audit import events as audit_events
 from audit import payloads
 from audit.models import EventKind
-from holds import backoff, notify, platform, sync, wording
+from holds import backoff, claims, notify, platform, sync, wording
 from holds.models import Decision, DecisionItem, DeliveryAttempt, Hold, Notification
 
 logger = logging.getLogger(__name__)
 
-ATTEMPT_LEASE = timedelta(minutes=2)  # longer than one attempt's connect and read timeouts
+LEASE_MARGIN = timedelta(seconds=5)  # the database work around the POST, and clock differences between hosts
 CLOCK_SLACK = timedelta(seconds=2)  # a retry may fire a little before its due time
 
 
@@ -68,7 +68,10 @@ def submit(hold: Hold, reviewer, choices: list[ItemChoice], now: datetime | None
     """Store ``reviewer``'s decision as the hold's live one and queue its delivery.
 
     Raises ``AlreadyDecided`` when the hold has a decision (a double click, a second
-    tab, a second reviewer) and ``DecisionRefused`` when it cannot be decided.
+    tab, a second reviewer) and ``DecisionRefused`` when it cannot be decided, or not
+    by ``reviewer``: someone else's claim on it is running. Everything is checked and
+    the claim taken with the hold's row locked (on SQLite the transaction takes the
+    write lock), so concurrent decisions and take-overs apply one at a time.
     """
     now = now or timezone.now()
     with transaction.atomic():
@@ -76,7 +79,9 @@ def submit(hold: Hold, reviewer, choices: list[ItemChoice], now: datetime | None
         existing = locked.live_decision()
         if existing:
             raise AlreadyDecided(existing)
-        _check_decidable(locked, reviewer, choices, now)
+        _check_decidable(locked, choices, now)
+        if not claims.take_for_decision(locked, reviewer, now):
+            raise DecisionRefused(f"{reviewer_name(locked.claimant(now))} is reviewing this hold; take it over first.")
         try:
             with transaction.atomic():
                 decision = Decision.objects.create(hold=locked, reviewer=reviewer, created_at=now, next_attempt_at=now)
@@ -95,7 +100,6 @@ def submit(hold: Hold, reviewer, choices: list[ItemChoice], now: datetime | None
             )
             for position, choice in enumerate(choices)
         )
-        Hold.objects.filter(pk=locked.pk).update(claimed_by=None, claimed_at=None, claim_expires_at=None)
         audit_events.record(
             EventKind.DECISION_SUBMITTED, actor=reviewer, hold=locked, decision=decision,
             payload={"items": payloads.decision_items(decision)},
@@ -116,12 +120,10 @@ def closed_reason(hold: Hold, now: datetime) -> str:
     return ""
 
 
-def _check_decidable(hold: Hold, reviewer, choices: list[ItemChoice], now: datetime) -> None:
+def _check_decidable(hold: Hold, choices: list[ItemChoice], now: datetime) -> None:
+    """Refuse a decision the hold cannot take from anyone: it is closed, or the choices do not fit its items."""
     if closed := closed_reason(hold, now):
         raise DecisionRefused(closed)
-    claimant = hold.claimant(now)
-    if claimant and claimant != reviewer:
-        raise DecisionRefused(f"{reviewer_name(claimant)} is reviewing this hold; take it over first.")
     item_ids = [item.item_id for item in hold.items.all()]
     if [choice.item_id for choice in choices] != item_ids:
         raise DecisionRefused("Every item of the hold needs exactly one decision.")
@@ -152,7 +154,7 @@ def deliver(decision_id: int, client: platform.PlatformClient) -> float | None:
     now = timezone.now()
     leased = Decision.objects.filter(
         pk=decision_id, state=Decision.State.SENDING, next_attempt_at__lte=now + CLOCK_SLACK
-    ).update(next_attempt_at=now + ATTEMPT_LEASE)
+    ).update(next_attempt_at=now + attempt_lease())
     if not leased:
         return None
     decision = Decision.objects.select_related("hold", "reviewer").get(pk=decision_id)
@@ -177,7 +179,8 @@ def deliver(decision_id: int, client: platform.PlatformClient) -> float | None:
     except platform.PlatformError as error:
         return _retry_later(decision, str(error))
     else:
-        sync.record_hold(hold, decided)
+        if decided:
+            sync.record_hold(hold, decided)
         _finish(decision, Decision.State.APPLIED, Decision.Outcome.APPLIED, "")
     return None
 
@@ -243,8 +246,19 @@ def _finish(decision: Decision, state: str, outcome: str, message: str, attempts
         ])
 
 
+def attempt_lease() -> timedelta:
+    """How long one attempt holds its decision: the platform's connect and read timeouts, and a margin.
+
+    Just long enough that a live attempt has finished or failed by then; a worker that
+    died mid-attempt leaves the decision to the periodic re-queue once it runs out. Should
+    an attempt outlive it after all, the re-sent POST carries the same Idempotency-Key.
+    """
+    timeouts = settings.AGENTOS_CONNECT_TIMEOUT + settings.AGENTOS_READ_TIMEOUT
+    return timedelta(seconds=timeouts) + LEASE_MARGIN
+
+
 def due_for_requeue(now: datetime | None = None) -> list[int]:
-    """Decisions still sending well past their due time (and lease): their task was lost (broker or worker down)."""
+    """Decisions still sending past their due time or lease, plus the grace: their task was lost or its worker died."""
     now = now or timezone.now()
     return list(
         Decision.objects.filter(state=Decision.State.SENDING, next_attempt_at__lt=now - backoff.REQUEUE_GRACE)

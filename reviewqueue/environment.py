@@ -6,6 +6,7 @@ confusing failure later.
 """
 
 import os
+import re
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
@@ -80,3 +81,21 @@ def names(name: str, default: str) -> list[str]:
     if not items:
         raise ImproperlyConfigured(f"{name} must name at least one value")
     return items
+
+
+def choice(name: str, choices: tuple[str, ...], default: str) -> str:
+    """One of ``choices`` (compared in lower case)."""
+    value = string(name, default).lower()
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, not {value!r}")
+    return value
+
+
+def header(name: str) -> str:
+    """An HTTP header name (``X-Forwarded-Proto``) as its ``request.META`` key (``HTTP_X_FORWARDED_PROTO``), or ""."""
+    value = string(name)
+    if not value:
+        return ""
+    if not re.fullmatch(r"[A-Za-z0-9]+(-[A-Za-z0-9]+)*", value):
+        raise ImproperlyConfigured(f"{name} must be an HTTP header name such as X-Forwarded-Proto, not {value!r}")
+    return "HTTP_" + value.upper().replace("-", "_")

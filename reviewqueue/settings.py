@@ -5,10 +5,12 @@ kombu's filesystem transport: these embedded defaults exist only so that the
 quickstart runs on a fresh machine. Production sets both.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.csp import CSP
 
 from reviewqueue import environment as env
 
@@ -33,6 +35,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_htmx",
+    "axes",
     "holds",
     "audit",
     "simulator",
@@ -40,15 +43,20 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "reviewqueue.middleware.PrivateNoStoreMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "reviewqueue.input_guard.HostileInputMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "reviewqueue.middleware.SessionIdleTimeoutMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as axes asks: it turns a lockout into the lockout page
 ]
 
 ROOT_URLCONF = "reviewqueue.urls"
@@ -62,6 +70,7 @@ TEMPLATES = [
         "OPTIONS": {
             "context_processors": [
                 "django.template.context_processors.request",
+                "django.template.context_processors.csp",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "holds.context_processors.navigation",
@@ -104,6 +113,32 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "queue"
 LOGOUT_REDIRECT_URL = "login"
 
+# The sign-in brake (reviewqueue/signin.py): django-axes refuses sign-ins on both login forms, even with the
+# right password, for a while after too many failures for one username or from one client address.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+SIGN_IN_FAILURE_LIMIT = env.integer("SIGN_IN_FAILURE_LIMIT", 5, minimum=1)
+SIGN_IN_LOCKOUT_MINUTES = env.integer("SIGN_IN_LOCKOUT_MINUTES", 15, minimum=1)
+AXES_FAILURE_LIMIT = SIGN_IN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = timedelta(minutes=SIGN_IN_LOCKOUT_MINUTES)
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+# Attempts refused during a lockout are not counted: the lockout ends on time, and a client hammering
+# a locked form adds nothing to axes' table (which prunes attempts older than the lockout itself).
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_DISABLE_ACCESS_LOG = True  # the audit trail records successful sign-ins
+# Not in the admin: its list would pass a malformed address in the query string to PostgreSQL's inet type (a 500).
+# `manage.py axes_reset_username NAME` or `axes_reset_ip ADDRESS` lifts a lockout early.
+AXES_ENABLE_ADMIN = False
+AXES_HANDLER = "reviewqueue.signin.AttemptsHandler"
+AXES_CLIENT_IP_CALLABLE = "reviewqueue.signin.client_ip"
+AXES_LOCKOUT_CALLABLE = "reviewqueue.signin.locked_out"
+AXES_VERBOSE = False  # no banner on every start of every process
+# Proxies in front of the app that append the client's address to X-Forwarded-For; 0 trusts no header.
+TRUSTED_PROXY_COUNT = env.integer("TRUSTED_PROXY_COUNT", 0)
+
+# A session nobody has used for this long is signed out (reviewqueue/middleware.py).
+SESSION_IDLE_MINUTES = env.integer("SESSION_IDLE_MINUTES", 8 * 60, minimum=1)
+SESSION_COOKIE_AGE = SESSION_IDLE_MINUTES * 60
+
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = env.string("TIME_ZONE", "UTC")
 USE_I18N = False
@@ -120,11 +155,35 @@ if DEBUG:
     STORAGES["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}
 
 SESSION_COOKIE_HTTPONLY = True
-SESSION_COOKIE_SECURE = SITE_URL.startswith("https://")
-CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+_HTTPS = SITE_URL.startswith("https://")
+SESSION_COOKIE_SECURE = _HTTPS
+CSRF_COOKIE_SECURE = _HTTPS
+SECURE_SSL_REDIRECT = _HTTPS
+SECURE_HSTS_SECONDS = env.integer("SECURE_HSTS_SECONDS", 365 * 24 * 3600 if _HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.boolean("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
+SECURE_HSTS_PRELOAD = env.boolean("SECURE_HSTS_PRELOAD", default=False)
+SILENCED_SYSTEM_CHECKS = []
+if not SECURE_HSTS_PRELOAD:
+    # Asking browsers to preload HSTS is for the owner of the whole domain to decide, not for this app.
+    SILENCED_SYSTEM_CHECKS.append("security.W021")
+# The header a TLS-terminating proxy sets to "https" (e.g. X-Forwarded-Proto); the proxy must overwrite it.
+_PROXY_HTTPS_HEADER = env.header("PROXY_HTTPS_HEADER")
+SECURE_PROXY_SSL_HEADER = (_PROXY_HTTPS_HEADER, "https") if _PROXY_HTTPS_HEADER else None
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# No inline script or style runs: the app's own are static files, and the admin's inline ones carry the nonce.
+# base.html turns off htmx's eval and its injected indicator <style>.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF, CSP.NONCE],
+    "style-src": [CSP.SELF, CSP.NONCE],
+    "img-src": [CSP.SELF, "data:"],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.NONE],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
 
 # The AgentOS platform: holds-api.md. The key is a server-side secret.
 AGENTOS_URL = env.url("AGENTOS_URL", "http://127.0.0.1:8765")
@@ -140,6 +199,8 @@ SYNC_INTERVAL_SECONDS = env.integer("SYNC_INTERVAL_SECONDS", 10, minimum=1)
 REDIS_URL = env.url("REDIS_URL", schemes=("redis", "rediss", "unix"))
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
+    # Far longer than any retry's countdown, or Redis would hand a waiting retry to a second worker.
+    # A task that died with its worker is not waited for: the periodic re-queues send it again.
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 else:
     CELERY_BROKER_URL = "filesystem://"
@@ -160,7 +221,9 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
-CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# Beat keeps its schedule in memory, so it needs no writable directory: every periodic task here
+# catches up with whatever it missed, so after a restart each simply runs one interval later.
+CELERY_BEAT_SCHEDULER = "celery.beat:Scheduler"
 CELERY_BEAT_SCHEDULE = {
     "sync-holds": {"task": "holds.tasks.sync_holds", "schedule": float(SYNC_INTERVAL_SECONDS)},
 }
@@ -171,14 +234,16 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.string("LOG_LEVEL", "INFO")},
-    "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
+    # axes logs every sign-in at INFO; its warnings (each failure, each lockout) are the ones worth keeping.
+    "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
 }
 
 # Reviewing and delivering decisions.
 CLAIM_MINUTES = env.integer("CLAIM_MINUTES", 10, minimum=1)
 DELIVERY_RETRY_BASE_SECONDS = env.seconds("DELIVERY_RETRY_BASE_SECONDS", 2.0)
 DELIVERY_RETRY_MAX_SECONDS = env.seconds("DELIVERY_RETRY_MAX_SECONDS", 300.0)
-CELERY_BEAT_SCHEDULE["requeue-decisions"] = {"task": "holds.tasks.requeue_due_decisions", "schedule": 30.0}
+# Often, so that a decision whose worker died is sent again within a minute (holds/decisions.py).
+CELERY_BEAT_SCHEDULE["requeue-decisions"] = {"task": "holds.tasks.requeue_due_decisions", "schedule": 10.0}
 
 # Expiry and notifications.
 EXPIRY_SWEEP_SECONDS = env.integer("EXPIRY_SWEEP_SECONDS", 30, minimum=1)
@@ -194,9 +259,13 @@ CELERY_BEAT_SCHEDULE |= {
     "alert-undelivered-decisions": {"task": "holds.tasks.alert_undelivered_decisions", "schedule": 60.0},
 }
 
-# Email (Django 6.1's MAILERS): SMTP when EMAIL_HOST is set, else printed to the console (the quickstart's worker output).
+# Email (Django 6.1's MAILERS): SMTP to EMAIL_HOST, or printed to the console (the worker's output), which is
+# the default only with DEBUG on: in production it must be chosen with EMAIL_BACKEND=console.
 _email_host = env.string("EMAIL_HOST")
-if _email_host:
+_email_backend = env.choice("EMAIL_BACKEND", ("smtp", "console"), "smtp" if _email_host or not DEBUG else "console")
+if _email_backend == "smtp" and not _email_host:
+    raise ImproperlyConfigured("EMAIL_HOST must be set for SMTP mail (or EMAIL_BACKEND=console to print it)")
+if _email_backend == "smtp":
     _smtp_options = {
         "host": _email_host,
         "port": env.integer("EMAIL_PORT", 25, minimum=1),
@@ -208,4 +277,5 @@ if _email_host:
     MAILERS = {"default": {"BACKEND": "django.core.mail.backends.smtp.EmailBackend", "OPTIONS": _smtp_options}}
 else:
     MAILERS = {"default": {"BACKEND": "django.core.mail.backends.console.EmailBackend"}}
+    SILENCED_SYSTEM_CHECKS.append("mail.E001")  # console mail was chosen, not fallen into
 DEFAULT_FROM_EMAIL = env.string("DEFAULT_FROM_EMAIL", "Review Queue <review-queue@localhost>")

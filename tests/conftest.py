@@ -62,7 +62,7 @@ def celery_processes(simulated_platform, settings, tmp_path):
     def start(kind: str, **extra_env) -> subprocess.Popen:
         options = {
             "worker": ["--pool", "solo", "--without-heartbeat", "--without-gossip", "--without-mingle"],
-            "beat": ["--schedule", str(tmp_path / "beat-schedule")],
+            "beat": [],
         }[kind]
         process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "reviewqueue", kind, "--loglevel", "INFO", *options],

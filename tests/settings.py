@@ -6,6 +6,7 @@ os.environ.setdefault("SECRET_KEY", "test-secret-key")
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/reviewqueue")
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/15")
 os.environ.setdefault("AGENTOS_API_KEY", "test-api-key")
+os.environ.setdefault("EMAIL_BACKEND", "console")  # pytest-django swaps in its in-memory outbox anyway
 
 from reviewqueue.settings import *  # noqa: E402,F403
 

@@ -204,3 +204,31 @@ def test_a_decision_whose_task_was_lost_is_requeued(celery_processes, samples, a
     assert requeued == [decision.pk]
     wait_until(lambda: Decision.objects.filter(pk=decision.pk, state="applied").exists())
     assert len(posted_decisions(platform_state, hold)) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_decision_whose_worker_died_mid_post_is_sent_again_with_the_same_key(celery_processes, samples, alice, platform_state):
+    hold = samples["h_12"]
+    quick_timeouts = {"AGENTOS_CONNECT_TIMEOUT": "1", "AGENTOS_READ_TIMEOUT": "3"}  # a short lease: a short test
+    platform_state.push_faults([{"delay": 2, "path_contains": "/decision"}])
+    celery_processes("beat")
+    doomed = celery_processes("worker", **quick_timeouts)
+
+    decision = decisions.submit(hold, alice, approve_all(hold))
+    wait_until(lambda: platform_is_answering_a_delayed_post(platform_state))
+    doomed.kill()  # SIGKILL while the platform is still answering: no ack, no result, the lease left in place
+    doomed.wait()
+    assert Decision.objects.get(pk=decision.pk).state == "sending"
+    celery_processes("worker", **quick_timeouts)
+
+    wait_until(lambda: Decision.objects.filter(pk=decision.pk, state="applied").exists(), timeout=60)
+    posts = posted_decisions(platform_state, hold)
+    decided = platform_state.get_hold("default", "h_12")
+    assert len(posts) == 2 and {r["headers"]["idempotency-key"] for r in posts} == {str(decision.idempotency_key)}
+    assert decided["status"] == "decided" and decided["decision"]["decided_by"] == "alice@example.com"
+    assert list(decision.delivery_attempts.values_list("outcome", flat=True)) == ["applied"]
+
+
+def platform_is_answering_a_delayed_post(platform_state) -> bool:
+    """The injected delay was taken: the POST arrived and the platform is sleeping before it answers."""
+    return platform_state.push_faults([]) == 0

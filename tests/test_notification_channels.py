@@ -74,7 +74,10 @@ def webhook_receiver():
 @pytest.mark.django_db(transaction=True)
 def test_email_goes_through_smtp_with_text_and_html_parts(celery_processes, smtp_server, samples, audrey, settings):
     controller, inbox = smtp_server
-    celery_processes("worker", EMAIL_HOST="127.0.0.1", EMAIL_PORT=str(controller.port), SITE_URL="https://review.example.com")
+    celery_processes(
+        "worker", EMAIL_BACKEND="smtp", EMAIL_HOST="127.0.0.1", EMAIL_PORT=str(controller.port),
+        SITE_URL="https://review.example.com",
+    )
     settings.SITE_URL = "https://review.example.com"
 
     notify.expired([samples["h_12"]])
@@ -178,13 +181,13 @@ def test_preferences_choose_the_channels_per_event(client, alice):
 
 
 @pytest.mark.django_db
-def test_marking_a_mangled_id_as_read_changes_nothing(client, samples, audrey):
+def test_marking_a_mangled_id_as_read_is_a_400_and_changes_nothing(client, samples, audrey):
     notify.expired([samples["h_12"]])
     client.force_login(audrey)
 
     response = client.post(reverse("notifications-read"), {"id": "1 OR 1=1"})
 
-    assert response.status_code == 302 and notify.unread_count(audrey) == 1
+    assert response.status_code == 400 and notify.unread_count(audrey) == 1
 
 
 @pytest.mark.django_db

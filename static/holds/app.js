@@ -86,6 +86,14 @@
     if (row && !event.target.closest("a")) window.location.href = row.getAttribute("data-href");
   });
 
+  // Polls (data-poll) wait while the tab is hidden (htmx's own "[!document.hidden]" filter would need the eval
+  // that the CSP forbids), and say they are polls, which the session idle timeout does not count as use.
+  document.addEventListener("htmx:configRequest", function (event) {
+    if (!event.detail.elt.hasAttribute("data-poll")) return;
+    if (document.hidden) event.preventDefault();
+    else event.detail.headers["X-Poll"] = "1";
+  });
+
   // The queue refreshes in place: keep the reviewer's focused row across the swap.
   var focusedId = null;
   document.addEventListener("htmx:beforeSwap", function () {

@@ -1,0 +1,61 @@
+"""Project-wide middleware: caching of private pages and the session idle timeout."""
+
+import time
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.contrib.auth.views import redirect_to_login
+from django.shortcuts import resolve_url
+from django_htmx.http import HttpResponseClientRedirect
+
+
+class PrivateNoStoreMiddleware:
+    """Give every response without a Cache-Control of its own ``Cache-Control: private, no-store``.
+
+    Nearly every page and download carries hold or audit data, which must stay out of
+    shared and browser caches; marking all of them is the way none is forgotten.
+    Static files never get here: WhiteNoise serves them (cacheable) before this runs.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if "Cache-Control" not in response:
+            response["Cache-Control"] = "private, no-store"
+        return response
+
+
+class SessionIdleTimeoutMiddleware:
+    """Sign out a session that nobody has used for ``SESSION_IDLE_MINUTES``.
+
+    A session expires ``SESSION_COOKIE_AGE`` (the idle time) after it was last saved,
+    so noting its use renews it. The note is written at most once a minute, where
+    ``SESSION_SAVE_EVERY_REQUEST`` would write on every request, and htmx's background
+    polls (marked ``X-Poll`` by app.js) are not use, so a screen left open times out too.
+    A poll that finds its session gone sends the whole page to the sign-in form,
+    rather than the form into the polled fragment.
+    """
+
+    LAST_USED_KEY = "last_used"
+    NOTE_EVERY_SECONDS = 60
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.user.is_authenticated and "X-Poll" not in request.headers:
+            now = int(time.time())
+            if now - request.session.get(self.LAST_USED_KEY, 0) >= self.NOTE_EVERY_SECONDS:
+                request.session[self.LAST_USED_KEY] = now
+        response = self.get_response(request)
+        if request.htmx and self._sent_to_sign_in(response):
+            page = request.htmx.current_url_abs_path or resolve_url(settings.LOGIN_REDIRECT_URL)
+            return HttpResponseClientRedirect(redirect_to_login(page).url)
+        return response
+
+    @staticmethod
+    def _sent_to_sign_in(response) -> bool:
+        location = response.get("Location", "")
+        return response.status_code == 302 and urlsplit(location).path == resolve_url(settings.LOGIN_URL)

@@ -1,0 +1,75 @@
+"""The sign-in brake: who a client is, and what a locked-out client is told.
+
+django-axes counts failed sign-ins on both login forms (ours and the admin's)
+per username and per client address, in its own prunable table, and refuses
+further attempts, even with the right password, for ``SIGN_IN_LOCKOUT_MINUTES``
+after ``SIGN_IN_FAILURE_LIMIT`` failures. Its settings point here for the client
+address (which the audit's sign-in rows use too), for the handler that stores
+the attempts, and for the lockout page.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+
+from axes.handlers.database import AxesDatabaseHandler
+from axes.models import AccessAttempt
+from django.conf import settings
+from django.db.models import Max, Q
+from django.shortcuts import render
+from django.utils import timezone
+
+
+def client_ip(request) -> str | None:
+    """The client's address: ``REMOTE_ADDR``, or behind ``TRUSTED_PROXY_COUNT`` proxies the address the outermost saw.
+
+    Each proxy appends the address it was reached from to X-Forwarded-For, so only
+    the last ``TRUSTED_PROXY_COUNT`` entries (with ``REMOTE_ADDR``, the innermost
+    proxy itself) are ours; anything before them is whatever the client wrote.
+    None when that address is not an IP address.
+    """
+    forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "") if settings.TRUSTED_PROXY_COUNT else ""
+    hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
+    hops.append(request.META.get("REMOTE_ADDR", ""))
+    # Fewer hops than proxies means the request skipped the outer ones: every hop is then a proxy's.
+    candidate = hops[max(len(hops) - 1 - settings.TRUSTED_PROXY_COUNT, 0)]
+    try:
+        return str(ipaddress.ip_address(candidate))
+    except ValueError:
+        return None
+
+
+class AttemptsHandler(AxesDatabaseHandler):
+    """axes' database handler (``AXES_HANDLER``), storing the client's headers without NUL, which PostgreSQL refuses.
+
+    axes stores the User-Agent and Accept headers of a failed attempt as sent, and a
+    header may carry a NUL: without this, such a failed sign-in would be a 500.
+    """
+
+    def user_login_failed(self, sender, credentials: dict, request=None, **kwargs):
+        if request is not None:
+            request.axes_user_agent = request.axes_user_agent.replace("\x00", "")
+            request.axes_http_accept = request.axes_http_accept.replace("\x00", "")
+        return super().user_login_failed(sender, credentials, request, **kwargs)
+
+
+def locked_out(request, original_response=None, credentials=None):
+    """The page a locked-out client gets (axes' ``AXES_LOCKOUT_CALLABLE``): why, and how long to wait."""
+    context = {
+        "failure_limit": settings.AXES_FAILURE_LIMIT,
+        "wait_minutes": _minutes_until_unlocked(request, credentials),
+    }
+    return render(request, "registration/locked_out.html", context, status=429)
+
+
+def _minutes_until_unlocked(request, credentials) -> int:
+    """Whole minutes until the newest failure counted against this username or address is older than the lockout."""
+    username = (credentials or {}).get("username") or request.POST.get("username")
+    latest = AccessAttempt.objects.filter(Q(username=username) | Q(ip_address=request.axes_ip_address)).aggregate(
+        latest=Max("attempt_time")
+    )["latest"]
+    if latest is None:
+        return settings.SIGN_IN_LOCKOUT_MINUTES
+    left = latest + settings.AXES_COOLOFF_TIME - timezone.now()
+    return max(math.ceil(left.total_seconds() / 60), 1)
