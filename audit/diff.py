@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from holds import editing
 from holds.models import DecisionItem
+from reviewqueue.jsonvalues import ABSENT, display, same_json
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,7 +38,7 @@ def item_diff(item: DecisionItem) -> ItemDiff:
     decided = item.data if item.action == DecisionItem.Action.EDIT else original
     if isinstance(original, dict) and isinstance(decided, dict):
         keys = [*original, *(key for key in decided if key not in original)]
-        pairs = [(key, original.get(key, editing.ABSENT), decided.get(key, editing.ABSENT)) for key in keys]
+        pairs = [(key, original.get(key, ABSENT), decided.get(key, ABSENT)) for key in keys]
     else:
         pairs = [("", original, decided)]
     return ItemDiff(item, rejected, [_line(key, before, after, rejected) for key, before, after in pairs])
@@ -46,8 +46,8 @@ def item_diff(item: DecisionItem) -> ItemDiff:
 
 def _line(key: str, before, after, rejected: bool) -> Line:
     return Line(
-        key=editing.display(key) if key else "(value)",
-        before=editing.display(before),
-        after="" if rejected else editing.display(after),
-        changed=not rejected and not editing.same_json(before, after),
+        key=display(key) if key else "(value)",
+        before=display(before),
+        after="" if rejected else display(after),
+        changed=not rejected and not same_json(before, after),
     )

@@ -31,7 +31,7 @@ import json
 
 from django.core.serializers.json import DjangoJSONEncoder
 
-from holds.jsonvalues import scalars, storable
+from reviewqueue.jsonvalues import scalars, storable
 
 ITEM_ACTIONS = ("approve", "edit", "reject")
 

@@ -26,9 +26,8 @@ from django.db.models.functions import Coalesce
 
 from audit.queries import day_start
 from holds.models import Decision, DecisionItem, Hold
-from holds.queue import AMOUNT_KEYS
-from holds.rules import as_decimal
 from reviewqueue import readers
+from reviewqueue.jsonvalues import AMOUNT_KEYS, as_decimal
 
 DEFAULT_DAYS = 30
 MAX_DAYS = 366

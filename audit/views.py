@@ -8,8 +8,8 @@ from django.utils import timezone
 from audit import charts, describe, diff, export, queries, stats, timing
 from audit.models import AuditEvent, EventKind
 from audit.payloads import ITEM_ACTIONS
-from holds import roles
 from holds.models import Decision, Hold
+from reviewqueue import roles
 
 OUTCOMES = [*Decision.Outcome.values, "retry"]
 

@@ -67,7 +67,7 @@ def main() -> None:
     from django.test import Client
     from django.test.utils import setup_test_environment
 
-    from holds import roles
+    from reviewqueue import roles
     from tests.conftest import make_user
 
     setup_test_environment()  # records each response's template context

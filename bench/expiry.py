@@ -25,8 +25,9 @@ def main() -> None:
     from django.test.utils import CaptureQueriesContext
     from django.utils import timezone
 
-    from holds import expiry, platform, roles, sync
+    from holds import expiry, platform, sync
     from holds.models import Hold
+    from reviewqueue import roles
     from tests.conftest import make_user
 
     for name in ("rev1", "rev2", "rev3"):

@@ -24,7 +24,8 @@ def main() -> None:
     from django.test import Client
     from django.test.utils import CaptureQueriesContext, setup_test_environment
 
-    from holds import platform, roles, sync
+    from holds import platform, sync
+    from reviewqueue import roles
     from tests.conftest import make_user
 
     setup_test_environment()  # records each response's template context, for the row count

@@ -37,8 +37,9 @@ def main() -> None:
     from django.conf import settings
     from django.utils import timezone
 
-    from holds import decisions, platform, roles, sync
+    from holds import decisions, platform, sync
     from holds.models import Decision, Hold
+    from reviewqueue import roles
     from tests.conftest import make_user
 
     redis.Redis.from_url(REDIS_URL).flushdb()

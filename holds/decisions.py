@@ -22,11 +22,14 @@ from django.utils import timezone
 from audit import events as audit_events
 from audit import payloads
 from audit.models import EventKind
-from holds import backoff, claims, notify, platform, sync, wording
-from holds.models import Decision, DecisionItem, DeliveryAttempt, Hold, Notification
+from holds import backoff, claims, platform, queueing, sync, wording
+from holds.models import Decision, DecisionItem, DeliveryAttempt, Hold
+from notifications import notify
+from notifications.models import Notification
 
 logger = logging.getLogger(__name__)
 
+DELIVERY_TASK = "holds.tasks.deliver_decision"
 LEASE_MARGIN = timedelta(seconds=5)  # the database work around the POST, and clock differences between hosts
 CLOCK_SLACK = timedelta(seconds=2)  # a retry may fire a little before its due time
 
@@ -136,12 +139,7 @@ def _check_decidable(hold: Hold, choices: list[ItemChoice], now: datetime) -> No
 
 def enqueue_delivery(decision_id: int) -> None:
     """Queue the delivery task; if the broker is down, the periodic re-queue picks the decision up later."""
-    from holds import tasks
-
-    try:
-        tasks.deliver_decision.delay(decision_id)
-    except Exception:  # the broker being unreachable must not lose or fail the stored decision
-        logger.warning("could not queue delivery of decision %s; it will be re-queued", decision_id, exc_info=True)
+    queueing.queue(DELIVERY_TASK, decision_id, description=f"delivery of decision {decision_id}")
 
 
 def deliver(decision_id: int, client: platform.PlatformClient) -> float | None:

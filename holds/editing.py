@@ -10,17 +10,17 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from enum import Enum, StrEnum
+from enum import StrEnum
 from typing import Any
 
+from holds import rules
 from reviewqueue import readers
+from reviewqueue.jsonvalues import ABSENT, display, escape_surrogates, same_json, showable
 
 DECIMAL = re.compile(r"-?[0-9]+\.[0-9]+")
 TYPED_DECIMAL = re.compile(r"(?P<sign>[+-]?)(?P<whole>[0-9]*)(?:\.(?P<fraction>[0-9]*))?")
 SAFE_PREFIX = re.compile(r"[A-Za-z0-9_-]+")
 LINE_BREAK = re.compile(r"\r\n?")
-SURROGATE = re.compile(r"[\ud800-\udfff]")
-UNSHOWABLE = re.compile(r"[\x00\ud800-\udfff]")
 LONG_TEXT = 80  # characters; longer text gets a textarea
 
 
@@ -68,15 +68,6 @@ class FieldError:
     key: str
     name: str
     message: str
-
-
-class Absent(Enum):
-    """The value of a key that one side of a comparison does not have."""
-
-    ABSENT = "absent"
-
-
-ABSENT = Absent.ABSENT
 
 
 @dataclass(frozen=True)
@@ -146,28 +137,15 @@ def _initial(kind: FieldKind, value: Any) -> str | bool:
         case FieldKind.NULL:
             return ""
         case FieldKind.TEXT | FieldKind.DECIMAL:
-            return _showable(value)
+            return showable(value)
         case FieldKind.JSON:
-            return _escape_surrogates(json.dumps(value, indent=2, ensure_ascii=False))
+            return escape_surrogates(json.dumps(value, indent=2, ensure_ascii=False))
         case _:
             return json.dumps(value)
 
 
 def _is_long_text(text: str) -> bool:
     return "\n" in text or "\r" in text or len(text) > LONG_TEXT
-
-
-def _showable(text: str) -> str:
-    """Text a page can carry unchanged: NUL and lone surrogates (valid in JSON strings) become U+FFFD.
-
-    Browsers would replace a NUL themselves, and a lone surrogate cannot be encoded as UTF-8.
-    """
-    return UNSHOWABLE.sub("\ufffd", text)
-
-
-def _escape_surrogates(json_text: str) -> str:
-    """JSON text with lone surrogates written as \\u escapes, so that it reads back to the same strings."""
-    return SURROGATE.sub(lambda found: f"\\u{ord(found[0]):04x}", json_text)
 
 
 def _newlines(text: str) -> str:
@@ -273,17 +251,6 @@ PARSERS: dict[FieldKind, Callable[[Field, str], Any]] = {
 }
 
 
-def same_json(first: Any, second: Any) -> bool:
-    """Equal as JSON: "49.90" differs from "49.9" and 1 from true or 1.0, but an object's key order does not count."""
-    if first is ABSENT or second is ABSENT:
-        return first is second
-    return _canonical(first) == _canonical(second)
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
-
-
 def changes(original: Any, edited: Any) -> list[Change]:
     """The top-level values an edit changed, in the original key order then added keys; key "" for non-object data."""
     if isinstance(original, dict) and isinstance(edited, dict):
@@ -295,24 +262,20 @@ def changes(original: Any, edited: Any) -> list[Change]:
     return [Change("", original, edited)]
 
 
-def display(value: Any) -> str:
-    """A value as a summary shows it: text as written, anything else as one line of JSON."""
-    if value is ABSENT:
-        return "(absent)"
-    if isinstance(value, str):
-        return _showable(value)
-    return _escape_surrogates(json.dumps(value, ensure_ascii=False))
-
-
 def validate_item(data: Any, prefix: str, submitted: Mapping[str, Any]) -> tuple[Any, list[Change], list[FieldError]]:
     """Read a reviewer's edit of one item: the edited data, what changed, and every error.
 
     Errors from reading come first; the business rules only judge values that were read,
     since a field that could not be read keeps its original value.
     """
-    from holds import rules  # imported here: rules builds on this module's Field and FieldError
-
     fields = fields_for(data, prefix)
     edited, errors = read_fields(fields, submitted)
-    errors += rules.check_edit(fields, edited)
+    errors += _rule_errors(fields, edited)
     return edited, changes(data, edited), errors
+
+
+def _rule_errors(fields: list[Field], edited_data: Any) -> list[FieldError]:
+    """The business rules' refusals as errors on their fields; the rules see only keys and JSON values."""
+    by_key = {field.key: field for field in fields}
+    edits = [(field.key, field.original, edited_data if field.whole else edited_data[field.key]) for field in fields]
+    return [FieldError(key=key, name=by_key[key].name, message=message) for key, message in rules.check_edit(edits)]

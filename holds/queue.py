@@ -14,13 +14,13 @@ from django.conf import settings
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from holds import heartbeat, rules
+from holds import heartbeat
 from holds.models import Decision, Hold, SyncState
 from reviewqueue import readers
+from reviewqueue.jsonvalues import AMOUNT_KEYS, as_decimal
 
 PAGE_SIZE = 50
 EXPIRING_WITHIN = {"15m": timedelta(minutes=15), "1h": timedelta(hours=1), "4h": timedelta(hours=4), "24h": timedelta(days=1)}
-AMOUNT_KEYS = ("amount", "refund_amount", "total")
 URGENT = timedelta(minutes=15)
 SOON = timedelta(hours=1)
 CLAIM_CHOICES = ("mine", "unclaimed")
@@ -134,7 +134,7 @@ def amounts(hold: Hold) -> list[str]:
     for item in hold.items.all():
         if isinstance(item.data, dict):
             for key in AMOUNT_KEYS:
-                if rules.as_decimal(item.data.get(key)) is not None:
+                if as_decimal(item.data.get(key)) is not None:
                     found.append(str(item.data[key]))
     return found
 

@@ -19,7 +19,7 @@ from audit.chain import canonical
 from holds import editing
 from holds.decisions import ItemChoice
 from holds.models import DecisionItem, Hold, HoldItem
-from holds.jsonvalues import storable
+from reviewqueue.jsonvalues import storable
 
 ACTIONS = (DecisionItem.Action.APPROVE, DecisionItem.Action.REJECT)
 SUMMARY_SALT = "holds.review.summary"

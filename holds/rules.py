@@ -5,35 +5,16 @@ so an agent that names its amounts differently needs a setting, not a code chang
 judges a value the reviewer changed: what the agent asked for is the agent's responsibility.
 """
 
-import math
-import re
-from collections.abc import Callable, Mapping
-from decimal import Decimal
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from holds.editing import Field, FieldError, display, same_json
+from reviewqueue.jsonvalues import as_decimal, display, same_json
 
 # A rule takes (key, original value, edited value) and says why the edit is refused, or None.
 type Rule = Callable[[str, Any, Any], str | None]
-
-NUMBER_TEXT = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
-
-
-def as_decimal(value: Any) -> Decimal | None:
-    """A JSON number or decimal string as an exact Decimal; None for anything else (including true)."""
-    match value:
-        case bool():
-            return None
-        case int():
-            return Decimal(value)
-        case float() if math.isfinite(value):
-            return Decimal(repr(value))
-        case str() if NUMBER_TEXT.fullmatch(value):
-            return Decimal(value)
-    return None
 
 
 def positive(key: str, original: Any, edited: Any) -> str | None:
@@ -80,15 +61,17 @@ def _rules_named(key: str, names: Any) -> list[Rule]:
     return [RULES[name] for name in names]
 
 
-def check_edit(fields: list[Field], edited_data: Any) -> list[FieldError]:
-    """The configured rules' errors for each top-level value that the edit changed."""
+def check_edit(edits: Iterable[tuple[str, Any, Any]]) -> list[tuple[str, str]]:
+    """Why the configured rules refuse an edit, as (key, message) pairs.
+
+    ``edits`` holds (key, original value, edited value) for each top-level value; unchanged ones are not judged.
+    """
     rules = configured_rules()
-    errors = []
-    for field in fields:
-        edited = edited_data if field.whole else edited_data[field.key]
-        if same_json(field.original, edited):
+    refusals = []
+    for key, original, edited in edits:
+        if same_json(original, edited):
             continue
-        for rule in rules.get(field.key, []):
-            if message := rule(field.key, field.original, edited):
-                errors.append(FieldError(key=field.key, name=field.name, message=message))
-    return errors
+        for rule in rules.get(key, []):
+            if message := rule(key, original, edited):
+                refusals.append((key, message))
+    return refusals

@@ -5,7 +5,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from holds import platform
-from holds.jsonvalues import storable
+from reviewqueue.jsonvalues import storable
 from holds.models import Hold
 
 FRESH_FOR = timedelta(seconds=60)

@@ -41,7 +41,7 @@ from audit import events as audit_events
 from audit.models import AuditEvent, EventKind
 from holds import expiry, platform
 from holds.models import Hold, HoldItem, QuarantinedHold, SyncState
-from holds.jsonvalues import UNSTORABLE, scalars, storable
+from reviewqueue.jsonvalues import UNSTORABLE, scalars, storable
 
 logger = logging.getLogger(__name__)
 

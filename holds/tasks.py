@@ -4,7 +4,8 @@ from celery import shared_task
 from celery.signals import task_prerun
 from django.conf import settings
 
-from holds import decisions, expiry, heartbeat, notify, platform, sync
+from holds import decisions, expiry, heartbeat, platform, sync
+from reviewqueue.celery import RetryingTask
 
 
 @task_prerun.connect
@@ -21,13 +22,11 @@ def sync_holds() -> list[dict]:
     return [vars(result) for result in results]
 
 
-@shared_task(bind=True, max_retries=None, acks_late=True)
-def deliver_decision(self, decision_id: int) -> None:
+@shared_task(base=RetryingTask)
+def deliver_decision(decision_id: int) -> float | None:
     """Post a stored decision; retry with backoff (and the same key) while the platform is unavailable."""
     with platform.PlatformClient.from_settings() as client:
-        delay = decisions.deliver(decision_id, client)
-    if delay is not None:
-        raise self.retry(countdown=delay)
+        return decisions.deliver(decision_id, client)
 
 
 @shared_task
@@ -48,23 +47,3 @@ def alert_undelivered_decisions() -> int:
 def sweep_expiries() -> dict:
     """Expire holds whose time is up and remind people of those about to expire (beat: every 30 s)."""
     return {"expired": len(expiry.sweep()), "reminded": len(expiry.remind())}
-
-
-@shared_task
-def send_new_holds_digests() -> int:
-    return len(notify.digest_new_holds())
-
-
-@shared_task(bind=True, max_retries=None, acks_late=True)
-def send_notification(self, notification_id: int) -> None:
-    delay = notify.send(notification_id)
-    if delay is not None:
-        raise self.retry(countdown=delay)
-
-
-@shared_task
-def requeue_due_notifications() -> list[int]:
-    due = notify.due_for_requeue()
-    for notification_id in due:
-        send_notification.delay(notification_id)
-    return due

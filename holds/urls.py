@@ -1,6 +1,6 @@
 from django.urls import path
 
-from holds import notification_views, views
+from holds import views
 
 urlpatterns = [
     path("", views.queue, name="queue"),
@@ -12,11 +12,4 @@ urlpatterns = [
     path("holds/<int:pk>/release", views.release, name="release"),
     path("holds/<int:pk>/run", views.run_context, name="run-context"),
     path("holds/<int:pk>/files/<path:file_id>", views.hold_file, name="hold-file"),
-]
-
-urlpatterns += [
-    path("notifications/", notification_views.inbox, name="notifications"),
-    path("notifications/bell", notification_views.bell, name="notification-bell"),
-    path("notifications/read", notification_views.mark_read, name="notifications-read"),
-    path("notifications/preferences", notification_views.preferences, name="notification-preferences"),
 ]

@@ -8,10 +8,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from holds import claims, decisions, platform, review, roles, runs
+from holds import claims, decisions, platform, review, runs
 from holds import queue as holds_queue
 from holds.models import Decision, Hold
-from reviewqueue import readers
+from reviewqueue import readers, roles
 
 INLINE_IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
 SUMMARY_NOT_CONFIRMED = "Nothing was sent: the decision did not match a summary shown to you. Check it, then send it."

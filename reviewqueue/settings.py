@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "axes",
     "holds",
+    "notifications",
     "audit",
     "simulator",
 ]
@@ -74,6 +75,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "holds.context_processors.navigation",
+                "notifications.context_processors.unread_notifications",
             ],
         },
     },
@@ -254,8 +256,8 @@ NOTIFY_RETRY_LIMIT = env.integer("NOTIFY_RETRY_LIMIT", 5, minimum=1)
 WEBHOOK_TIMEOUT_SECONDS = env.seconds("WEBHOOK_TIMEOUT_SECONDS", 5.0)
 CELERY_BEAT_SCHEDULE |= {
     "expire-holds": {"task": "holds.tasks.sweep_expiries", "schedule": float(EXPIRY_SWEEP_SECONDS)},
-    "new-holds-digest": {"task": "holds.tasks.send_new_holds_digests", "schedule": float(NOTIFY_BATCH_SECONDS)},
-    "requeue-notifications": {"task": "holds.tasks.requeue_due_notifications", "schedule": 30.0},
+    "new-holds-digest": {"task": "notifications.tasks.send_new_holds_digests", "schedule": float(NOTIFY_BATCH_SECONDS)},
+    "requeue-notifications": {"task": "notifications.tasks.requeue_due_notifications", "schedule": 30.0},
     "alert-undelivered-decisions": {"task": "holds.tasks.alert_undelivered_decisions", "schedule": 60.0},
 }
 

@@ -7,5 +7,6 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("audit/", include("audit.urls")),
+    path("notifications/", include("notifications.urls")),
     path("", include("holds.urls")),
 ]

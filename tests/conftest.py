@@ -10,7 +10,8 @@ import pytest
 import redis
 from django.db import connection
 
-from holds import platform, roles, sync
+from holds import platform, sync
+from reviewqueue import roles
 from simulator.server import PlatformServer
 from simulator.state import PlatformState
 

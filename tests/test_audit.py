@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 
 from audit import chain, events
 from audit.models import AuditChainHead, AuditEvent, AuditImmutable, EventKind
-from holds import roles
+from reviewqueue import roles
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db

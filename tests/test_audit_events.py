@@ -17,9 +17,12 @@ from django.utils import timezone
 
 from audit import chain
 from audit.models import AuditEvent, EventKind
-from holds import claims, decisions, expiry, notify, roles, sync
+from holds import claims, decisions, expiry, sync
 from holds.decisions import ItemChoice
-from holds.models import Hold, Notification, WebhookChannel
+from holds.models import Hold
+from notifications import sending
+from notifications.models import Notification, WebhookChannel
+from reviewqueue import roles
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db
@@ -161,13 +164,13 @@ def test_changing_a_groups_permissions_in_the_admin_is_a_role_change(root_client
 
 def test_a_setting_changed_in_the_admin_is_recorded_without_its_secret(root_client, root):
     root_client.post(
-        reverse("admin:holds_webhookchannel_add"),
+        reverse("admin:notifications_webhookchannel_add"),
         {"name": "ops", "url": "https://hooks.example.com/x", "secret": "s3cr3t-value", "events": ["expired"], "active": "on"},
     )
     assert WebhookChannel.objects.get(name="ops").events == ["expired"]
 
     event = only(EventKind.SETTING_CHANGED)
-    assert event.actor == root and event.payload["model"] == "holds.webhookchannel" and event.payload["action"] == "added"
+    assert event.actor == root and event.payload["model"] == "notifications.webhookchannel" and event.payload["action"] == "added"
     assert "s3cr3t-value" not in str(event.payload)
 
 
@@ -301,7 +304,7 @@ def test_a_sent_notification_is_recorded(samples, audrey, mailoutbox):
     expire_undecided(samples["h_12"])
     email = Notification.objects.get(event="expired", hold=samples["h_12"], channel=Notification.Channel.EMAIL)
 
-    notify.send(email.pk)
+    sending.send(email.pk)
 
     assert Notification.objects.get(pk=email.pk).status == Notification.Status.SENT
     assert only(EventKind.NOTIFICATION_SENT).hold_id == "h_12"
@@ -316,7 +319,7 @@ def test_a_failed_notification_is_recorded_with_the_error(samples, settings):
     expire_undecided(samples["h_12"])
     webhook = Notification.objects.get(event="expired", hold=samples["h_12"], channel=Notification.Channel.WEBHOOK)
 
-    notify.send(webhook.pk)
+    sending.send(webhook.pk)
 
     assert Notification.objects.get(pk=webhook.pk).status == Notification.Status.FAILED
     assert only(EventKind.NOTIFICATION_FAILED).hold_id == "h_12"

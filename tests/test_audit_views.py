@@ -10,10 +10,10 @@ from django.utils import timezone
 
 from audit import events, queries
 from audit.models import AuditEvent, EventKind
-from holds import decisions, roles
+from holds import decisions
 from holds.decisions import ItemChoice
 from holds.models import Decision, Hold
-from reviewqueue import readers
+from reviewqueue import readers, roles
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db

@@ -9,16 +9,15 @@ from django.http import QueryDict
 
 from holds import rules
 from holds.editing import (
-    ABSENT,
     Change,
     FieldError,
     FieldKind,
     changes,
-    display,
     fields_for,
     read_fields,
     validate_item,
 )
+from reviewqueue.jsonvalues import ABSENT, display
 
 REFUND = {
     "order_id": "A-1001",

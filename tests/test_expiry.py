@@ -8,9 +8,11 @@ import time_machine
 from django.db import connection
 from django.utils import timezone
 
-from holds import decisions, expiry, notify, queue, sync, wording
+from holds import decisions, expiry, queue, sync, wording
 from holds.decisions import ItemChoice
-from holds.models import Decision, Hold, Notification
+from holds.models import Decision, Hold
+from notifications import notify
+from notifications.models import Notification
 
 pytestmark = pytest.mark.django_db
 

@@ -27,9 +27,11 @@ from hypothesis import strategies as st
 
 from audit import events
 from audit.models import AuditEvent, EventKind
-from holds import decisions, notify
+from holds import decisions
 from holds.decisions import ItemChoice
-from holds.models import Decision, Hold, Notification, WebhookChannel
+from holds.models import Decision, Hold
+from notifications import notify
+from notifications.models import Notification, WebhookChannel
 from reviewqueue import readers
 from tests.conftest import make_user
 from tests.forms import fields_of
@@ -265,4 +267,4 @@ def test_the_fuzz_covers_every_named_url():
     names = {name for name, _, _ in named_urls()}
 
     assert {"queue", "hold-review", "audit:export", "hold-file", "notifications-read", "admin:autocomplete",
-            "admin:audit_auditevent_changelist", "admin:holds_webhookchannel_change"} <= names
+            "admin:audit_auditevent_changelist", "admin:notifications_webhookchannel_change"} <= names

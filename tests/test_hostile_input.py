@@ -12,8 +12,10 @@ from django.urls import reverse
 
 from audit import events
 from audit.models import EventKind
-from holds import notify, roles
-from holds.models import Decision, Notification, WebhookChannel
+from holds.models import Decision
+from notifications import notify
+from notifications.models import Notification, WebhookChannel
+from reviewqueue import roles
 from tests.conftest import make_user
 from tests.test_review_views import field_name, review_form
 
@@ -175,9 +177,9 @@ def test_marking_one_notification_as_read_still_works(client, samples, audrey):
     "url, query",
     [
         ("admin:audit_auditevent_changelist", {"kind__exact": "\x00"}),
-        ("admin:holds_notification_changelist", {"status__exact": "\x00"}),
-        ("admin:holds_notification_changelist", {"q": "\x00"}),
-        ("admin:autocomplete", {"app_label": "holds", "model_name": "notificationattempt", "field_name": "notification",
+        ("admin:notifications_notification_changelist", {"status__exact": "\x00"}),
+        ("admin:notifications_notification_changelist", {"q": "\x00"}),
+        ("admin:autocomplete", {"app_label": "notifications", "model_name": "notificationattempt", "field_name": "notification",
                                 "term": "\x00"}),
     ],
 )
@@ -190,7 +192,7 @@ def test_a_nul_in_an_admin_filter_search_or_autocomplete_is_a_400(admin_client, 
 def test_admin_filters_and_autocomplete_still_answer(admin_client):
     filtered = admin_client.get(reverse("admin:audit_auditevent_changelist"), {"kind__exact": "claimed"})
     completed = admin_client.get(reverse("admin:autocomplete"), {
-        "app_label": "holds", "model_name": "notificationattempt", "field_name": "notification", "term": "x"})
+        "app_label": "notifications", "model_name": "notificationattempt", "field_name": "notification", "term": "x"})
 
     assert filtered.status_code == 200 and completed.status_code == 200
 
@@ -201,7 +203,7 @@ def webhook_form(**overrides):
 
 
 def test_a_webhook_channel_with_a_huge_number_for_events_is_a_field_error(admin_client):
-    response = admin_client.post(reverse("admin:holds_webhookchannel_add"), webhook_form(secret="s3cret", events=MANY_NINES))
+    response = admin_client.post(reverse("admin:notifications_webhookchannel_add"), webhook_form(secret="s3cret", events=MANY_NINES))
 
     assert response.status_code == 200
     assert "events" in response.context["adminform"].form.errors
@@ -209,7 +211,7 @@ def test_a_webhook_channel_with_a_huge_number_for_events_is_a_field_error(admin_
 
 
 def test_a_webhook_channel_takes_its_events_from_the_offered_choices(admin_client):
-    response = admin_client.post(reverse("admin:holds_webhookchannel_add"),
+    response = admin_client.post(reverse("admin:notifications_webhookchannel_add"),
                                  webhook_form(secret="s3cret", events=["expired", "not_applied"]))
 
     assert response.status_code == 302
@@ -220,7 +222,7 @@ def test_a_webhook_channel_takes_its_events_from_the_offered_choices(admin_clien
 
 
 def test_a_new_webhook_channel_needs_a_secret(admin_client):
-    response = admin_client.post(reverse("admin:holds_webhookchannel_add"), webhook_form())
+    response = admin_client.post(reverse("admin:notifications_webhookchannel_add"), webhook_form())
 
     assert response.status_code == 200
     assert "secret" in response.context["adminform"].form.errors
@@ -231,7 +233,7 @@ def test_the_webhook_secret_is_never_shown_back(admin_client):
     channel = WebhookChannel.objects.create(name="ops", url="https://hooks.example.com/ops", secret="s3cret-value",
                                             events=["expired"])
 
-    page = admin_client.get(reverse("admin:holds_webhookchannel_change", args=[channel.pk])).content.decode()
+    page = admin_client.get(reverse("admin:notifications_webhookchannel_change", args=[channel.pk])).content.decode()
 
     assert "s3cret-value" not in page
     assert 'type="password"' in page and "leave it blank to keep the current one" in page
@@ -240,7 +242,7 @@ def test_the_webhook_secret_is_never_shown_back(admin_client):
 def test_a_blank_secret_on_change_keeps_the_secret_and_a_new_one_replaces_it(admin_client):
     channel = WebhookChannel.objects.create(name="ops", url="https://hooks.example.com/ops", secret="s3cret-value",
                                             events=["expired"])
-    change = reverse("admin:holds_webhookchannel_change", args=[channel.pk])
+    change = reverse("admin:notifications_webhookchannel_change", args=[channel.pk])
 
     kept = admin_client.post(change, webhook_form(url="https://hooks.example.com/new"))
     channel.refresh_from_db()

@@ -13,8 +13,8 @@ import pytest
 from aiosmtpd.controller import Controller
 from django.urls import reverse
 
-from holds import notify
-from holds.models import Notification, WebhookChannel
+from notifications import notify, sending
+from notifications.models import Notification, WebhookChannel
 from tests.conftest import wait_until
 
 SECRET = "webhook-secret"
@@ -142,8 +142,8 @@ def test_an_unreachable_channel_gives_up_after_the_retry_limit(samples, audrey, 
     notify.expired([samples["h_12"]])
     webhook = Notification.objects.get(channel="webhook")
 
-    first = notify.send(webhook.pk)
-    second = notify.send(webhook.pk)
+    first = sending.send(webhook.pk)
+    second = sending.send(webhook.pk)
 
     webhook.refresh_from_db()
     assert first > 0 and second is None
@@ -192,7 +192,7 @@ def test_marking_a_mangled_id_as_read_is_a_400_and_changes_nothing(client, sampl
 
 @pytest.mark.django_db
 def test_agent_text_cannot_make_links_or_mentions_in_slack(samples, audrey):
-    from holds import channels
+    from notifications import channels
 
     Hold = samples["h_12"].__class__
     Hold.objects.filter(pk=samples["h_12"].pk).update(question="<!channel> <https://evil.example|Approve> & more")
@@ -211,7 +211,7 @@ def test_a_webhook_that_redirects_has_not_received_the_message(samples, audrey, 
     WebhookChannel.objects.create(name="ops", url=webhook_receiver.url, secret=SECRET, events=["expired"])
     notify.expired([samples["h_12"]])
 
-    notify.send(Notification.objects.get(channel="webhook").pk)
+    sending.send(Notification.objects.get(channel="webhook").pk)
 
     assert Notification.objects.get(channel="webhook").status == "failed"
 

@@ -16,8 +16,9 @@ from django.urls import reverse
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from holds import decisions, roles
+from holds import decisions
 from holds.decisions import ItemChoice
+from reviewqueue import roles
 from reviewqueue.signin import client_ip
 from tests.conftest import make_user
 from tests.test_browser import browser  # noqa: F401  (the module's Chromium, shared)

@@ -204,7 +204,7 @@ def test_a_hold_closed_here_is_not_reopened_by_an_older_listing(platform_client,
 
 def test_an_expiry_learned_by_sync_tells_the_auditors_and_ends_the_claim(platform_client, platform_state, alice, audrey):
     from holds import claims
-    from holds.models import Notification
+    from notifications.models import Notification
 
     hold_id = platform_state.add_hold("default", {})["hold_id"]
     sync.sync_env(platform_client, "default")

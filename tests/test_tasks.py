@@ -6,7 +6,8 @@ import pytest
 from django.utils import timezone
 
 from holds import tasks
-from holds.models import Hold, Notification, SyncState
+from holds.models import Hold, SyncState
+from notifications.models import Notification
 from tests.conftest import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -1,6 +1,6 @@
 from django import template
 
-from holds import editing
+from reviewqueue.jsonvalues import display
 
 register = template.Library()
 
@@ -8,4 +8,4 @@ register = template.Library()
 @register.filter
 def shown(value) -> str:
     """A JSON value as a reviewer reads it in a summary (null as "null", strings as they are)."""
-    return editing.display(value)
+    return display(value)

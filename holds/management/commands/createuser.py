@@ -3,7 +3,7 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from holds import roles
+from reviewqueue import roles
 
 ROLE_GROUPS = {"reviewer": [roles.REVIEWERS], "auditor": [roles.AUDITORS], "admin": []}
 

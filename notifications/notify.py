@@ -1,18 +1,15 @@
-"""Notifications: who hears about what, on which channel, and sending each message exactly once.
+"""Who hears about what: each event's recipients, their preferences, and the notifications addressed to them.
 
-Creating a notification and sending it are separate steps. The rows are created
-in the transaction of the change they report, unique per (event, subject,
-channel, recipient), so a retried task or a second scheduler cannot create a
-second one. Sending moves a row from pending to sending with a compare-and-set
-update first, so only one worker ever sends it; network failures are retried
-with backoff and every attempt is recorded. In-app notifications need no
-sending: the row is the message.
+The rows are created in the transaction of the change they report, unique per
+(event, subject, channel, recipient), so a retried task or a second scheduler
+cannot create a second one; their sending is queued when that transaction
+commits (``notifications/sending.py``). In-app notifications need no sending:
+the row is the message.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import logging
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -22,20 +19,11 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
-from audit import events as audit_events
-from audit.models import EventKind
-from holds import backoff, channels, roles, wording
-from holds.models import (
-    Decision,
-    DigestState,
-    Hold,
-    Notification,
-    NotificationAttempt,
-    NotificationSettings,
-    WebhookChannel,
-)
-
-logger = logging.getLogger(__name__)
+from holds import wording
+from holds.models import Decision, Hold
+from notifications import sending
+from notifications.models import DigestState, Notification, NotificationSettings, WebhookChannel
+from reviewqueue import roles
 
 Event = Notification.Event
 Channel = Notification.Channel
@@ -54,7 +42,6 @@ DEFAULT_CHANNELS = {
 USER_CHANNELS = [Channel.IN_APP, Channel.EMAIL]
 # A decision still undelivered is announced to whoever asked to hear of decisions not applied.
 PREFERENCE_FOR = {Event.UNDELIVERED: Event.NOT_APPLIED}
-SENDING_LEASE = timedelta(minutes=10)
 
 
 def subscribable_events(user) -> list[str]:
@@ -231,7 +218,7 @@ def create(event: str, messages: list[Message]) -> list[Notification]:
             event=event, subject_key__in=[message.subject_key for message in messages], status=Notification.Status.PENDING
         ).values_list("pk", flat=True)
     )
-    transaction.on_commit(lambda: [enqueue(pk) for pk in pending])
+    transaction.on_commit(lambda: [sending.enqueue(pk) for pk in pending])
     return rows
 
 
@@ -246,89 +233,6 @@ def _channels_by_user(users, event: str) -> dict[int, list[str]]:
         if user.pk in chosen and event in chosen[user.pk] else list(DEFAULT_CHANNELS.get(event, []))
         for user in users
     }
-
-
-def enqueue(notification_id: int) -> None:
-    from holds import tasks
-
-    try:
-        tasks.send_notification.delay(notification_id)
-    except Exception:  # a down broker must not fail the change being reported; the re-queue sends it later
-        logger.warning("could not queue notification %s; it will be re-queued", notification_id, exc_info=True)
-
-
-# Sending
-
-
-def send(notification_id: int) -> float | None:
-    """Send one notification if it is still pending; return the seconds until a retry, or None when done."""
-    now = timezone.now()
-    claimed = Notification.objects.filter(pk=notification_id, status=Notification.Status.PENDING).update(
-        status=Notification.Status.SENDING, next_attempt_at=now + SENDING_LEASE
-    )
-    if not claimed:
-        return None
-    notification = Notification.objects.select_related("user", "webhook", "hold").get(pk=notification_id)
-    attempts = notification.attempts + 1
-    try:
-        channels.send(notification)
-    except channels.Refused as refusal:
-        _finish(notification, attempts, Notification.Status.FAILED, str(refusal))
-        if notification.webhook:
-            WebhookChannel.objects.filter(pk=notification.webhook.pk).update(
-                failing=True, last_error=str(refusal), last_error_at=now
-            )
-        return None
-    except channels.TRANSIENT_ERRORS as error:
-        message = f"{type(error).__name__}: {error}"
-        if attempts >= settings.NOTIFY_RETRY_LIMIT:
-            _finish(notification, attempts, Notification.Status.FAILED, message)
-            return None
-        delay = backoff.retry_delay(attempts)
-        with transaction.atomic():
-            NotificationAttempt.objects.create(notification=notification, at=now, outcome="retry", message=message)
-            Notification.objects.filter(pk=notification.pk).update(
-                status=Notification.Status.PENDING, attempts=attempts, last_error=message,
-                next_attempt_at=now + timedelta(seconds=delay),
-            )
-        return delay
-    except Exception as error:  # a bug must not leave the row stuck in sending: record it as failed
-        logger.exception("notification %s failed", notification.pk)
-        _finish(notification, attempts, Notification.Status.FAILED, f"{type(error).__name__}: {error}")
-        return None
-    _finish(notification, attempts, Notification.Status.SENT, "")
-    if notification.webhook and notification.webhook.failing:
-        WebhookChannel.objects.filter(pk=notification.webhook.pk).update(failing=False)
-    return None
-
-
-def _finish(notification: Notification, attempts: int, status: str, message: str) -> None:
-    now = timezone.now()
-    with transaction.atomic():
-        NotificationAttempt.objects.create(notification=notification, at=now, outcome=status, message=message)
-        Notification.objects.filter(pk=notification.pk).update(
-            status=status, attempts=attempts, last_error=message, sent_at=now if status == "sent" else None
-        )
-        audit_events.record(
-            EventKind.NOTIFICATION_SENT if status == Notification.Status.SENT else EventKind.NOTIFICATION_FAILED,
-            hold=notification.hold,
-            payload={"channel": notification.channel, "recipient": notification.recipient_key,
-                     "title": notification.title, "error": message},
-        )
-
-
-def due_for_requeue(now: datetime | None = None) -> list[int]:
-    """Pending notifications whose task was lost, and sending ones whose worker died (lease over)."""
-    now = now or timezone.now()
-    Notification.objects.filter(status=Notification.Status.SENDING, next_attempt_at__lt=now).update(
-        status=Notification.Status.PENDING
-    )
-    return list(
-        Notification.objects.filter(
-            status=Notification.Status.PENDING, next_attempt_at__lt=now - backoff.REQUEUE_GRACE
-        )
-        .values_list("pk", flat=True)[:500]
-    )
 
 
 def unread_count(user) -> int:

@@ -5,8 +5,8 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from holds import notify
-from holds.models import Notification
+from notifications import notify
+from notifications.models import Notification
 from reviewqueue import readers
 
 INBOX_SIZE = 100

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 
-from holds.models import Notification
+from notifications.models import Notification
 
 SIGNATURE_HEADER = "X-ReviewQueue-Signature"
 

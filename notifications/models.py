@@ -1,0 +1,131 @@
+"""What the app says to people: webhooks, each user's preferences, every message and its sending attempts.
+
+The tables keep the names they had under ``holds`` (``db_table``), where these models lived first.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class WebhookChannel(models.Model):
+    """A webhook that admins set up: it receives the chosen events as signed, Slack-compatible JSON."""
+
+    name = models.CharField(max_length=100, unique=True)
+    url = models.URLField(max_length=500)
+    secret = models.CharField(max_length=200, help_text="Signs each body with HMAC-SHA256 (X-ReviewQueue-Signature).")
+    events = models.JSONField(default=list, blank=True, help_text="Event names this webhook receives.")
+    active = models.BooleanField(default=True)
+    last_error = models.TextField(blank=True)
+    last_error_at = models.DateTimeField(null=True, blank=True)
+    failing = models.BooleanField(default=False, help_text="Set when the webhook refused a message (a 4xx).")
+
+    class Meta:
+        db_table = "holds_webhookchannel"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class NotificationSettings(models.Model):
+    """Which events reach one user on which channels; users without a row get the defaults."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notification_settings")
+    channels_by_event = models.JSONField(default=dict)
+
+    class Meta:
+        db_table = "holds_notificationsettings"
+
+    def __str__(self) -> str:
+        return f"notification settings of {self.user}"
+
+
+class Notification(models.Model):
+    """One message about one subject to one recipient on one channel, sent at most once.
+
+    The unique constraint over (event, subject, channel, recipient) is what makes a
+    retried task or a second scheduler harmless: the row is created once, and only
+    the task that moves it from pending to sending sends it.
+    """
+
+    class Event(models.TextChoices):
+        NEW_HOLDS = "new_holds", "New holds"
+        EXPIRING_SOON = "expiring_soon", "Expiring soon"
+        EXPIRED = "expired", "Expired undecided"
+        NOT_APPLIED = "not_applied", "Decision not applied"
+        UNDELIVERED = "undelivered", "Decision still undelivered"
+
+    class Channel(models.TextChoices):
+        EMAIL = "email", "Email"
+        WEBHOOK = "webhook", "Webhook"
+        IN_APP = "in_app", "In-app"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        SENDING = "sending", "Sending"
+        SENT = "sent", "Sent"
+        FAILED = "failed", "Failed"
+
+    event = models.CharField(max_length=20, choices=Event.choices)
+    subject_key = models.CharField(max_length=100, help_text="What it is about: a hold, a decision or a digest window.")
+    channel = models.CharField(max_length=10, choices=Channel.choices)
+    recipient_key = models.CharField(max_length=50, help_text='"user:<id>" or "webhook:<id>".')
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="notifications"
+    )
+    webhook = models.ForeignKey(WebhookChannel, null=True, blank=True, on_delete=models.CASCADE, related_name="notifications")
+    hold = models.ForeignKey("holds.Hold", null=True, blank=True, on_delete=models.CASCADE, related_name="notifications")
+    decision = models.ForeignKey("holds.Decision", null=True, blank=True, on_delete=models.CASCADE, related_name="notifications")
+    title = models.CharField(max_length=300)
+    body = models.TextField()
+    link = models.URLField(max_length=500, blank=True)
+    holds = models.JSONField(default=list, blank=True, help_text="For digests: the holds listed.")
+    created_at = models.DateTimeField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField()
+    sent_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    read_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "holds_notification"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["event", "subject_key", "channel", "recipient_key"], name="notification_once"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["next_attempt_at"], condition=Q(status="pending"), name="notification_due"),
+            models.Index(fields=["user", "-created_at"], condition=Q(channel="in_app"), name="notification_inbox"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event} to {self.recipient_key} by {self.channel}"
+
+
+class NotificationAttempt(models.Model):
+    notification = models.ForeignKey(Notification, on_delete=models.CASCADE, related_name="attempts_made")
+    at = models.DateTimeField()
+    outcome = models.CharField(max_length=10, help_text="sent, retry or failed.")
+    message = models.TextField(blank=True)
+
+    class Meta:
+        db_table = "holds_notificationattempt"
+        ordering = ["notification", "at"]
+
+    def __str__(self) -> str:
+        return f"{self.outcome} at {self.at}"
+
+
+class DigestState(models.Model):
+    """When the new-holds digest last ran: advanced by compare-and-set, so one scheduler wins each window."""
+
+    started_at = models.DateTimeField(help_text="Holds first seen before the digest existed are not announced.")
+    last_run_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "holds_digeststate"
+
+    def __str__(self) -> str:
+        return f"new-holds digest, last run {self.last_run_at}"

@@ -1,0 +1,103 @@
+"""Sending notifications: each exactly once, with retries while the channel is unavailable.
+
+Sending moves a row from pending to sending with a compare-and-set update
+first, so only one worker ever sends it; network failures are retried with
+backoff and every attempt is recorded. A row whose task was lost, or whose
+worker died mid-send, is queued again by ``due_for_requeue``.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from audit import events as audit_events
+from audit.models import EventKind
+from holds import backoff, queueing
+from notifications import channels
+from notifications.models import Notification, NotificationAttempt, WebhookChannel
+
+logger = logging.getLogger(__name__)
+
+SEND_TASK = "notifications.tasks.send_notification"
+SENDING_LEASE = timedelta(minutes=10)
+
+
+def enqueue(notification_id: int) -> None:
+    """Queue the sending; a down broker must not fail the change being reported: the re-queue sends it later."""
+    queueing.queue(SEND_TASK, notification_id, description=f"notification {notification_id}")
+
+
+def send(notification_id: int) -> float | None:
+    """Send one notification if it is still pending; return the seconds until a retry, or None when done."""
+    now = timezone.now()
+    claimed = Notification.objects.filter(pk=notification_id, status=Notification.Status.PENDING).update(
+        status=Notification.Status.SENDING, next_attempt_at=now + SENDING_LEASE
+    )
+    if not claimed:
+        return None
+    notification = Notification.objects.select_related("user", "webhook", "hold").get(pk=notification_id)
+    attempts = notification.attempts + 1
+    try:
+        channels.send(notification)
+    except channels.Refused as refusal:
+        _finish(notification, attempts, Notification.Status.FAILED, str(refusal))
+        if notification.webhook:
+            WebhookChannel.objects.filter(pk=notification.webhook.pk).update(
+                failing=True, last_error=str(refusal), last_error_at=now
+            )
+        return None
+    except channels.TRANSIENT_ERRORS as error:
+        message = f"{type(error).__name__}: {error}"
+        if attempts >= settings.NOTIFY_RETRY_LIMIT:
+            _finish(notification, attempts, Notification.Status.FAILED, message)
+            return None
+        delay = backoff.retry_delay(attempts)
+        with transaction.atomic():
+            NotificationAttempt.objects.create(notification=notification, at=now, outcome="retry", message=message)
+            Notification.objects.filter(pk=notification.pk).update(
+                status=Notification.Status.PENDING, attempts=attempts, last_error=message,
+                next_attempt_at=now + timedelta(seconds=delay),
+            )
+        return delay
+    except Exception as error:  # a bug must not leave the row stuck in sending: record it as failed
+        logger.exception("notification %s failed", notification.pk)
+        _finish(notification, attempts, Notification.Status.FAILED, f"{type(error).__name__}: {error}")
+        return None
+    _finish(notification, attempts, Notification.Status.SENT, "")
+    if notification.webhook and notification.webhook.failing:
+        WebhookChannel.objects.filter(pk=notification.webhook.pk).update(failing=False)
+    return None
+
+
+def _finish(notification: Notification, attempts: int, status: str, message: str) -> None:
+    now = timezone.now()
+    with transaction.atomic():
+        NotificationAttempt.objects.create(notification=notification, at=now, outcome=status, message=message)
+        Notification.objects.filter(pk=notification.pk).update(
+            status=status, attempts=attempts, last_error=message, sent_at=now if status == "sent" else None
+        )
+        audit_events.record(
+            EventKind.NOTIFICATION_SENT if status == Notification.Status.SENT else EventKind.NOTIFICATION_FAILED,
+            hold=notification.hold,
+            payload={"channel": notification.channel, "recipient": notification.recipient_key,
+                     "title": notification.title, "error": message},
+        )
+
+
+def due_for_requeue(now: datetime | None = None) -> list[int]:
+    """Pending notifications whose task was lost, and sending ones whose worker died (lease over)."""
+    now = now or timezone.now()
+    Notification.objects.filter(status=Notification.Status.SENDING, next_attempt_at__lt=now).update(
+        status=Notification.Status.PENDING
+    )
+    return list(
+        Notification.objects.filter(
+            status=Notification.Status.PENDING, next_attempt_at__lt=now - backoff.REQUEUE_GRACE
+        )
+        .values_list("pk", flat=True)[:500]
+    )

@@ -1,0 +1,25 @@
+"""Celery tasks for notifications: thin wrappers that call the plain functions doing the work."""
+
+from celery import shared_task
+
+from notifications import notify, sending
+from reviewqueue.celery import RetryingTask
+
+
+@shared_task
+def send_new_holds_digests() -> int:
+    return len(notify.digest_new_holds())
+
+
+@shared_task(base=RetryingTask)
+def send_notification(notification_id: int) -> float | None:
+    """Send one notification; retry with backoff while its channel is unavailable."""
+    return sending.send(notification_id)
+
+
+@shared_task
+def requeue_due_notifications() -> list[int]:
+    due = sending.due_for_requeue()
+    for notification_id in due:
+        send_notification.delay(notification_id)
+    return due

@@ -1,0 +1,120 @@
+"""Agent-written JSON as every app handles it: made storable in PostgreSQL, walked, compared, shown, read as amounts."""
+
+import json
+import math
+import re
+from decimal import Decimal
+from enum import Enum
+from typing import Any
+
+from reviewqueue.readers import UNSTORABLE
+
+__all__ = [
+    "ABSENT",
+    "AMOUNT_KEYS",
+    "UNSTORABLE",
+    "as_decimal",
+    "display",
+    "escape_surrogates",
+    "same_json",
+    "scalars",
+    "showable",
+    "storable",
+]
+
+EXACT_FLOAT_LIMIT = 1e16
+SURROGATE = re.compile(r"[\ud800-\udfff]")
+UNSHOWABLE = re.compile(r"[\x00\ud800-\udfff]")
+NUMBER_TEXT = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
+AMOUNT_KEYS = ("amount", "refund_amount", "total")  # the item data keys that carry an amount
+
+
+class Absent(Enum):
+    """The value of a key that one side of a comparison does not have."""
+
+    ABSENT = "absent"
+
+
+ABSENT = Absent.ABSENT
+
+
+def storable(value):
+    """``value`` as PostgreSQL's text and jsonb will store it and give it back.
+
+    They refuse NUL and lone surrogates, which carry no meaning a reviewer needs
+    but would fail the whole transaction: those become U+FFFD (dict keys too).
+    jsonb also prints a float such as 1e16 as the integer 10000000000000000 and
+    -0.0 as 0.0, so those are normalised the same way, and a hash made over the
+    value before storing still matches what is read back.
+    """
+    if isinstance(value, str):
+        return UNSTORABLE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {storable(key): storable(nested) for key, nested in value.items()}
+    if isinstance(value, list):
+        return [storable(nested) for nested in value]
+    if isinstance(value, float):
+        if value == 0:
+            return 0.0
+        if abs(value) >= EXACT_FLOAT_LIMIT and value.is_integer():
+            return int(value)
+    return value
+
+
+def scalars(value):
+    """Every number, string, boolean and null inside ``value``, depth first."""
+    if isinstance(value, dict):
+        for nested in value.values():
+            yield from scalars(nested)
+    elif isinstance(value, list):
+        for nested in value:
+            yield from scalars(nested)
+    else:
+        yield value
+
+
+def same_json(first: Any, second: Any) -> bool:
+    """Equal as JSON: "49.90" differs from "49.9" and 1 from true or 1.0, but an object's key order does not count."""
+    if first is ABSENT or second is ABSENT:
+        return first is second
+    return _canonical(first) == _canonical(second)
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def display(value: Any) -> str:
+    """A value as a summary shows it: text as written, anything else as one line of JSON."""
+    if value is ABSENT:
+        return "(absent)"
+    if isinstance(value, str):
+        return showable(value)
+    return escape_surrogates(json.dumps(value, ensure_ascii=False))
+
+
+def showable(text: str) -> str:
+    """Text a page can carry unchanged: NUL and lone surrogates (valid in JSON strings) become U+FFFD.
+
+    Browsers would replace a NUL themselves, and a lone surrogate cannot be encoded as UTF-8.
+    """
+    return UNSHOWABLE.sub("\ufffd", text)
+
+
+def escape_surrogates(json_text: str) -> str:
+    """JSON text with lone surrogates written as \\u escapes, so that it reads back to the same strings."""
+    return SURROGATE.sub(lambda found: f"\\u{ord(found[0]):04x}", json_text)
+
+
+def as_decimal(value: Any) -> Decimal | None:
+    """A JSON number or decimal string as an exact Decimal; None for anything else (including true)."""
+    match value:
+        case bool():
+            return None
+        case int():
+            return Decimal(value)
+        case float() if math.isfinite(value):
+            return Decimal(repr(value))
+        case str() if NUMBER_TEXT.fullmatch(value):
+            return Decimal(value)
+    return None
