@@ -65,6 +65,7 @@ class Notification(models.Model):
         SENDING = "sending", "Sending"
         SENT = "sent", "Sent"
         FAILED = "failed", "Failed"
+        RESOLVED = "resolved", "Not sent: resolved first"
 
     event = models.CharField(max_length=20, choices=Event.choices)
     subject_key = models.CharField(max_length=100, help_text="What it is about: a hold, a decision or a digest window.")
@@ -87,6 +88,10 @@ class Notification(models.Model):
     sent_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)
     read_at = models.DateTimeField(null=True, blank=True)
+    resolved_at = models.DateTimeField(
+        null=True, blank=True, help_text="When what it is about stopped needing anyone (see notify.resolve_for_holds)."
+    )
+    resolved_reason = models.CharField(max_length=300, blank=True, help_text='E.g. "decided by Alice Adams".')
 
     class Meta:
         db_table = "holds_notification"

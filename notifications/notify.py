@@ -19,9 +19,10 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
+from holds import queue as holds_queue
 from holds import wording
 from holds.models import Decision, Hold
-from notifications import sending
+from notifications import digest, sending
 from notifications.models import DigestState, Notification, NotificationSettings, WebhookChannel
 from reviewqueue import roles
 
@@ -149,8 +150,9 @@ def digest_new_holds(now: datetime | None = None) -> list[Notification]:
 
     Each hold is marked digested under a row lock, in the transaction that creates
     the digests, so no hold is announced twice; a hold whose sync had not
-    committed yet is simply announced in the next window. The window itself
-    advances by compare-and-set, so two schedulers do not both send one.
+    committed yet is simply announced in the next window. A hold already decided,
+    expired or cancelled is marked too, but not announced: nobody need look at it.
+    The window itself advances by compare-and-set, so two schedulers do not both send one.
     """
     now = now or timezone.now()
     state, _ = DigestState.objects.get_or_create(pk=1, defaults={"started_at": now, "last_run_at": now})
@@ -165,7 +167,8 @@ def digest_new_holds(now: datetime | None = None) -> list[Notification]:
             .order_by("first_seen_at", "pk")
         )
         Hold.objects.filter(pk__in=[hold.pk for hold in holds]).update(digested_at=now)
-        return new_holds_digest(holds, now)
+        waiting = set(holds_queue.open_holds(now).filter(pk__in=[hold.pk for hold in holds]).values_list("pk", flat=True))
+        return new_holds_digest([hold for hold in holds if hold.pk in waiting], now)
 
 
 def new_holds_digest(holds: list[Hold], now: datetime) -> list[Notification]:
@@ -173,15 +176,14 @@ def new_holds_digest(holds: list[Hold], now: datetime) -> list[Notification]:
     if not holds:
         return []
     listed = [
-        {"hold_id": h.hold_id, "question": _short(h.question), "agent": h.agent, "link": link_to(h),
+        {"pk": h.pk, "hold_id": h.hold_id, "question": _short(h.question), "agent": h.agent, "link": link_to(h),
          "expires_at": wording.moment(h.expires_at) if h.expires_at else "never"}
         for h in holds
     ]
-    lines = "\n".join(f"- {h['question']} ({h['agent']}, expires {h['expires_at']}): {h['link']}" for h in listed)
     return create(Event.NEW_HOLDS, [Message(
         f"digest:{now.isoformat()}", list(_members(roles.REVIEWERS)),
-        title=f"{len(holds)} new hold{'s' if len(holds) != 1 else ''} to review",
-        body=lines, link=settings.SITE_URL + reverse("queue"), holds=listed,
+        title=digest.title(listed), body=digest.body(listed),
+        link=settings.SITE_URL + reverse("queue"), holds=listed,
     )])
 
 
@@ -236,7 +238,52 @@ def _channels_by_user(users, event: str) -> dict[int, list[str]]:
 
 
 def unread_count(user) -> int:
-    return Notification.objects.filter(user=user, channel=Channel.IN_APP, read_at__isnull=True).count()
+    """The bell's count: in-app messages neither read nor resolved."""
+    return Notification.objects.filter(
+        user=user, channel=Channel.IN_APP, read_at__isnull=True, resolved_at__isnull=True
+    ).count()
+
+
+# Which events each change to a hold resolves: see ``resolve_for_holds``.
+RESOLVED_BY_DECISION = frozenset({Event.EXPIRING_SOON, Event.NOT_APPLIED, Event.EXPIRED})
+RESOLVED_BY_CLOSING = frozenset({Event.EXPIRING_SOON, Event.NOT_APPLIED})
+RESOLVED_BY_DELIVERY = frozenset({Event.UNDELIVERED})
+
+
+def resolve_for_holds(hold_ids, events: frozenset[str], reason: str, now: datetime | None = None) -> int:
+    """Mark the unresolved notifications of ``events`` about these holds resolved, with ``reason``; return how many.
+
+    A reminder or alert asks someone to act on a hold; once nobody can or need,
+    it is resolved: it leaves the bell's count, shows as resolved in the inbox,
+    and a pending email or webhook of it is not sent (``sending.send`` checks).
+    Which change resolves which event:
+
+    - ``RESOLVED_BY_DECISION``: a decision stored here (``decisions.submit``; withdrawing
+      it in the undo window reopens them, ``reopen_for_hold``) or applied, or the platform
+      reporting the hold decided (sync). Nobody need hurry (expiring soon) or decide anew
+      (not applied), and an "expired undecided" alert from our sweep proved wrong, the
+      platform having taken a decision just in time.
+    - ``RESOLVED_BY_CLOSING``: the hold expired (our sweep, or sync), was cancelled or left
+      the platform: it can no longer be decided, so reminders and "not applied" are moot.
+      The "expired" alert is ABOUT the expiry, so the expiry does not resolve it.
+    - ``RESOLVED_BY_DELIVERY``: a decision's delivery ended, applied or not: "still
+      undelivered" is over (a refusal brings its own "not applied" alert, which that
+      ending does not resolve, being about it).
+
+    One query however many holds; a notification keeps its first reason. New-hold
+    digests list several holds: they are narrowed when sent instead (``digest.narrow``).
+    """
+    return Notification.objects.filter(hold__in=list(hold_ids), event__in=events, resolved_at__isnull=True).update(
+        resolved_at=now or timezone.now(), resolved_reason=reason[:300]
+    )
+
+
+def reopen_for_hold(hold_id: int, since: datetime) -> int:
+    """Undo what was resolved about a hold since ``since``: a decision withdrawn in its undo window leaves it open.
+
+    A pending email or webhook that sending already skipped as resolved stays unsent.
+    """
+    return Notification.objects.filter(hold=hold_id, resolved_at__gte=since).update(resolved_at=None, resolved_reason="")
 
 
 def _short(text: str, limit: int = 80) -> str:

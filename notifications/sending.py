@@ -3,7 +3,9 @@
 Sending moves a row from pending to sending with a compare-and-set update
 first, so only one worker ever sends it; network failures are retried with
 backoff and every attempt is recorded. A row whose task was lost, or whose
-worker died mid-send, is queued again by ``due_for_requeue``.
+worker died mid-send, is queued again by ``due_for_requeue``. One about a hold
+that was decided or closed meanwhile (``notify.resolve_for_holds``, ``digest.narrow``)
+is not sent, and its attempt says why.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from django.utils import timezone
 from audit import events as audit_events
 from audit.models import EventKind
 from holds import backoff, queueing
-from notifications import channels
+from notifications import channels, digest
 from notifications.models import Notification, NotificationAttempt, WebhookChannel
 
 logger = logging.getLogger(__name__)
@@ -42,6 +44,12 @@ def send(notification_id: int) -> float | None:
         return None
     notification = Notification.objects.select_related("user", "webhook", "hold").get(pk=notification_id)
     attempts = notification.attempts + 1
+    if notification.resolved_at:
+        _finish(notification, attempts, Notification.Status.RESOLVED, f"not sent: {notification.resolved_reason}")
+        return None
+    if notification.event == Notification.Event.NEW_HOLDS and not digest.narrow(notification):
+        _finish(notification, attempts, Notification.Status.RESOLVED, "not sent: every hold listed was decided or closed")
+        return None
     try:
         channels.send(notification)
     except channels.Refused as refusal:
@@ -75,12 +83,16 @@ def send(notification_id: int) -> float | None:
 
 
 def _finish(notification: Notification, attempts: int, status: str, message: str) -> None:
+    """Record how sending ended; the audit trail hears of messages sent or failed, not of those resolved first."""
     now = timezone.now()
     with transaction.atomic():
         NotificationAttempt.objects.create(notification=notification, at=now, outcome=status, message=message)
         Notification.objects.filter(pk=notification.pk).update(
-            status=status, attempts=attempts, last_error=message, sent_at=now if status == "sent" else None
+            status=status, attempts=attempts, last_error="" if status == Notification.Status.RESOLVED else message,
+            sent_at=now if status == "sent" else None,
         )
+        if status == Notification.Status.RESOLVED:
+            return
         audit_events.record(
             EventKind.NOTIFICATION_SENT if status == Notification.Status.SENT else EventKind.NOTIFICATION_FAILED,
             hold=notification.hold,

@@ -1,0 +1,38 @@
+"""What a new-holds digest says: the holds still waiting for a decision, as a title and one line each.
+
+A digest is written when its window closes and sent moments later, or much later
+while the mail server is down. A hold decided, expired or cancelled in between is
+dropped when the digest is sent (``narrow``), so no digest mentions a hold that
+no longer needs anyone; one with nothing left is not sent at all.
+"""
+
+from __future__ import annotations
+
+from holds import queue
+from notifications.models import Notification
+
+
+def title(listed: list[dict]) -> str:
+    return f"{len(listed)} new hold{'s' if len(listed) != 1 else ''} to review"
+
+
+def body(listed: list[dict]) -> str:
+    return "\n".join(f"- {h['question']} ({h['agent']}, expires {h['expires_at']}): {h['link']}" for h in listed)
+
+
+def narrow(notification: Notification) -> bool:
+    """Drop the listed holds no longer waiting for a decision, saving what is left; False when nothing is.
+
+    One query however long the digest, and a second when it shrinks.
+    """
+    listed = notification.holds
+    waiting = set(queue.open_holds().filter(pk__in=[h.get("pk") for h in listed]).values_list("pk", flat=True))
+    still = [h for h in listed if h.get("pk") in waiting or "pk" not in h]  # no "pk": listed before it was kept
+    if len(still) == len(listed):
+        return True
+    if not still:
+        return False
+    notification.holds, notification.title, notification.body = still, title(still), body(still)
+    Notification.objects.filter(pk=notification.pk).update(holds=still, title=notification.title, body=notification.body)
+    return True
+
