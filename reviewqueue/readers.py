@@ -17,6 +17,7 @@ import math
 import re
 from collections.abc import Callable, Collection
 from datetime import UTC, date, datetime
+from decimal import Decimal
 from typing import Any
 
 # PostgreSQL refuses NUL in text and jsonb, and lone surrogates cannot be encoded as UTF-8.
@@ -28,6 +29,7 @@ ID_MAX = 2**63 - 1  # PostgreSQL's bigint
 # numeric takes far more. A whole number keeps a margin below Python's limit.
 MAX_INTEGER_DIGITS = 4000
 TYPED_INTEGER = re.compile(r"[+-]?[0-9]+")
+TYPED_DECIMAL = re.compile(r"[+-]?([0-9]*)\.?([0-9]*)")
 TYPED_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
@@ -90,6 +92,20 @@ def number(value: str, name: str) -> float | None:
     return _finite(float(value), name)
 
 
+def decimal(value: str, name: str, max_digits: int, decimal_places: int) -> Decimal | None:
+    """An exact decimal number written plainly ("20", "-7.50"), with the digits a ``DecimalField`` of that size holds."""
+    value = value.strip()
+    if not value:
+        return None
+    typed = TYPED_DECIMAL.fullmatch(value)
+    if not typed or not (typed[1] or typed[2]):
+        raise BadValue(name, "a number such as 20.00 is needed")
+    whole_digits, places = len(typed[1].lstrip("0")), len(typed[2])
+    if whole_digits > max_digits - decimal_places or places > decimal_places:
+        raise BadValue(name, f"use at most {max_digits - decimal_places} digits before the point and {decimal_places} after")
+    return Decimal(value)
+
+
 def day(value: str, name: str) -> date | None:
     """A calendar date, YYYY-MM-DD, between the years 1970 and 9000."""
     value = value.strip()
@@ -118,7 +134,7 @@ def moment(value: str, name: str) -> datetime | None:
         raise BadValue(name, "is out of the range of dates") from None
 
 
-def write_cursor(*parts: datetime | int | None) -> str:
+def write_cursor(*parts: datetime | Decimal | int | str | None) -> str:
     """A page cursor: URL-safe base64 of a JSON list of strings, one per part ("" for None)."""
     raw = json.dumps(["" if part is None else part.isoformat() if isinstance(part, datetime) else str(part) for part in parts])
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
