@@ -1,0 +1,177 @@
+"""Deciding many holds at once: one action and one comment for every item of the selected holds.
+
+``Selection.from_form`` reads what the reviewer picked in the queue. ``plan`` splits it
+into the holds that will be sent and those left out, each with the reason a reviewer
+reads on the summary; the summary signs a fingerprint of every hold it lists
+(``summary_digest``). ``send`` accepts only a confirm carrying that signature for the
+same holds, action and comment, then submits each hold as its own decision through
+``decisions.submit``: its own idempotency key, audit entry and delivery. A hold that
+changed or was decided in between is reported by name, and the others still go.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from datetime import datetime
+
+from django.core import signing
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+from django.utils.crypto import constant_time_compare
+
+from audit.chain import canonical
+from holds import decisions, describe
+from holds.decisions import ItemChoice
+from holds.models import Decision, DecisionItem, Hold, HoldItem
+from reviewqueue import readers
+
+ACTIONS = (DecisionItem.Action.APPROVE, DecisionItem.Action.REJECT)
+MAX_HOLDS = 500  # far above a queue page (50), short of a request that takes minutes
+MAX_COMMENT = 5000
+DIGEST_SALT = "holds.bulk.summary"
+CHANGED = "Changed since the summary you confirmed; open it to check it, then decide it on its own."
+
+
+class NotConfirmed(Exception):
+    """The confirm does not carry the signature of a summary shown to this reviewer for these holds."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Selection:
+    hold_ids: tuple[int, ...]  # in the order the reviewer saw them, each once
+    action: str
+    comment: str
+
+    @classmethod
+    def from_form(cls, form) -> Selection:
+        """Read the posted selection; a value that cannot be one raises ``readers.BadValue`` (a 400)."""
+        hold_ids = dict.fromkeys(readers.identifier(value, "hold") for value in form.getlist("hold"))
+        hold_ids.pop(None, None)
+        if len(hold_ids) > MAX_HOLDS:
+            raise readers.BadValue("hold", f"select at most {MAX_HOLDS} holds at once")
+        action = readers.choice(form.get("action", ""), "action", ACTIONS)
+        if not action:
+            raise readers.BadValue("action", "choose approve or reject")
+        comment = readers.text(form.get("comment", "").replace("\r\n", "\n"), "comment", MAX_COMMENT)
+        return cls(tuple(hold_ids), action, comment)
+
+    def choices(self, items: list[HoldItem]) -> list[ItemChoice]:
+        return [ItemChoice(item_id=item.item_id, action=self.action, comment=self.comment) for item in items]
+
+
+@dataclasses.dataclass
+class Entry:
+    """One selected hold: ``reason`` says why it is left out ("" when it is sent)."""
+
+    hold: Hold
+    items: list[HoldItem]
+    reason: str = ""
+
+    @property
+    def item_rows(self) -> list[tuple[HoldItem, str]]:
+        """Each item with the plain sentence of what approving it does."""
+        return [(item, describe.sentence(item.title, item.data, item.item_id)) for item in self.items]
+
+
+@dataclasses.dataclass
+class Plan:
+    included: list[Entry]
+    left_out: list[Entry]
+    unknown: list[int]  # selected ids that name no hold
+
+
+@dataclasses.dataclass
+class Result:
+    """What became of one hold at confirm: its decision, or why none was taken."""
+
+    hold: Hold
+    decision: Decision | None = None
+    reason: str = ""
+
+
+def plan(selection: Selection, reviewer, now: datetime | None = None) -> Plan:
+    """Which of the selected holds can take the action from ``reviewer`` now, and why the others cannot."""
+    now = now or timezone.now()
+    holds = _load(selection.hold_ids)
+    included, left_out = [], []
+    for pk in selection.hold_ids:
+        if pk in holds:
+            entry = Entry(holds[pk], list(holds[pk].items.all()))
+            entry.reason = _left_out_reason(entry.hold, selection.action, reviewer, now)
+            (left_out if entry.reason else included).append(entry)
+    return Plan(included, left_out, [pk for pk in selection.hold_ids if pk not in holds])
+
+
+def _load(hold_ids) -> dict[int, Hold]:
+    live = Decision.objects.filter(hold=OuterRef("pk")).exclude(state__in=Decision.NOT_LIVE)
+    holds = (
+        Hold.objects.filter(pk__in=hold_ids)
+        .annotate(has_live_decision=Exists(live))
+        .select_related("claimed_by")
+        .prefetch_related("items")
+        .defer("payload", "search_text", "run_snapshot", "platform_decision")
+    )
+    return {hold.pk: hold for hold in holds}
+
+
+def _left_out_reason(hold: Hold, action: str, reviewer, now: datetime) -> str:
+    """The same refusals as ``decisions.submit``, found before anything is sent."""
+    if closed := decisions.closed_reason(hold, now):
+        return closed
+    if hold.has_live_decision:
+        return decisions.AlreadyDecided(hold.live_decision()).message
+    if action not in hold.actions:
+        return f"This hold does not allow {action}."
+    claimant = hold.claimant(now)
+    if claimant and claimant != reviewer:
+        return f"{decisions.reviewer_name(claimant)} is reviewing this hold; open it to take it over."
+    return ""
+
+
+def summary_digest(selection: Selection, reviewer, included: list[Entry]) -> str:
+    """The signature the summary's confirm form carries: the action, the comment and every hold it lists."""
+    return signing.Signer(salt=DIGEST_SALT).sign_object(
+        {"head": _head(selection, reviewer), "holds": {str(entry.hold.pk): _fingerprint(entry) for entry in included}}
+    )
+
+
+def send(selection: Selection, reviewer, signed: str) -> list[Result]:
+    """Submit one decision per hold of a confirmed summary; raise ``NotConfirmed`` for any other confirm.
+
+    A hold changed since the summary is not sent; one that can no longer be decided
+    (someone decided, claimed or it expired meanwhile) is reported with the reason.
+    """
+    try:
+        shown = signing.Signer(salt=DIGEST_SALT).unsign_object(signed)
+    except signing.BadSignature:
+        raise NotConfirmed from None
+    if not constant_time_compare(shown["head"], _head(selection, reviewer)):
+        raise NotConfirmed
+    if set(shown["holds"]) != {str(pk) for pk in selection.hold_ids}:
+        raise NotConfirmed
+    holds = _load(selection.hold_ids)
+    results = []
+    for pk in selection.hold_ids:
+        entry = Entry(holds[pk], list(holds[pk].items.all()))
+        if not constant_time_compare(shown["holds"][str(pk)], _fingerprint(entry)):
+            results.append(Result(entry.hold, reason=CHANGED))
+            continue
+        try:
+            decision = decisions.submit(entry.hold, reviewer, selection.choices(entry.items))
+        except decisions.DecisionRefused as refused:
+            results.append(Result(entry.hold, reason=refused.message))
+        else:
+            results.append(Result(entry.hold, decision=decision))
+    return results
+
+
+def _head(selection: Selection, reviewer) -> str:
+    return hashlib.sha256(canonical([reviewer.pk, selection.action, selection.comment]).encode()).hexdigest()
+
+
+def _fingerprint(entry: Entry) -> str:
+    """A hash of what the summary shows of a hold: which hold, and each item's id and the agent's data."""
+    hold = entry.hold
+    shown = [hold.pk, hold.env, hold.hold_id, [[item.item_id, item.title, item.data] for item in entry.items]]
+    return hashlib.sha256(canonical(shown).encode()).hexdigest()

@@ -1,0 +1,44 @@
+"""Views of bulk decisions: the queue's selection, its summary, and what became of each hold."""
+
+from django.contrib import messages
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from holds import bulk
+from holds.views import reviewer_required
+
+NOT_CONFIRMED = "Nothing was sent: these decisions did not match a summary shown to you. Check them, then send them."
+
+
+@reviewer_required
+@require_POST
+def bulk_review(request):
+    """Show the summary of the selected holds, or send them once the summary is confirmed."""
+    selection = bulk.Selection.from_form(request.POST)
+    if not selection.hold_ids:
+        messages.info(request, "Select one or more holds in the queue first.")
+        return redirect("queue")
+    if request.POST.get("confirm") != "yes":
+        return _summary(request, selection)
+    try:
+        results = bulk.send(selection, request.user, request.POST.get("digest", ""))
+    except bulk.NotConfirmed:
+        return _summary(request, selection, NOT_CONFIRMED, status=409)
+    context = {
+        "selection": selection,
+        "sent": [result for result in results if result.decision],
+        "not_sent": [result for result in results if not result.decision],
+    }
+    return render(request, "holds/bulk_result.html", context)
+
+
+def _summary(request, selection, message="", status=200):
+    """Every hold and item that will be sent and every hold left out, signed so that only this can be confirmed."""
+    plan = bulk.plan(selection, request.user)
+    context = {
+        "selection": selection,
+        "plan": plan,
+        "digest": bulk.summary_digest(selection, request.user, plan.included),
+        "message": message,
+    }
+    return render(request, "holds/bulk_summary.html", context, status=status)
