@@ -98,7 +98,7 @@ def _height(rows: int, bars_per_row: int) -> int:
     return TOP * 2 + rows * (bars_per_row * BAR_HEIGHT + ROW_GAP)
 
 
-ACTIONS = [Series("approve", "approve"), Series("edit", "edit"), Series("reject", "reject")]
+ACTIONS = [Series("approve", "approve"), Series("approve with edits", "edit"), Series("reject", "reject")]
 TIMES = [Series("median", "median"), Series("95th percentile", "p95")]
 AMOUNTS = [Series("asked", "asked"), Series("approved", "approved")]
 

@@ -3,6 +3,8 @@ import json
 from django import template
 
 from audit import timing
+from holds.models import ACTION_WORDS
+from reviewqueue import runlinks
 
 register = template.Library()
 
@@ -25,3 +27,21 @@ def percent(share) -> str:
 def pretty_json(value) -> str:
     """Indented JSON for a <pre>; the template escapes it like any text."""
     return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+@register.filter
+def action_word(action: str) -> str:
+    """"Approve", "Approve with edits" or "Reject" for an item action's code."""
+    return ACTION_WORDS.get(action, action)
+
+
+@register.filter
+def action_words(actions: str) -> str:
+    """An event's space-separated action codes ("approve edit") as words."""
+    return ", ".join(ACTION_WORDS.get(action, action) for action in actions.split())
+
+
+@register.filter
+def run_url(run_id: str, env: str) -> str:
+    """``{{ event.run_id|run_url:event.env }}``: the run's page on the platform, or ""."""
+    return runlinks.run_url(env, run_id)
