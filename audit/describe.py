@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from audit.models import AuditEvent, EventKind
 from audit.payloads import item_id, items_of
+from holds.models import ACTION_WORDS
 
 LIMIT = 200
 
@@ -35,7 +36,16 @@ def _taken_over(payload: dict) -> str:
 
 
 def _submitted(payload: dict) -> str:
-    return ", ".join(f"{item.get('action', '?')} {item_id(item)}" for item in items_of(payload))
+    return ", ".join(f"{_action_word(item.get('action'))} {item_id(item)}" for item in items_of(payload))
+
+
+def _action_word(action) -> str:
+    return ACTION_WORDS.get(str(action), str(action)) if action else "?"
+
+
+def _withdrawn(payload: dict) -> str:
+    undone = _submitted(payload)
+    return f"undone before sending, nothing reached the platform: {undone}" if undone else "undone before sending"
 
 
 def _delivery(payload: dict) -> str:
@@ -85,6 +95,7 @@ _summaries = {
     EventKind.HOLD_SEEN: _hold_seen,
     EventKind.TAKEN_OVER: _taken_over,
     EventKind.DECISION_SUBMITTED: _submitted,
+    EventKind.WITHDRAWN: _withdrawn,
     EventKind.DELIVERY_ATTEMPT: _delivery,
     EventKind.APPLIED: _platform_said,
     EventKind.NOT_APPLIED: _platform_said,

@@ -18,6 +18,7 @@ class EventKind(models.TextChoices):
     RELEASED = "released", "Released"
     TAKEN_OVER = "taken_over", "Taken over"
     DECISION_SUBMITTED = "decision_submitted", "Decision submitted"
+    WITHDRAWN = "withdrawn", "Decision withdrawn"
     DELIVERY_ATTEMPT = "delivery_attempt", "Delivery attempt"
     APPLIED = "applied", "Applied"
     NOT_APPLIED = "not_applied", "Not applied"

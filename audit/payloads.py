@@ -11,6 +11,7 @@ claimed, released      nothing needed
 taken_over             ``from``: the username whose claim was taken
 decision_submitted     ``items``: ``[{"id", "action", "original_data", "data", "comment"}]``
                        (``decision_items``)
+withdrawn              ``items`` as for decision_submitted: what was undone, never sent
 delivery_attempt       ``attempt`` (1, 2 …), ``outcome`` ("applied", "retry" or the final
                        outcome's code), ``message``
 applied, not_applied   ``outcome`` (``Decision.Outcome``), ``message`` (the platform's,

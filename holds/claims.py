@@ -1,8 +1,10 @@
 """Claims: who is reviewing a hold now, so two reviewers do not work on it at once.
 
-A claim is explicit time-based state on the hold (who, since when, until when):
-opening a hold claims or renews it for ``CLAIM_MINUTES``; it ends on a decision or
-when it times out. Every change is a compare-and-set update, so two reviewers
+A claim is explicit time-based state on the hold (who, since when, until when). It
+starts when a reviewer starts deciding (merely opening a hold is presence, see
+``presence``), and ends on a decision, a release, or when it times out: after
+``CLAIM_MINUTES`` when taken without JavaScript, else a minute after the page's last
+heartbeat (``keep_alive``), so a closed page frees the hold within a minute. Every change is a compare-and-set update, so two reviewers
 opening the same hold at once cannot both win. A decision takes the claim in its
 own transaction (``take_for_decision``): a reviewer decides only a hold whose claim
 is theirs or nobody's.
@@ -29,10 +31,13 @@ def _unclaimed(now: datetime) -> Q:
     return Q(claimed_by__isnull=True) | Q(claim_expires_at__isnull=True) | Q(claim_expires_at__lte=now)
 
 
-def claim(hold: Hold, user, now: datetime | None = None) -> bool:
-    """Claim an open hold for ``user`` unless someone else's claim is running; True when ``user`` holds it."""
+def claim(hold: Hold, user, now: datetime | None = None, lasting: timedelta | None = None) -> bool:
+    """Claim an open hold for ``user`` unless someone else's claim is running; True when ``user`` holds it.
+
+    It lasts ``CLAIM_MINUTES``, or ``lasting`` for a page whose heartbeat will keep it alive.
+    """
     now = now or timezone.now()
-    until = now + claim_duration()
+    until = now + (lasting or claim_duration())
     renewed = Hold.objects.filter(pk=hold.pk, status=Hold.Status.OPEN, claimed_by=user, claim_expires_at__gt=now).update(
         claim_expires_at=until
     )
@@ -44,6 +49,19 @@ def claim(hold: Hold, user, now: datetime | None = None) -> bool:
             events.record(EventKind.CLAIMED, actor=user, hold=hold)
     hold.refresh_from_db(fields=["claimed_by", "claimed_at", "claim_expires_at"])
     return bool(taken)
+
+
+def keep_alive(hold: Hold, user, now: datetime, lasting: timedelta) -> bool:
+    """Renew ``user``'s running claim for ``lasting`` from now (the page's heartbeat); False when it is not theirs.
+
+    A claim that lapsed is not taken again here: someone may have taken it meanwhile,
+    and the page then offers to claim anew.
+    """
+    return bool(
+        Hold.objects.filter(pk=hold.pk, status=Hold.Status.OPEN, claimed_by=user, claim_expires_at__gt=now).update(
+            claim_expires_at=now + lasting
+        )
+    )
 
 
 def take_for_decision(hold: Hold, user, now: datetime) -> bool:

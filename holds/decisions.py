@@ -6,6 +6,12 @@ that transaction commits. ``deliver`` makes one attempt and records it: applied,
 not applied (with the platform's reason), or to be retried later with the same
 key. Nothing here sends twice: the platform replays the answer to a repeated key,
 and every state change is a compare-and-set on ``state = sending``.
+
+With an undo window (``UNDO_SECONDS``) delivery starts no earlier than the
+window's end, and until the first attempt takes its lease the reviewer may
+``withdraw`` the decision. Withdrawing and that lease are compare-and-sets on the
+same row, both requiring ``delivery_started_at`` unset, so exactly one of them wins:
+a decision withdrawn in time never reaches the platform.
 """
 
 from __future__ import annotations
@@ -16,7 +22,8 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, F, OuterRef, Q, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from audit import events as audit_events
@@ -40,6 +47,10 @@ class DecisionRefused(Exception):
     def __init__(self, message: str):
         super().__init__(message)
         self.message = message
+
+
+class TooLateToUndo(DecisionRefused):
+    pass
 
 
 class AlreadyDecided(DecisionRefused):
@@ -85,9 +96,12 @@ def submit(hold: Hold, reviewer, choices: list[ItemChoice], now: datetime | None
         _check_decidable(locked, choices, now)
         if not claims.take_for_decision(locked, reviewer, now):
             raise DecisionRefused(f"{reviewer_name(locked.claimant(now))} is reviewing this hold; take it over first.")
+        undo_until = now + undo_window() if settings.UNDO_SECONDS else None
         try:
             with transaction.atomic():
-                decision = Decision.objects.create(hold=locked, reviewer=reviewer, created_at=now, next_attempt_at=now)
+                decision = Decision.objects.create(
+                    hold=locked, reviewer=reviewer, created_at=now, undo_until=undo_until, next_attempt_at=undo_until or now
+                )
         except IntegrityError:
             raise AlreadyDecided(locked.live_decision()) from None
         originals = {item.item_id: item.data for item in locked.items.all()}
@@ -107,7 +121,44 @@ def submit(hold: Hold, reviewer, choices: list[ItemChoice], now: datetime | None
             EventKind.DECISION_SUBMITTED, actor=reviewer, hold=locked, decision=decision,
             payload={"items": payloads.decision_items(decision)},
         )
-        transaction.on_commit(lambda: enqueue_delivery(decision.pk))
+        notify.resolve_for_holds([locked.pk], notify.RESOLVED_BY_DECISION, f"decided by {reviewer_name(reviewer)}", now)
+        transaction.on_commit(lambda: enqueue_delivery(decision.pk, countdown=settings.UNDO_SECONDS))
+    return decision
+
+
+def undo_window() -> timedelta:
+    return timedelta(seconds=settings.UNDO_SECONDS)
+
+
+def withdraw(decision_id: int, reviewer, now: datetime | None = None) -> Decision:
+    """Withdraw ``reviewer``'s decision in its undo window: it is never sent, and the hold is theirs to decide again.
+
+    Refused (``TooLateToUndo``) once the window ended or a delivery attempt started;
+    withdrawing twice is harmless. The reviewer gets the hold's claim back, so
+    nobody else slips in while they decide again.
+    """
+    now = now or timezone.now()
+    hold_pk = Decision.objects.filter(pk=decision_id, reviewer=reviewer).values_list("hold", flat=True).first()
+    if hold_pk is None:
+        raise DecisionRefused("Only the reviewer who sent a decision can undo it.")
+    with transaction.atomic():
+        # Locks in submit's order (the hold, its decision, the audit head), so the two never deadlock.
+        hold = Hold.objects.select_for_update().get(pk=hold_pk)
+        withdrawn = Decision.objects.filter(
+            pk=decision_id, state=Decision.State.SENDING, delivery_started_at__isnull=True, undo_until__gt=now
+        ).update(state=Decision.State.WITHDRAWN, finished_at=now)
+        decision = Decision.objects.select_related("hold").get(pk=decision_id)
+        if not withdrawn:
+            if decision.state == Decision.State.WITHDRAWN:
+                return decision
+            raise TooLateToUndo("Too late to undo: the decision is already on its way to the platform.")
+        claims.claim(hold, reviewer, now)
+        if hold.status == Hold.Status.OPEN:
+            notify.reopen_for_hold(hold.pk, since=decision.created_at)
+        audit_events.record(
+            EventKind.WITHDRAWN, actor=reviewer, hold=decision.hold, decision=decision,
+            payload={"items": payloads.decision_items(decision)},
+        )
     return decision
 
 
@@ -137,9 +188,9 @@ def _check_decidable(hold: Hold, choices: list[ItemChoice], now: datetime) -> No
             raise DecisionRefused("An edit needs the item's data.")
 
 
-def enqueue_delivery(decision_id: int) -> None:
-    """Queue the delivery task; if the broker is down, the periodic re-queue picks the decision up later."""
-    queueing.queue(DELIVERY_TASK, decision_id, description=f"delivery of decision {decision_id}")
+def enqueue_delivery(decision_id: int, countdown: float = 0) -> None:
+    """Queue the delivery task (to run after ``countdown`` seconds); if the broker is down, the periodic re-queue picks it up."""
+    queueing.queue(DELIVERY_TASK, decision_id, description=f"delivery of decision {decision_id}", countdown=countdown)
 
 
 def deliver(decision_id: int, client: platform.PlatformClient) -> float | None:
@@ -147,14 +198,17 @@ def deliver(decision_id: int, client: platform.PlatformClient) -> float | None:
 
     An attempt first takes the decision's lease (``next_attempt_at`` moved ahead by
     compare-and-set), so a re-queued task and a retry that both fire run one
-    attempt between them, and the other ends its chain.
+    attempt between them, and the other ends its chain. Never inside the undo
+    window: a task that fires early waits for the window's end. The first lease
+    also sets ``delivery_started_at``, which ends the reviewer's chance to withdraw.
     """
     now = timezone.now()
     leased = Decision.objects.filter(
-        pk=decision_id, state=Decision.State.SENDING, next_attempt_at__lte=now + CLOCK_SLACK
-    ).update(next_attempt_at=now + attempt_lease())
+        Q(undo_until__isnull=True) | Q(undo_until__lte=now),
+        pk=decision_id, state=Decision.State.SENDING, next_attempt_at__lte=now + CLOCK_SLACK,
+    ).update(next_attempt_at=now + attempt_lease(), delivery_started_at=Coalesce(F("delivery_started_at"), Value(now)))
     if not leased:
-        return None
+        return _undo_time_left(decision_id, now)
     decision = Decision.objects.select_related("hold", "reviewer").get(pk=decision_id)
     hold = decision.hold
     items = [
@@ -181,6 +235,16 @@ def deliver(decision_id: int, client: platform.PlatformClient) -> float | None:
             sync.record_hold(hold, decided)
         _finish(decision, Decision.State.APPLIED, Decision.Outcome.APPLIED, "")
     return None
+
+
+def _undo_time_left(decision_id: int, now: datetime) -> float | None:
+    """Seconds until the decision's undo window ends, when it is still waiting in it; else None."""
+    undo_until = (
+        Decision.objects.filter(pk=decision_id, state=Decision.State.SENDING, undo_until__gt=now)
+        .values_list("undo_until", flat=True)
+        .first()
+    )
+    return (undo_until - now).total_seconds() if undo_until else None
 
 
 def _not_open_outcome(error: platform.HoldNotOpen) -> tuple[str, str]:
@@ -235,6 +299,10 @@ def _finish(decision: Decision, state: str, outcome: str, message: str, attempts
         if state == Decision.State.NOT_APPLIED:
             decision.refresh_from_db()
             notify.not_applied(decision)
+            notify.resolve_for_holds([decision.hold_id], notify.RESOLVED_BY_DELIVERY, "not applied", now)
+        else:
+            notify.resolve_for_holds([decision.hold_id], notify.RESOLVED_BY_DECISION | notify.RESOLVED_BY_DELIVERY,
+                                     f"decided by {reviewer_name(decision.reviewer)}", now)
         result = {"outcome": outcome, "message": message}
         audit_events.record_many([
             audit_events.Entry(EventKind.DELIVERY_ATTEMPT, hold=decision.hold, decision=decision,

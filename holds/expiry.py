@@ -53,9 +53,10 @@ def _expire_batch(now: datetime) -> list[Hold]:
             claimed_by=None, claimed_at=None, claim_expires_at=None,
         )
         decided = set(
-            Decision.objects.filter(hold__in=due).exclude(state=Decision.State.NOT_APPLIED).values_list("hold", flat=True)
+            Decision.objects.filter(hold__in=due).exclude(state__in=Decision.NOT_LIVE).values_list("hold", flat=True)
         )
         notify.expired([hold for hold in due if hold.pk not in decided])
+        notify.resolve_for_holds([hold.pk for hold in due], notify.RESOLVED_BY_CLOSING, "expired", now)
         audit_events.record_many(audit_events.Entry(EventKind.EXPIRED, hold=hold) for hold in due)
     for hold in due:
         hold.status, hold.closed_at, hold.expired_here_at = Hold.Status.EXPIRED, now, now

@@ -1,10 +1,12 @@
 """The local mirror of the platform's holds, reviewers' claims and decisions, and the sync state."""
 
+import math
 import uuid
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
+from django.utils import timezone
 
 
 class Hold(models.Model):
@@ -51,6 +53,10 @@ class Hold(models.Model):
     )
     claimed_at = models.DateTimeField(null=True)
     claim_expires_at = models.DateTimeField(null=True)
+    amount = models.DecimalField(
+        max_digits=20, decimal_places=4, null=True,
+        help_text="The largest amount its items carry (see holds/amounts.py), for the queue's order and filter.",
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["env", "hold_id"], name="hold_unique_per_env")]
@@ -58,6 +64,10 @@ class Hold(models.Model):
             # Postgres sorts NULLs last in ascending order, as the queue wants; SQLite's
             # CREATE INDEX does not accept NULLS LAST, so the index leaves it implicit.
             models.Index(fields=["expires_at", "created_at", "id"], condition=Q(status="open"), name="hold_queue_order"),
+            models.Index(fields=["created_at", "id"], condition=Q(status="open"), name="hold_queue_oldest"),
+            # Largest amount first is the negated amount ascending, where Postgres puts NULLs last by
+            # default: the same order as DESC NULLS LAST, without NULLS LAST in CREATE INDEX.
+            models.Index(F("amount") * -1, F("created_at"), F("id"), condition=Q(status="open"), name="hold_queue_largest"),
             models.Index(fields=["hold_id"], name="hold_hold_id"),
             models.Index(fields=["run_id"], name="hold_run_id"),
             models.Index(fields=["env", "status"], name="hold_env_status"),
@@ -72,7 +82,7 @@ class Hold(models.Model):
 
     def live_decision(self):
         """The decision being sent or applied, if any: while there is one, nobody may decide again."""
-        return self.decisions.exclude(state=Decision.State.NOT_APPLIED).select_related("reviewer").first()
+        return self.decisions.exclude(state__in=Decision.NOT_LIVE).select_related("reviewer").first()
 
     def latest_decision(self):
         return self.decisions.select_related("reviewer").order_by("-created_at", "-pk").first()
@@ -100,6 +110,20 @@ class HoldItem(models.Model):
 
     def __str__(self) -> str:
         return self.item_id
+
+
+class HoldViewer(models.Model):
+    """Who has a hold's page open: presence, renewed by the page's heartbeat. It claims nothing."""
+
+    hold = models.ForeignKey(Hold, on_delete=models.CASCADE, related_name="viewers")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    seen_until = models.DateTimeField(help_text="The page counts as open until then, unless a heartbeat renews it.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["hold", "user"], name="hold_viewer_once")]
+
+    def __str__(self) -> str:
+        return f"{self.user} on {self.hold}"
 
 
 class SyncState(models.Model):
@@ -173,15 +197,19 @@ class Decision(models.Model):
     """A reviewer's decision on a hold: stored first, then delivered to the platform by a task.
 
     A hold has at most one live decision (sending or applied), enforced by a
-    partial unique constraint; one the platform refused (not applied) stays on
-    record, and the hold, if still open, may be decided anew. The idempotency key
-    is fixed at creation, so every delivery attempt of a decision is the same request.
+    partial unique constraint; one the platform refused (not applied) or its
+    reviewer withdrew in the undo window stays on record, and the hold, if still
+    open, may be decided anew. The idempotency key is fixed at creation, so every
+    delivery attempt of a decision is the same request.
     """
 
     class State(models.TextChoices):
         SENDING = "sending", "Sending"
         APPLIED = "applied", "Applied"
         NOT_APPLIED = "not_applied", "Not applied"
+        WITHDRAWN = "withdrawn", "Withdrawn"
+
+    NOT_LIVE = (State.NOT_APPLIED, State.WITHDRAWN)  # the states that leave the hold free to decide again
 
     class Outcome(models.TextChoices):
         APPLIED = "applied", "Applied by the platform"
@@ -202,10 +230,18 @@ class Decision(models.Model):
     last_error = models.TextField(blank=True)
     next_attempt_at = models.DateTimeField(help_text="When delivery is due next, while sending.")
     finished_at = models.DateTimeField(null=True)
+    undo_until = models.DateTimeField(
+        null=True, help_text="The end of the undo window: delivery starts no earlier. Null without a window."
+    )
+    delivery_started_at = models.DateTimeField(
+        null=True, help_text="When the first delivery attempt took its lease; from then on it can no longer be withdrawn."
+    )
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["hold"], condition=~Q(state="not_applied"), name="decision_one_live_per_hold"),
+            models.UniqueConstraint(
+                fields=["hold"], condition=~Q(state__in=["not_applied", "withdrawn"]), name="decision_one_live_per_hold"
+            ),
         ]
         indexes = [
             models.Index(fields=["next_attempt_at"], condition=Q(state="sending"), name="decision_due"),
@@ -214,6 +250,27 @@ class Decision(models.Model):
 
     def __str__(self) -> str:
         return f"decision on {self.hold}"
+
+    @property
+    def undoable(self) -> bool:
+        """Whether its reviewer may still withdraw it: in the window, and no delivery attempt started."""
+        return (
+            self.state == self.State.SENDING
+            and self.delivery_started_at is None
+            and self.undo_until is not None
+            and self.undo_until > timezone.now()
+        )
+
+    @property
+    def undo_seconds_left(self) -> int:
+        """Whole seconds left to undo, rounded up (0 once the window is over)."""
+        if not self.undoable:
+            return 0
+        return math.ceil((self.undo_until - timezone.now()).total_seconds())
+
+
+# How every page names an item's action: "edit" is an approval with the reviewer's changes.
+ACTION_WORDS = {"approve": "Approve", "edit": "Approve with edits", "reject": "Reject"}
 
 
 class DecisionItem(models.Model):

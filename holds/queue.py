@@ -1,20 +1,25 @@
 """What the reviewers' queue shows, in the order they should work through it.
 
-Open holds, soonest expiry first (holds that never expire last), then oldest.
-Pages are keyset-paginated on that order, so a page costs the same however deep
-it is and holds arriving meanwhile do not shift the rows under a reviewer.
+Open holds, soonest expiry first (holds that never expire last), then oldest;
+or, as the reviewer picks, oldest first or largest amount first (holds without
+an amount last). Pages are keyset-paginated on the order, so a page costs the
+same however deep it is and holds arriving meanwhile do not shift the rows
+under a reviewer.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
-from django.db.models import Exists, F, OuterRef, Q, QuerySet
+from django.db.models import Exists, Expression, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from holds import heartbeat
+from holds import describe, heartbeat
 from holds.models import Decision, Hold, SyncState
 from reviewqueue import readers
 from reviewqueue.jsonvalues import AMOUNT_KEYS, as_decimal
@@ -26,6 +31,71 @@ SOON = timedelta(hours=1)
 CLAIM_CHOICES = ("mine", "unclaimed")
 
 
+def _no_key(value: str, name: str) -> None:
+    """The cursor's key of an order by age alone, which has none."""
+    if value:
+        raise readers.BadValue(name, "is not a page link made by this app")
+
+
+def _amount(value: str, name: str) -> Decimal | None:
+    """An amount of the size the ``Hold.amount`` column holds."""
+    field = Hold._meta.get_field("amount")
+    return readers.decimal(value, name, field.max_digits, field.decimal_places)
+
+
+def _order_named(sort: str) -> Callable[[str, str], str]:
+    """Reads a cursor's first part, the order it was made for, which must be ``sort`` (read first, before the key)."""
+
+    def read(value: str, name: str) -> str:
+        if value != sort:
+            raise readers.BadValue(name, "is a page link for another order of the queue")
+        return value
+
+    return read
+
+
+@dataclasses.dataclass(frozen=True)
+class Order:
+    """One order of the queue: by a column, ascending or largest first, with NULLs last; then oldest first, then id."""
+
+    label: str
+    caption: str
+    field: str | None  # the column the order leads with; None orders by age alone
+    read_key: Callable[[str, str], Any]  # reads the field's value back from a page cursor
+    largest_first: bool = False
+
+    def keys(self) -> list:
+        leading = []
+        if self.field:
+            # Largest first is the negated value ascending: Postgres' default NULLS LAST for
+            # ascending index columns then serves it (see the "hold_queue_largest" index).
+            key: Expression = F(self.field) * -1 if self.largest_first else F(self.field)
+            leading = [key.asc(nulls_last=True)]
+        return [*leading, F("created_at").asc(), "id"]
+
+    def after(self, key, created_at: datetime, pk: int) -> Q:
+        """The holds that come after the one with this key, creation time and id."""
+        later_in_same_key = Q(created_at__gt=created_at) | Q(created_at=created_at, pk__gt=pk)
+        if not self.field:
+            return later_in_same_key
+        if key is None:
+            return Q(**{f"{self.field}__isnull": True}) & later_in_same_key
+        beyond = "lt" if self.largest_first else "gt"
+        return (
+            Q(**{f"{self.field}__{beyond}": key})
+            | Q(**{self.field: key}) & later_in_same_key
+            | Q(**{f"{self.field}__isnull": True})
+        )
+
+
+ORDERS = {
+    "expiry": Order("Expiry (soonest first)", "soonest expiry first", "expires_at", readers.moment),
+    "age": Order("Age (oldest first)", "oldest first", None, _no_key),
+    "amount": Order("Amount (largest first)", "largest amount first", "amount", _amount, largest_first=True),
+}
+DEFAULT_SORT = "expiry"
+
+
 @dataclasses.dataclass(frozen=True)
 class Filters:
     agent: str = ""
@@ -34,6 +104,9 @@ class Filters:
     expiring: str = ""
     claim: str = ""  # one of CLAIM_CHOICES
     q: str = ""
+    min_amount: Decimal | None = None  # a range over a hold's largest amount, both ends included
+    max_amount: Decimal | None = None
+    sort: str = DEFAULT_SORT  # one of ORDERS: an order, not a filter
 
     @classmethod
     def from_query(cls, query) -> Filters:
@@ -45,15 +118,23 @@ class Filters:
             expiring=readers.choice(query.get("expiring", ""), "expiring", EXPIRING_WITHIN),
             claim=readers.choice(query.get("claim", ""), "claim", CLAIM_CHOICES),
             q=readers.text(query.get("q", ""), "q"),
+            min_amount=_amount(query.get("min_amount", ""), "min_amount"),
+            max_amount=_amount(query.get("max_amount", ""), "max_amount"),
+            sort=readers.choice(query.get("sort", ""), "sort", ORDERS) or DEFAULT_SORT,
         )
 
     @property
     def active(self) -> bool:
-        return any(dataclasses.astuple(self))
+        """Whether any filter narrows the queue (an order alone does not)."""
+        return any(value not in ("", None) for value in dataclasses.astuple(dataclasses.replace(self, sort="")))
+
+    @property
+    def order(self) -> Order:
+        return ORDERS[self.sort]
 
 
-def ordered(queryset: QuerySet[Hold]) -> QuerySet[Hold]:
-    return queryset.order_by(F("expires_at").asc(nulls_last=True), F("created_at").asc(), "id")
+def ordered(queryset: QuerySet[Hold], sort: str = DEFAULT_SORT) -> QuerySet[Hold]:
+    return queryset.order_by(*ORDERS[sort].keys())
 
 
 def open_holds(now: datetime | None = None) -> QuerySet[Hold]:
@@ -63,7 +144,7 @@ def open_holds(now: datetime | None = None) -> QuerySet[Hold]:
     hold out of the queue at once.
     """
     now = now or timezone.now()
-    live = Decision.objects.filter(hold=OuterRef("pk")).exclude(state=Decision.State.NOT_APPLIED)
+    live = Decision.objects.filter(hold=OuterRef("pk")).exclude(state__in=Decision.NOT_LIVE)
     return ordered(
         Hold.objects.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now), status=Hold.Status.OPEN).exclude(
             Exists(live)
@@ -87,17 +168,24 @@ def filtered(filters: Filters, user, now: datetime) -> QuerySet[Hold]:
         holds = holds.filter(Q(claimed_by__isnull=True) | Q(claim_expires_at__lte=now))
     if filters.q:
         holds = holds.filter(search_text__contains=filters.q.lower())
+    if filters.min_amount is not None:
+        holds = holds.filter(amount__gte=filters.min_amount)
+    if filters.max_amount is not None:
+        holds = holds.filter(amount__lte=filters.max_amount)
     return holds
 
 
-def page(holds: QuerySet[Hold], after: str) -> tuple[list[Hold], str]:
-    """One page of ``holds`` after the cursor ``after``, and the cursor of the next page ("" at the end).
+def page(holds: QuerySet[Hold], after: str, sort: str = DEFAULT_SORT) -> tuple[list[Hold], str]:
+    """One page of ``holds``, ordered by ``sort``, after the cursor ``after``; and the cursor of the next page ("" at the end).
 
-    A cursor this app did not make raises ``readers.BadValue`` (a 400).
+    A cursor names its order; one this app did not make, or made for another order, raises ``readers.BadValue`` (a 400).
     """
-    position = readers.cursor(after, "after", (readers.moment, readers.moment, readers.identifier), optional={0})
+    order = ORDERS[sort]
+    parts = (_order_named(sort), order.read_key, readers.moment, readers.identifier)
+    position = readers.cursor(after, "after", parts, optional={1})
     if position:
-        holds = holds.filter(_after(*position))
+        holds = holds.filter(order.after(*position[1:]))
+    holds = ordered(holds, sort)
     rows = list(
         holds.select_related("claimed_by")
         .prefetch_related("items")
@@ -106,19 +194,13 @@ def page(holds: QuerySet[Hold], after: str) -> tuple[list[Hold], str]:
     if len(rows) <= PAGE_SIZE:
         return rows, ""
     rows = rows[:PAGE_SIZE]
-    last = rows[-1]
-    return rows, readers.write_cursor(last.expires_at, last.created_at, last.pk)
+    return rows, cursor_of(rows[-1], sort)
 
 
-def _after(expires_at: datetime | None, created_at: datetime, pk: int) -> Q:
-    later_in_same_expiry = Q(created_at__gt=created_at) | Q(created_at=created_at, pk__gt=pk)
-    if expires_at is None:
-        return Q(expires_at__isnull=True) & later_in_same_expiry
-    return (
-        Q(expires_at__gt=expires_at)
-        | Q(expires_at=expires_at) & later_in_same_expiry
-        | Q(expires_at__isnull=True)
-    )
+def cursor_of(hold: Hold, sort: str = DEFAULT_SORT) -> str:
+    """The cursor of the page that follows ``hold`` in the order ``sort``."""
+    field = ORDERS[sort].field
+    return readers.write_cursor(sort, getattr(hold, field) if field else None, hold.created_at, hold.pk)
 
 
 def filter_values() -> dict[str, list[str]]:
@@ -129,13 +211,13 @@ def filter_values() -> dict[str, list[str]]:
 
 
 def amounts(hold: Hold) -> list[str]:
-    """The amounts the hold's items carry, as the agent wrote them."""
+    """The amounts the hold's items carry, as the agent wrote them, each with its item's currency when named."""
     found = []
     for item in hold.items.all():
         if isinstance(item.data, dict):
             for key in AMOUNT_KEYS:
                 if as_decimal(item.data.get(key)) is not None:
-                    found.append(str(item.data[key]))
+                    found.append(describe.amount_text(item.data, key))
     return found
 
 
@@ -181,5 +263,8 @@ def freshness(now: datetime) -> Freshness:
 
 
 def next_for(user, now: datetime) -> Hold | None:
-    """The hold a reviewer should open next: the first in queue order that nobody else is reviewing."""
+    """The hold a reviewer should open next: the first in queue order that nobody else is deciding (a live claim).
+
+    Holds others merely have open (presence) are not skipped: looking locks nothing.
+    """
     return open_holds(now).filter(Q(claimed_by__isnull=True) | Q(claim_expires_at__lte=now) | Q(claimed_by=user)).first()

@@ -14,7 +14,7 @@ FRESH_FOR = timedelta(seconds=60)
 def run_context(hold: Hold, client: platform.PlatformClient) -> tuple[dict | None, str]:
     """The run's payload (fresh, or the last one fetched) and an error message when it could not be refreshed."""
     now = timezone.now()
-    if hold.run_snapshot and hold.run_fetched_at and now - hold.run_fetched_at < FRESH_FOR:
+    if hold.run_snapshot and hold.run_fetched_at and now - hold.run_fetched_at < FRESH_FOR and not _settled_since(hold, hold.run_fetched_at):
         return hold.run_snapshot, ""
     try:
         run = client.get_run(hold.env, hold.run_id)
@@ -23,6 +23,13 @@ def run_context(hold: Hold, client: platform.PlatformClient) -> tuple[dict | Non
     snapshot = storable(run.raw)  # agent text: PostgreSQL refuses a NUL in JSON
     Hold.objects.filter(pk=hold.pk).update(run_snapshot=snapshot, run_fetched_at=now)
     return snapshot, ""
+
+
+def _settled_since(hold: Hold, moment) -> bool:
+    """Whether the hold was decided or closed after ``moment``: the run has moved on since it was fetched."""
+    if hold.closed_at and hold.closed_at > moment:
+        return True
+    return hold.decisions.filter(finished_at__gt=moment).exists()
 
 
 def customer_message(run: dict | None) -> str:

@@ -39,8 +39,9 @@ from django.utils import timezone
 
 from audit import events as audit_events
 from audit.models import AuditEvent, EventKind
-from holds import expiry, platform
+from holds import amounts, expiry, platform
 from holds.models import Hold, HoldItem, QuarantinedHold, SyncState
+from notifications import notify
 from reviewqueue.jsonvalues import UNSTORABLE, scalars, storable
 
 logger = logging.getLogger(__name__)
@@ -73,6 +74,7 @@ MIRRORED_FIELDS = [
     "payload",
     "payload_digest",
     "search_text",
+    "amount",
 ]
 
 
@@ -340,7 +342,9 @@ def _record_vanished_holds(client: platform.PlatformClient, env: str, vanished: 
         except platform.NotFound:
             now = timezone.now()
             hold.status, hold.closed_at, hold.last_synced_at = Hold.Status.GONE, now, now
-            hold.save(update_fields=["status", "closed_at", "last_synced_at"])
+            with transaction.atomic():
+                hold.save(update_fields=["status", "closed_at", "last_synced_at"])
+                _resolve_notifications(hold)
             closed += 1
             continue
         if final.status == Hold.Status.OPEN:
@@ -376,9 +380,20 @@ def _record_ending(hold: Hold, final: platform.Hold) -> None:
     with transaction.atomic():
         was = hold.status
         record_hold(hold, final)
+        if hold.status != was:
+            _resolve_notifications(hold)
         if hold.status in audited and hold.status != was:
             audit_events.record(audited[hold.status], hold=hold,
                                 payload={"decided_by": hold.decided_by, "decided_at": hold.decided_at})
+
+
+def _resolve_notifications(hold: Hold) -> None:
+    """The platform says the hold ended: resolve what people were asked to act on (see ``notify.resolve_for_holds``)."""
+    if hold.status == Hold.Status.DECIDED:
+        who = f" by {hold.decided_by}" if hold.decided_by else ""
+        notify.resolve_for_holds([hold.pk], notify.RESOLVED_BY_DECISION, f"decided{who} on the platform")
+    elif hold.status != Hold.Status.OPEN:
+        notify.resolve_for_holds([hold.pk], notify.RESOLVED_BY_CLOSING, hold.get_status_display().lower())
 
 
 def record_hold(hold: Hold, remote: platform.Hold) -> None:
@@ -426,6 +441,7 @@ def _mirror(hold: Hold, remote: platform.Hold, digest: str, now) -> Hold:
     hold.payload = remote.raw
     hold.payload_digest = digest
     hold.search_text = search_text(remote)
+    hold.amount = amounts.largest(item.data for item in remote.items)
     return hold
 
 

@@ -1,15 +1,20 @@
 from django.urls import path
 
-from holds import views
+from holds import bulk_views, views
 
 urlpatterns = [
     path("", views.queue, name="queue"),
     path("holds/next", views.next_hold, name="next-hold"),
+    path("holds/bulk/review", bulk_views.bulk_review, name="bulk-review"),
     path("holds/<int:pk>/", views.hold_detail, name="hold"),
     path("holds/<int:pk>/review", views.hold_review, name="hold-review"),
     path("holds/<int:pk>/decision", views.decision_status, name="decision-status"),
+    path("holds/<int:pk>/decision/undo", views.decision_undo, name="decision-undo"),
     path("holds/<int:pk>/take-over", views.take_over, name="take-over"),
     path("holds/<int:pk>/release", views.release, name="release"),
+    path("holds/<int:pk>/claim", views.claim_hold, name="claim-hold"),
+    path("holds/<int:pk>/heartbeat", views.hold_heartbeat, name="hold-heartbeat"),
+    path("holds/<int:pk>/leave", views.leave_hold, name="leave-hold"),
     path("holds/<int:pk>/run", views.run_context, name="run-context"),
     path("holds/<int:pk>/files/<path:file_id>", views.hold_file, name="hold-file"),
 ]

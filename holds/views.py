@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from holds import claims, decisions, platform, review, runs
+from holds import claims, decisions, platform, presence, review, runs
 from holds import queue as holds_queue
 from holds.models import Decision, Hold
 from reviewqueue import readers, roles
@@ -32,13 +32,14 @@ def _queue(request):
     now = timezone.now()
     filters = holds_queue.Filters.from_query(request.GET)
     matching = holds_queue.filtered(filters, request.user, now)
-    holds, next_cursor = holds_queue.page(matching, request.GET.get("after", ""))
+    holds, next_cursor = holds_queue.page(matching, request.GET.get("after", ""), filters.sort)
     loaded_at = _loaded_at(request, now)
     context = {
         "rows": [_queue_row(hold, now, loaded_at) for hold in holds],
         "next_cursor": next_cursor,
         "filters": filters,
         "expiring_options": holds_queue.EXPIRING_WITHIN,
+        "orders": holds_queue.ORDERS,
         "freshness": holds_queue.freshness(now),
         "loaded_at": loaded_at.isoformat(),
         "new_count": matching.filter(first_seen_at__gt=loaded_at).count() if loaded_at < now else 0,
@@ -65,16 +66,16 @@ def _queue_row(hold, now, loaded_at):
     }
 
 
-def _hold_context(hold, reviews=None, error=""):
+def _hold_context(hold, reviews=None, error="", viewer=None):
     now = timezone.now()
     decision = hold.latest_decision()
     closed = decisions.closed_reason(hold, now)
-    return {
+    return _presence_context(hold, viewer, now) | {
         "hold": hold,
         "items": list(hold.items.all()),
         "reviews": reviews if reviews is not None else review.blank(hold),
         "decision": decision,
-        "decidable": not closed and (decision is None or decision.state == Decision.State.NOT_APPLIED),
+        "decidable": not closed and (decision is None or decision.state in Decision.NOT_LIVE),
         "closed_reason": closed,
         "previewable": [file for file in hold.files if file.get("content_type") in INLINE_IMAGE_TYPES],
         "claimant": hold.claimant(now),
@@ -85,14 +86,62 @@ def _hold_context(hold, reviews=None, error=""):
     }
 
 
+def _presence_context(hold, viewer, now):
+    """Who else has the hold open, and who is deciding it: what ``_presence.html`` shows ``viewer``."""
+    return {
+        "hold": hold,
+        "claimant": hold.claimant(now),
+        "looking": presence.others_looking(hold, viewer, now) if viewer else [],
+        "heartbeat_seconds": presence.HEARTBEAT_SECONDS,
+        "now": now,
+    }
+
+
 @reviewer_required
 def hold_detail(request, pk):
+    """Show the hold; opening it tells the others who is looking, and claims nothing."""
     hold = get_object_or_404(Hold.objects.select_related("claimed_by"), pk=pk)
-    context = _hold_context(hold)
+    context = _hold_context(hold, viewer=request.user)
     if context["decidable"]:
-        claims.claim(hold, request.user)
-        context["claimant"] = hold.claimant(timezone.now())
+        presence.note_viewing(hold, request.user, context["now"])
     return render(request, "holds/hold.html", context)
+
+
+@reviewer_required
+@require_POST
+def hold_heartbeat(request, pk):
+    """The open page's heartbeat: renews the reviewer's presence and their claim; answers who else is there."""
+    hold = get_object_or_404(Hold.objects.select_related("claimed_by"), pk=pk)
+    now = timezone.now()
+    closed = bool(decisions.closed_reason(hold, now) or hold.live_decision())
+    if not closed:
+        presence.note_viewing(hold, request.user, now)
+        if claims.keep_alive(hold, request.user, now, presence.live_window()):
+            hold.refresh_from_db(fields=["claim_expires_at"])
+    context = _presence_context(hold, request.user, now) | {"closed": closed, "on_summary": request.POST.get("summary") == "yes"}
+    return render(request, "holds/_presence.html", context)
+
+
+@reviewer_required
+@require_POST
+def claim_hold(request, pk):
+    """"I'll take this": the reviewer starts deciding. From the page's script the heartbeat keeps the claim alive."""
+    hold = get_object_or_404(Hold.objects.select_related("claimed_by"), pk=pk)
+    now = timezone.now()
+    claims.claim(hold, request.user, now, lasting=presence.live_window() if request.htmx else None)
+    if not request.htmx:
+        return redirect("hold", pk=hold.pk)
+    return render(request, "holds/_presence.html", _presence_context(hold, request.user, now))
+
+
+@reviewer_required
+@require_POST
+def leave_hold(request, pk):
+    """The page closed (its ``pagehide`` beacon): the reviewer is no longer looking, nor deciding."""
+    hold = get_object_or_404(Hold, pk=pk)
+    presence.leave(hold, request.user)
+    claims.release(hold, request.user)
+    return HttpResponse(status=204)
 
 
 @reviewer_required
@@ -102,9 +151,9 @@ def hold_review(request, pk):
     hold = get_object_or_404(Hold, pk=pk)
     reviews, valid = review.read(hold, request.POST)
     if request.POST.get("back") == "yes":
-        return render(request, "holds/hold.html", _hold_context(hold, reviews))
+        return render(request, "holds/hold.html", _hold_context(hold, reviews, viewer=request.user))
     if not valid:
-        return render(request, "holds/hold.html", _hold_context(hold, reviews), status=422)
+        return render(request, "holds/hold.html", _hold_context(hold, reviews, viewer=request.user), status=422)
     if request.POST.get("confirm") != "yes":
         return _summary(request, hold, reviews)
     if not review.confirms_summary(hold, request.user, reviews, request.POST.get("digest", "")):
@@ -112,13 +161,15 @@ def hold_review(request, pk):
     try:
         decisions.submit(hold, request.user, review.choices(reviews))
     except decisions.DecisionRefused as refused:
-        return render(request, "holds/hold.html", _hold_context(hold, reviews, refused.message), status=409)
+        return render(request, "holds/hold.html", _hold_context(hold, reviews, refused.message, viewer=request.user), status=409)
     return redirect("hold", pk=hold.pk)
 
 
 def _summary(request, hold, reviews, message="", status=200):
     """The summary of a valid form, signed so that only what it shows can be confirmed."""
-    context = {"hold": hold, "reviews": reviews, "digest": review.summary_digest(hold, request.user, reviews), "message": message}
+    context = _presence_context(hold, request.user, timezone.now()) | {
+        "reviews": reviews, "digest": review.summary_digest(hold, request.user, reviews), "message": message, "on_summary": True,
+    }
     return render(request, "holds/summary.html", context, status=status)
 
 
@@ -128,11 +179,30 @@ def decision_status(request, pk):
     decision = hold.latest_decision()
     if decision is None:
         raise Http404("This hold has no decision yet.")
-    if decision.state == Decision.State.NOT_APPLIED and hold.status == Hold.Status.OPEN:
+    if decision.state in Decision.NOT_LIVE and hold.status == Hold.Status.OPEN:
         response = HttpResponse(status=204)
         response["HX-Refresh"] = "true"  # the hold can be decided again: show the form
         return response
-    return render(request, "holds/_decision_status.html", {"decision": decision, "hold": hold})
+    response = render(request, "holds/_decision_status.html", {"decision": decision, "hold": hold})
+    if decision.state in (Decision.State.APPLIED, Decision.State.NOT_APPLIED):
+        response["HX-Trigger"] = "decision-settled"  # the run panel reloads: the run has moved on
+    return response
+
+
+@reviewer_required
+@require_POST
+def decision_undo(request, pk):
+    """Undo: withdraw the reviewer's decision in its window; nothing is sent and they may decide again."""
+    hold = get_object_or_404(Hold, pk=pk)
+    decision_id = readers.identifier(request.POST.get("decision", ""), "decision")
+    if decision_id is None:
+        raise readers.BadValue("decision", "say which decision to undo")
+    decision = get_object_or_404(Decision, pk=decision_id, hold=hold)
+    try:
+        decisions.withdraw(decision.pk, request.user)
+    except decisions.DecisionRefused as refused:
+        return render(request, "holds/hold.html", _hold_context(hold, error=refused.message, viewer=request.user), status=409)
+    return redirect("hold", pk=hold.pk)
 
 
 @reviewer_required
@@ -165,7 +235,7 @@ def run_context(request, pk):
     hold = get_object_or_404(Hold, pk=pk)
     with platform.PlatformClient.from_settings() as client:
         run, error = runs.run_context(hold, client)
-    context = {"run": run, "error": error, "customer_message": runs.customer_message(run)}
+    context = {"hold": hold, "run": run, "error": error, "customer_message": runs.customer_message(run)}
     return render(request, "holds/_run.html", context)
 
 

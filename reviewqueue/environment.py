@@ -7,6 +7,7 @@ confusing failure later.
 
 import os
 import re
+from string import Formatter
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
@@ -99,3 +100,29 @@ def header(name: str) -> str:
     if not re.fullmatch(r"[A-Za-z0-9]+(-[A-Za-z0-9]+)*", value):
         raise ImproperlyConfigured(f"{name} must be an HTTP header name such as X-Forwarded-Proto, not {value!r}")
     return "HTTP_" + value.upper().replace("-", "_")
+
+
+def url_template(name: str, placeholders: tuple[str, ...], required: tuple[str, ...] = ()) -> str:
+    """A URL with ``{placeholder}`` fields (e.g. ``https://x.example/runs/{run_id}``), or "".
+
+    Only the named placeholders are allowed, bare (no format spec or conversion: the value is
+    put in as is), and the URL must be http(s) with a host once they are filled in.
+    """
+    value = string(name)
+    if not value:
+        return value
+    try:
+        fields = [(field, spec, conversion) for _, field, spec, conversion in Formatter().parse(value) if field is not None]
+    except ValueError as problem:
+        raise ImproperlyConfigured(f"{name} is not a valid template ({problem}): {value!r}") from None
+    allowed = ", ".join(f"{{{placeholder}}}" for placeholder in placeholders)
+    for field, spec, conversion in fields:
+        if field not in placeholders or spec or conversion:
+            raise ImproperlyConfigured(f"{name} may only use the placeholders {allowed}, not {{{field}}}: {value!r}")
+    missing = [placeholder for placeholder in required if placeholder not in {field for field, _, _ in fields}]
+    if missing:
+        raise ImproperlyConfigured(f"{name} must contain {{{missing[0]}}}: {value!r}")
+    filled = urlsplit(value.format(**dict.fromkeys(placeholders, "x")))
+    if filled.scheme not in ("http", "https") or not filled.netloc:
+        raise ImproperlyConfigured(f"{name} must be a URL starting with http:// or https://, not {value!r}")
+    return value

@@ -196,6 +196,10 @@ AGENTOS_ENVS = env.names("AGENTOS_ENVS", "default")
 AGENTOS_CONNECT_TIMEOUT = env.seconds("AGENTOS_CONNECT_TIMEOUT", 5.0)
 AGENTOS_READ_TIMEOUT = env.seconds("AGENTOS_READ_TIMEOUT", 15.0)
 SYNC_INTERVAL_SECONDS = env.integer("SYNC_INTERVAL_SECONDS", 10, minimum=1)
+# The platform's page of a run, e.g. https://agentos.example.com/envs/{env}/runs/{run_id}; unset: run ids are not links.
+RUN_URL_TEMPLATE = env.url_template("RUN_URL_TEMPLATE", ("env", "run_id"), required=("run_id",))
+# The item data keys naming the currency of its amounts (a Python setting, like EDIT_RULES).
+CURRENCY_KEYS = ["currency"]
 
 # Celery: Redis in production, a broker folder on disk when REDIS_URL is unset.
 REDIS_URL = env.url("REDIS_URL", schemes=("redis", "rediss", "unix"))
@@ -242,6 +246,7 @@ LOGGING = {
 
 # Reviewing and delivering decisions.
 CLAIM_MINUTES = env.integer("CLAIM_MINUTES", 10, minimum=1)
+UNDO_SECONDS = env.integer("UNDO_SECONDS", 10)  # 0: no undo window, a decision is sent at once
 DELIVERY_RETRY_BASE_SECONDS = env.seconds("DELIVERY_RETRY_BASE_SECONDS", 2.0)
 DELIVERY_RETRY_MAX_SECONDS = env.seconds("DELIVERY_RETRY_MAX_SECONDS", 300.0)
 # Often, so that a decision whose worker died is sent again within a minute (holds/decisions.py).

@@ -41,6 +41,12 @@ def platform_client(simulated_platform, settings):
 
 
 @pytest.fixture
+def immediate_delivery(settings):
+    """No undo window (UNDO_SECONDS=0): a sent decision is delivered at once, for tests about delivery itself."""
+    settings.UNDO_SECONDS = 0
+
+
+@pytest.fixture
 def celery_processes(simulated_platform, settings, tmp_path):
     """Start real Celery processes (worker, beat) on Redis against the test database.
 

@@ -15,7 +15,7 @@ from django.forms import MultiWidget
 from django.urls import reverse
 from django.utils import timezone
 
-from audit import chain
+from audit import chain, describe
 from audit.models import AuditEvent, EventKind
 from holds import claims, decisions, expiry, sync
 from holds.decisions import ItemChoice
@@ -25,7 +25,7 @@ from notifications.models import Notification, WebhookChannel
 from reviewqueue import roles
 from tests.conftest import make_user
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_delivery")]
 
 # The holds code paths call audit.events themselves; until each is wired, its test is expected to fail.
 
@@ -235,6 +235,18 @@ def test_a_refused_decision_records_nothing(samples, alice, bob):
     assert only(EventKind.DECISION_SUBMITTED).actor == alice
 
 
+def test_an_undone_decision_records_withdrawn_with_what_was_never_sent(samples, alice, settings):
+    settings.UNDO_SECONDS = 10
+    decision = decisions.submit(samples["h_12"], alice, [ItemChoice("A-1001", "approve")])
+
+    decisions.withdraw(decision.pk, alice)
+
+    event = only(EventKind.WITHDRAWN, decision=decision)
+    assert (event.actor, event.hold_id, event.actions) == (alice, "h_12", "approve")
+    summary = describe.summary(event)
+    assert summary.startswith("undone before sending, nothing reached the platform: ") and "A-1001" in summary
+
+
 def test_an_applied_delivery_records_the_attempt_and_the_outcome(samples, alice, platform_client):
     decision = decisions.submit(samples["h_12"], alice, [ItemChoice("A-1001", "approve")])
 
@@ -330,7 +342,7 @@ def test_every_kind_has_a_test_here():
     no_longer_written = {EventKind.SIGN_IN_FAILED}
     covered = {
         EventKind.HOLD_SEEN, EventKind.CLAIMED, EventKind.RELEASED, EventKind.TAKEN_OVER,
-        EventKind.DECISION_SUBMITTED, EventKind.DELIVERY_ATTEMPT, EventKind.APPLIED, EventKind.NOT_APPLIED,
+        EventKind.DECISION_SUBMITTED, EventKind.WITHDRAWN, EventKind.DELIVERY_ATTEMPT, EventKind.APPLIED, EventKind.NOT_APPLIED,
         EventKind.EXPIRED, EventKind.DECIDED_ELSEWHERE, EventKind.NOTIFICATION_SENT, EventKind.NOTIFICATION_FAILED,
         EventKind.SIGNED_IN, EventKind.LOCKED_OUT, EventKind.ROLE_CHANGED, EventKind.SETTING_CHANGED,
     }

@@ -16,7 +16,7 @@ from holds.models import Decision, Hold
 from reviewqueue import readers, roles
 from tests.conftest import make_user
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_delivery")]
 
 
 @pytest.fixture

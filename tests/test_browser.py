@@ -1,6 +1,7 @@
 """What a reviewer does, in a real Chromium: every decision reaches the platform with the right body."""
 
 import os
+import re
 
 import pytest
 from playwright.sync_api import expect, sync_playwright
@@ -26,8 +27,8 @@ def browser():
 
 
 @pytest.fixture
-def reviewer_page(browser, live_server, samples, alice, celery_processes):
-    """Alice, signed in through the login page, with a worker delivering decisions."""
+def reviewer_page(browser, live_server, samples, alice, celery_processes, immediate_delivery):
+    """Alice, signed in through the login page, with a worker delivering decisions (at once, unless a test sets UNDO_SECONDS)."""
     celery_processes("worker")
     context = browser.new_context(base_url=live_server.url)
     page = context.new_page()
@@ -139,7 +140,7 @@ def test_decide_a_multi_item_hold_with_mixed_actions(reviewer_page, samples, pla
     second.get_by_role("radio", name="Reject").check()
     second.get_by_label("Comment").fill("A change of mind is not refundable.")
     page.get_by_role("button", name="Review decision").click()
-    expect(page.locator(".summary-item .action")).to_have_text(["Edit", "Reject"])
+    expect(page.locator(".summary-item .action")).to_have_text(["Approve with edits", "Reject"])
     page.get_by_role("button", name="Send decision").click()
 
     assert applied(page, platform_state, hold) == [
@@ -235,3 +236,18 @@ def test_a_reviewer_clears_the_whole_sample_queue_by_keyboard(reviewer_page, sam
     assert sorted(decided) == sorted(samples)
     posted = [r for r in platform_state.requests if r["method"] == "POST" and r["status"] == 200]
     assert sorted(r["path"].split("/")[-2] for r in posted) == sorted(samples)
+
+
+def test_a_reviewer_sorts_by_amount_and_narrows_the_range_from_the_keyboard(reviewer_page, samples):
+    page = reviewer_page
+    page.get_by_label(re.compile(r"^Sort")).select_option("amount")
+    page.get_by_label("Min amount").fill("20")
+    page.get_by_label("Max amount").fill("240")
+    page.get_by_label("Max amount").press("Enter")
+
+    expect(page).to_have_url(re.compile(r"min_amount=20&max_amount=240&sort=amount"))
+    in_range = Hold.objects.filter(amount__gte=20, amount__lte=240).order_by("-amount", "created_at", "pk")
+    expect(page.locator("tr.hold-row")).to_have_count(len(in_range))
+    assert page.locator("tr.hold-row").evaluate_all("rows => rows.map(row => row.id)") == [f"row-{h.pk}" for h in in_range]
+    assert "240.00" in page.locator("tr.hold-row td.amount").first.inner_text()
+    expect(page.get_by_label(re.compile(r"^Sort"))).to_have_value("amount")

@@ -12,7 +12,7 @@ from holds.decisions import ItemChoice
 from holds.models import Decision, Hold
 from tests.conftest import wait_until
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_delivery")]
 
 
 def approve_all(hold):

@@ -14,7 +14,7 @@ from holds.models import Decision, Hold
 from notifications import notify
 from notifications.models import Notification
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_delivery")]
 
 
 def expire_soon(hold, minutes):

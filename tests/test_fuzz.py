@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from audit import events
 from audit.models import AuditEvent, EventKind
-from holds import decisions
+from holds import decisions, queue
 from holds.decisions import ItemChoice
 from holds.models import Decision, Hold
 from notifications import notify
@@ -44,7 +44,7 @@ SIGNING_OUT = {"logout", "admin:logout"}  # would sign the fuzzing clients out, 
 ROLES = ("anonymous", "reviewer", "auditor", "admin")
 
 QUERY_PARAMS = {
-    "queue": ["agent", "capability", "env", "expiring", "claim", "q", "after", "loaded_at"],
+    "queue": ["agent", "capability", "env", "expiring", "claim", "q", "min_amount", "max_amount", "sort", "after", "loaded_at"],
     "audit:list": ["since", "until", "kind", "reviewer", "agent", "action", "outcome", "hold", "run", "item", "q", "after"],
     "audit:export": ["since", "until", "kind", "reviewer", "agent", "action", "outcome", "hold", "run", "item", "q"],
     "audit:stats": ["since", "until"],
@@ -56,6 +56,8 @@ QUERY_PARAMS = {
 ADMIN_LIST_PARAMS = ["q", "o", "p", "all", "e", "_to_field", "_popup", "_changelist_filters"]
 FORM_FIELDS = {
     "notifications-read": ["id"],
+    "decision-undo": ["decision"],
+    "bulk-review": ["hold", "action", "comment", "digest", "confirm"],
     "notification-preferences": list(Notification.Event.values),
     "login": ["username", "password", "next"],
     "admin:login": ["username", "password", "next"],
@@ -63,7 +65,7 @@ FORM_FIELDS = {
     "admin:auth_user_password_change": ["password1", "password2", "usable_password"],
 }
 ADMIN_CHANGELIST_FORM = ["action", "_selected_action", "select_across", "index"]
-WEIGHTED = {"queue", "hold-review", "notifications-read", "notification-preferences", "audit:list", "audit:export"}
+WEIGHTED = {"queue", "hold-review", "bulk-review", "notifications-read", "notification-preferences", "audit:list", "audit:export"}
 
 HOSTILE = [
     "", " ", "\x00", "a\x00b", "²", "١٢٣", "１２", "9" * 5000, "0" * 5000 + "1", "-1", "0", "+1", " 1 ", "1.5", "-0",
@@ -177,10 +179,10 @@ def world(samples, alice, audrey, platform_client):
     offered = {
         "ids": ids,
         "files": ["f_1", "f_9", "f_404"],
-        "cursors": [readers.write_cursor(hold.expires_at, hold.created_at, hold.pk) for hold in holds]
+        "cursors": [queue.cursor_of(hold, sort) for hold in holds for sort in queue.ORDERS]
         + [readers.write_cursor(row.at, row.sequence) for row in audit_rows],
         "words": sorted({hold.agent for hold in holds} | {hold.capability for hold in holds} | {hold.hold_id for hold in holds}
-                        | {hold.run_id for hold in holds} | set(EventKind.values) | {"default", "2026-01-01", "1"}),
+                        | {hold.run_id for hold in holds} | set(EventKind.values) | set(queue.ORDERS) | {"default", "2026-01-01", "1", "49.90"}),
         "apps": ["holds", "audit", "auth", "axes", "notificationattempt", "notification", "hold", "user", "groups"],
     }
     users = {"reviewer": alice, "auditor": audrey, "admin": root}

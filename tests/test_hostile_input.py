@@ -94,7 +94,7 @@ def test_a_filtered_export_still_streams_every_matching_row(ada_client):
 
 
 def test_a_queue_cursor_holding_infinity_is_a_400(alice_client, samples):
-    response = alice_client.get(reverse("queue"), {"after": raw_cursor([None, "2026-01-01T00:00:00+00:00", float("inf")])})
+    response = alice_client.get(reverse("queue"), {"after": raw_cursor(["expiry", "", "2026-01-01T00:00:00+00:00", float("inf")])})
 
     assert_plain_400(response, "after", "page link")
 

@@ -140,7 +140,7 @@ def test_filters_and_search_keep_their_state_in_the_url(alice_client, samples, q
 
 
 def test_mine_and_unclaimed_filters(alice_client, alice, bob, samples):
-    alice_client.get(reverse("hold", args=[samples["h_12"].pk]))
+    alice_client.post(reverse("claim-hold", args=[samples["h_12"].pk]))
 
     mine = alice_client.get(reverse("queue") + "?claim=mine").context["rows"]
     unclaimed = alice_client.get(reverse("queue") + "?claim=unclaimed").context["rows"]
@@ -218,24 +218,24 @@ def test_the_hold_page_shows_the_agents_text_as_text(alice_client, samples):
     assert "<svg onload" not in html
 
 
-def test_opening_a_hold_claims_it_and_others_see_who_reviews(client, alice, bob, samples):
+def test_a_claim_without_javascript_lasts_claim_minutes_and_others_see_who_decides(client, alice, bob, samples):
     hold = samples["h_12"]
     client.force_login(alice)
-    client.get(reverse("hold", args=[hold.pk]))
+    client.post(reverse("claim-hold", args=[hold.pk]))
     client.force_login(bob)
 
     response = client.get(reverse("hold", args=[hold.pk]))
 
     hold.refresh_from_db()
     assert hold.claimed_by == alice and hold.claim_expires_at > timezone.now() + timedelta(minutes=9)
-    assert b"is reviewing this hold since" in response.content and b"Take over" in response.content
+    assert b"is deciding this hold since" in response.content and b"Take over" in response.content
     assert b'id="decide-form"' not in response.content
 
 
 def test_taking_over_moves_the_claim(client, alice, bob, samples):
     hold = samples["h_12"]
     client.force_login(alice)
-    client.get(reverse("hold", args=[hold.pk]))
+    client.post(reverse("claim-hold", args=[hold.pk]))
     client.force_login(bob)
 
     client.post(reverse("take-over", args=[hold.pk]))
@@ -248,11 +248,11 @@ def test_taking_over_moves_the_claim(client, alice, bob, samples):
 def test_a_timed_out_claim_is_free_again(client, alice, bob, samples):
     hold = samples["h_12"]
     client.force_login(alice)
-    client.get(reverse("hold", args=[hold.pk]))
+    client.post(reverse("claim-hold", args=[hold.pk]))
     Hold.objects.filter(pk=hold.pk).update(claim_expires_at=timezone.now() - timedelta(seconds=1))
     client.force_login(bob)
 
-    client.get(reverse("hold", args=[hold.pk]))
+    client.post(reverse("claim-hold", args=[hold.pk]))
 
     hold.refresh_from_db()
     assert hold.claimed_by == bob
@@ -338,7 +338,7 @@ def test_the_summary_shows_each_change_before_anything_is_sent(alice_client, sam
     response = alice_client.post(reverse("hold-review", args=[hold.pk]), review_form(hold, **{field_name(hold, 0, "amount"): "20"}))
 
     html = response.content.decode()
-    assert "Check your decision" in html and "Edit" in html
+    assert "Check your decision" in html and "Approve with edits" in html
     assert "49.90" in html and "20.00" in html
     assert not Decision.objects.exists()
 
@@ -379,7 +379,7 @@ def test_a_second_decision_is_refused_with_who_decided_first(client, alice, bob,
 def test_deciding_a_hold_someone_else_reviews_is_refused(client, alice, bob, samples):
     hold = samples["h_12"]
     client.force_login(alice)
-    client.get(reverse("hold", args=[hold.pk]))
+    client.post(reverse("claim-hold", args=[hold.pk]))
     client.force_login(bob)
 
     response = confirm(client, hold)
@@ -390,7 +390,7 @@ def test_deciding_a_hold_someone_else_reviews_is_refused(client, alice, bob, sam
 
 def test_a_decision_ends_the_claim(alice_client, alice, samples):
     hold = samples["h_12"]
-    alice_client.get(reverse("hold", args=[hold.pk]))
+    alice_client.post(reverse("claim-hold", args=[hold.pk]))
 
     confirm(alice_client, hold)
 
@@ -408,7 +408,7 @@ def test_a_decision_after_expiry_is_refused_and_not_stored(alice_client, samples
     assert not Decision.objects.exists()
 
 
-def test_the_decision_status_partial_polls_while_sending(alice_client, samples):
+def test_the_decision_status_partial_polls_while_sending(alice_client, samples, immediate_delivery):
     hold = samples["h_12"]
     confirm(alice_client, hold)
 
@@ -476,10 +476,10 @@ def test_a_refused_decision_lets_the_hold_be_decided_again(alice_client, alice, 
     assert list(Decision.objects.filter(hold=hold).values_list("state", flat=True).order_by("pk")) == ["not_applied", "sending"]
 
 
-def test_next_hold_opens_the_first_hold_nobody_else_reviews(client, alice, bob, samples):
+def test_next_hold_opens_the_first_hold_nobody_else_decides(client, alice, bob, samples):
     first = queue.open_holds().first()
     client.force_login(bob)
-    client.get(reverse("hold", args=[first.pk]))
+    client.post(reverse("claim-hold", args=[first.pk]))
     client.force_login(alice)
 
     response = client.get(reverse("next-hold"))
@@ -535,7 +535,7 @@ def test_a_hold_past_its_expiry_leaves_the_queue_before_the_sweep(alice_client, 
 def test_taking_over_asks_for_confirmation_without_javascript(client, alice, bob, samples):
     hold = samples["h_12"]
     client.force_login(alice)
-    client.get(reverse("hold", args=[hold.pk]))
+    client.post(reverse("claim-hold", args=[hold.pk]))
     client.force_login(bob)
 
     asked = client.get(reverse("take-over", args=[hold.pk]))
@@ -692,7 +692,7 @@ def test_two_reviewers_racing_to_decide_an_unclaimed_hold_make_one_decision(alic
 def test_a_reviewer_whose_claim_was_taken_over_cannot_decide(client, alice, bob, samples):
     hold = samples["h_12"]
     client.force_login(alice)
-    client.get(reverse("hold", args=[hold.pk]))
+    client.post(reverse("claim-hold", args=[hold.pk]))
     shown_to_alice = summary_of(client, hold, review_form(hold))
     client.force_login(bob)
     client.post(reverse("take-over", args=[hold.pk]))
@@ -709,7 +709,7 @@ def test_a_reviewer_whose_claim_was_taken_over_cannot_decide(client, alice, bob,
 def test_a_claim_that_timed_out_is_taken_by_the_reviewer_who_decides(client, alice, bob, samples):
     hold = samples["h_12"]
     client.force_login(bob)
-    client.get(reverse("hold", args=[hold.pk]))
+    client.post(reverse("claim-hold", args=[hold.pk]))
     Hold.objects.filter(pk=hold.pk).update(claim_expires_at=timezone.now() - timedelta(seconds=1))
     client.force_login(alice)
 

@@ -38,7 +38,24 @@
     next.scrollIntoView({ block: "nearest" });
   }
 
+  // Starting on a decision claims the hold, once: the heartbeat then keeps the claim and the pagehide beacon ends it.
+  function startDeciding() {
+    if (document.querySelector("#presence[data-deciding]")) return;
+    var claim = document.getElementById("claim-form");
+    if (claim && !claim.hasAttribute("data-sent")) {
+      claim.setAttribute("data-sent", "");
+      claim.requestSubmit();
+    }
+  }
+
+  function changedDecision(event) {
+    if (event.target.closest && event.target.closest("#decide-form")) startDeciding();
+  }
+  document.addEventListener("input", changedDecision);
+  document.addEventListener("change", changedDecision);
+
   function setAll(action) {
+    startDeciding();
     document.querySelectorAll('#decide-form input[type=radio][value="' + action + '"]').forEach(function (radio) {
       radio.checked = true;
     });
@@ -47,6 +64,25 @@
       if (comment) comment.focus();
     }
   }
+
+  // An approval whose values changed is sent as "Approve with edits": the item's radio says so as soon as one does.
+  function sameValue(field) {
+    var original = field.getAttribute("data-original");
+    if (field.type === "checkbox") return String(field.checked) === original;
+    var value = field.value.replace(/\r\n?/g, "\n");
+    if (/^(decimal|numeric)$/.test(field.getAttribute("inputmode") || "") && value.trim() !== "" && original !== "") {
+      return Number(value) === Number(original);  // "49.9" is the agent's "49.90": the server reads them alike
+    }
+    return value === original.replace(/\r\n?/g, "\n");
+  }
+
+  document.addEventListener("input", function (event) {
+    var item = event.target.closest && event.target.closest("#decide-form fieldset.item");
+    var word = item && item.querySelector("[data-approve-word]");
+    if (!word) return;
+    var edited = !Array.prototype.every.call(item.querySelectorAll("[data-original]"), sameValue);
+    word.textContent = edited ? "Approve with edits" : "Approve";
+  });
 
   document.addEventListener("keydown", function (event) {
     if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
@@ -59,6 +95,10 @@
     if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
     var help = document.getElementById("help");
     if (event.key === "?") { event.preventDefault(); if (!help.open) help.showModal(); return; }
+    if (event.key === "z") {
+      var undo = document.getElementById("undo-button");
+      if (undo && !undo.disabled) { event.preventDefault(); undo.click(); return; }
+    }
     // Not while a decision is being written or checked: leaving would abandon it.
     if (event.key === "n" && !document.getElementById("decide-form") && !document.getElementById("confirm-form")) {
       var next = document.querySelector("[data-next]");
@@ -71,6 +111,10 @@
       else if (event.key === "Enter" && event.target.matches("tr.hold-row")) {
         window.location.href = event.target.getAttribute("data-href");
       }
+      else if (event.key.toLowerCase() === "x" && event.target.matches("tr.hold-row")) {
+        var box = event.target.querySelector("input[name=hold]");
+        if (box) { event.preventDefault(); box.checked = !box.checked; noteToggle(box, event.shiftKey); }
+      }
     }
     if (document.getElementById("decide-form")) {
       if (event.key === "a") { event.preventDefault(); setAll("approve"); }
@@ -82,8 +126,31 @@
     var bulk = event.target.closest("[data-bulk]");
     if (bulk) { setAll(bulk.getAttribute("data-bulk")); return; }
     if (event.target.closest("[data-help-open]")) { document.getElementById("help").showModal(); return; }
+    var box = event.target.closest("tr.hold-row input[name=hold]");
+    if (box) { noteToggle(box, event.shiftKey); return; }
     var row = event.target.closest("tr.hold-row");
-    if (row && !event.target.closest("a")) window.location.href = row.getAttribute("data-href");
+    if (row && !event.target.closest("a, td.select")) window.location.href = row.getAttribute("data-href");
+  });
+
+  // The hold page's heartbeat (data-heartbeat) goes on in a hidden tab, where the reviewer may be looking
+  // something up, so their claim holds; like the polls it is not use of the session.
+  document.addEventListener("htmx:configRequest", function (event) {
+    if (event.detail.elt.hasAttribute("data-heartbeat")) event.detail.headers["X-Poll"] = "1";
+  });
+
+  // Closing or leaving a hold's page ends the reviewer's presence and claim at once, unless they leave it
+  // to check or send their decision (the summary page keeps both).
+  var leavingToDecide = false;
+  document.addEventListener("submit", function (event) {
+    if (event.target.matches("#decide-form, #confirm-form")) leavingToDecide = true;
+  });
+  window.addEventListener("pageshow", function () { leavingToDecide = false; });
+  window.addEventListener("pagehide", function () {
+    var presence = document.querySelector("#presence[data-leave-url]");
+    if (!presence || leavingToDecide) return;
+    var body = new FormData();
+    body.append("csrfmiddlewaretoken", JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"]);
+    navigator.sendBeacon(presence.getAttribute("data-leave-url"), body);
   });
 
   // Polls (data-poll) wait while the tab is hidden (htmx's own "[!document.hidden]" filter would need the eval
@@ -92,6 +159,34 @@
     if (!event.detail.elt.hasAttribute("data-poll")) return;
     if (document.hidden) event.preventDefault();
     else event.detail.headers["X-Poll"] = "1";
+  });
+
+  // Bulk selection in the queue. The 5 s refresh replaces the rows and their checkboxes, so the checked hold ids
+  // live here and are ticked again after each swap; shift (click or x) extends from the last box toggled, as in Gmail.
+  var selectedHolds = new Set(), lastToggled = null;
+
+  function holdBoxes() { return Array.prototype.slice.call(document.querySelectorAll("tr.hold-row input[name=hold]")); }
+
+  function rememberSelection() {
+    selectedHolds = new Set(holdBoxes().filter(function (box) { return box.checked; }).map(function (box) { return box.value; }));
+    var count = document.querySelector("[data-selected-count]");
+    if (count) count.textContent = selectedHolds.size ? selectedHolds.size + " selected" : "";
+  }
+
+  function noteToggle(box, extend) {
+    var boxes = holdBoxes(), values = boxes.map(function (each) { return each.value; });
+    var from = values.indexOf(lastToggled), to = boxes.indexOf(box);
+    if (extend && from !== -1) {
+      boxes.slice(Math.min(from, to), Math.max(from, to) + 1).forEach(function (each) { each.checked = box.checked; });
+    }
+    lastToggled = box.value;
+    rememberSelection();
+  }
+
+  document.addEventListener("htmx:afterSwap", function (event) {
+    if (event.detail.target.id !== "queue-body") return;
+    holdBoxes().forEach(function (box) { box.checked = selectedHolds.has(box.value); });
+    rememberSelection();  // a selected hold that left the queue is no longer selected
   });
 
   // The queue refreshes in place: keep the reviewer's focused row across the swap.
@@ -107,6 +202,22 @@
     tickCountdowns();
   });
 
+  rememberSelection();
+  window.addEventListener("pageshow", rememberSelection);
+  // The undo window counts down in whole seconds; at its end Undo goes (the server would refuse it anyway), and
+  // the status block's own refresh, due at the same moment, shows the sending.
+  function tickUndo() {
+    document.querySelectorAll("time.undo-countdown").forEach(function (el) {
+      var left = Math.max(0, Math.ceil((Date.parse(el.getAttribute("datetime")) - Date.now()) / 1000));
+      el.textContent = left + " s";
+      if (left) return;
+      var undo = document.getElementById("undo-button");
+      if (undo) { undo.disabled = true; undo.textContent = "Sending…"; }
+    });
+  }
+
   tickCountdowns();
   setInterval(tickCountdowns, 1000);
+  tickUndo();
+  setInterval(tickUndo, 250);
 })();
