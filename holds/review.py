@@ -74,6 +74,28 @@ def blank(hold: Hold) -> list[ItemReview]:
     ]
 
 
+def restored(hold: Hold, withdrawn) -> list[ItemReview]:
+    """The form filled with a withdrawn decision's choices: Undo gives the reviewer back what they wrote."""
+    reviews = blank(hold)
+    chosen = {item.item_id: item for item in withdrawn.items.all()}
+    for item_review in reviews:
+        choice = chosen.get(item_review.item.item_id)
+        if choice is None:
+            continue
+        rejected = choice.action == DecisionItem.Action.REJECT
+        item_review.action = DecisionItem.Action.REJECT if rejected else DecisionItem.Action.APPROVE
+        item_review.comment = choice.comment
+        if choice.action == DecisionItem.Action.EDIT:
+            sent = {field.key: field.initial for field in editing.fields_for(choice.data, f"{item_review.prefix}-field")}
+            # As a browser posts the form: a checkbox that is off is absent.
+            item_review.submitted = {
+                field.name: sent.get(field.key, field.initial)
+                for field in item_review.fields
+                if sent.get(field.key, field.initial) is not False
+            }
+    return reviews
+
+
 def read(hold: Hold, submitted) -> tuple[list[ItemReview], bool]:
     """The reviews as submitted, and whether they are all valid."""
     submitted = {key: storable(value) for key, value in submitted.items()}  # no NUL reaches the database

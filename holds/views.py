@@ -73,7 +73,7 @@ def _hold_context(hold, reviews=None, error="", viewer=None):
     return _presence_context(hold, viewer, now) | {
         "hold": hold,
         "items": list(hold.items.all()),
-        "reviews": reviews if reviews is not None else review.blank(hold),
+        "reviews": reviews if reviews is not None else _reviews_to_show(hold, decision, viewer),
         "decision": decision,
         "decidable": not closed and (decision is None or decision.state in Decision.NOT_LIVE),
         "closed_reason": closed,
@@ -84,6 +84,13 @@ def _hold_context(hold, reviews=None, error="", viewer=None):
         "error": error,
         "now": now,
     }
+
+
+def _reviews_to_show(hold, decision, viewer):
+    """A blank form, or the one the viewer just withdrew with Undo, filled as they had it."""
+    if decision and decision.state == Decision.State.WITHDRAWN and viewer and decision.reviewer_id == viewer.pk:
+        return review.restored(hold, decision)
+    return review.blank(hold)
 
 
 def _presence_context(hold, viewer, now):

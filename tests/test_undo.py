@@ -10,14 +10,14 @@ from django.urls import reverse
 from django.utils import timezone
 
 from audit.models import AuditEvent, EventKind
-from holds import decisions, sync
+from holds import claims, decisions, sync
 from holds.decisions import ItemChoice
 from holds.models import Decision, Hold
 from notifications.models import Notification
 from reviewqueue.celery import app as celery_app
 from tests.conftest import wait_until
 from tests.forms import fields_of
-from tests.test_review_views import confirm
+from tests.test_review_views import confirm, field_name
 
 pytestmark = pytest.mark.django_db
 
@@ -187,6 +187,34 @@ def test_undo_works_as_a_plain_form_post(alice_client, samples, platform_state, 
     assert Decision.objects.get(hold=hold).state == "withdrawn"
     assert "nothing was sent to the platform" in after and 'id="decide-form"' in after
     assert posted_decisions(platform_state, hold) == []
+
+
+def test_undo_gives_back_the_form_as_the_reviewer_wrote_it(alice_client, samples, undo_window):
+    hold = samples["h_14"]  # its agent allows edits
+    amount = field_name(hold, 0, "amount")
+    confirm(alice_client, hold, **{amount: "20.00", "item-0-comment": "Half now, as agreed."})
+    page = alice_client.get(reverse("hold", args=[hold.pk])).content.decode()
+    alice_client.post(reverse("decision-undo", args=[hold.pk]), fields_of(page, "undo-form"))
+
+    again = alice_client.get(reverse("hold", args=[hold.pk])).content.decode()
+    form = fields_of(again, "decide-form")
+
+    assert form[amount] == ["20.00"] and form["item-0-action"] == ["approve"]
+    assert ">Half now, as agreed.</textarea>" in again
+
+
+def test_another_reviewer_gets_a_blank_form_after_an_undo(alice_client, client, bob, samples, undo_window):
+    hold = samples["h_14"]
+    amount = field_name(hold, 0, "amount")
+    confirm(alice_client, hold, **{amount: "20.00"})
+    decision = Decision.objects.get(hold=hold)
+    decisions.withdraw(decision.pk, decision.reviewer)
+    claims.release(hold, decision.reviewer)  # alice walks away; bob opens the hold
+    client.force_login(bob)
+
+    form = fields_of(client.get(reverse("hold", args=[hold.pk])).content.decode(), "decide-form")
+
+    assert form[amount] != ["20.00"] and "item-0-action" not in form
 
 
 def test_undo_too_late_says_so(alice_client, samples, undo_window):
