@@ -18,7 +18,7 @@ from simulator.management.commands import runplatform
 from simulator.samples import generated_holds, sample_holds
 from simulator.server import PlatformServer
 from simulator.state import PlatformState
-from simulator.times import parse_iso
+from simulator.times import iso, parse_iso
 
 API_KEY = "simulator-test-key"
 # Plain HTTP on 127.0.0.1: not loading CA certificates that no request uses saves ~40 ms a client.
@@ -157,6 +157,67 @@ def test_other_statuses_can_be_listed(api, control):
 
     assert [hold["hold_id"] for hold in cancelled] == ["h_12"]
     assert "h_12" not in all_open_ids(api, limit=100)
+
+
+def page_ids(platform: PlatformState, status: str = "open", limit: int = 3) -> list[str]:
+    ids, cursor = [], None
+    while True:
+        holds, cursor = platform.list_open("default", limit=limit, cursor=cursor, status=status)
+        ids += [hold["hold_id"] for hold in holds]
+        if cursor is None:
+            return ids
+
+
+def test_holds_ended_between_pages_leave_the_open_listing_and_join_their_status():
+    platform = PlatformState()
+    made = [hold["hold_id"] for hold in platform.generate("default", 12)]
+    first_page, cursor = platform.list_open("default", limit=3)
+    short_lived = platform.add_hold("default", {"expires_at": iso(platform.now() + timedelta(seconds=30))})
+    platform.decide_elsewhere("default", made[4], "bob@example.com")
+    platform.cancel("default", made[6])
+    platform.decide_elsewhere("default", made[1], "bob@example.com")  # on the page already handed out
+    platform.advance_clock(60)  # short_lived is due; it expires when next looked at
+
+    rest, _ = platform.list_open("default", limit=100, cursor=cursor)
+
+    assert [hold["hold_id"] for hold in first_page] == made[:3]
+    assert [hold["hold_id"] for hold in rest] == made[3:4] + made[5:6] + made[7:]
+    assert page_ids(platform, "decided") == [made[1], made[4]]
+    assert page_ids(platform, "cancelled") == [made[6]]
+    assert page_ids(platform, "expired") == [short_lived["hold_id"]]
+    assert platform.get_run("default", short_lived["run_id"])["output"] == {"answer": "Nobody decided in time."}
+    counts = {status: platform.count_holds("default", status) for status in ("open", "decided", "cancelled", "expired")}
+    assert counts == {"open": 9, "decided": 2, "cancelled": 1, "expired": 1}
+    assert platform.count_holds("default") == 13
+
+
+def test_many_holds_expiring_at_once_all_leave_the_open_listing():
+    platform = PlatformState()
+    platform.generate("default", 300)  # expiries spread from 5 minutes to 2 days; every sixth never expires
+
+    platform.advance_clock(3 * 24 * 3600)
+
+    assert len(page_ids(platform, limit=100)) == platform.count_holds("default", "open") == 50
+    assert len(page_ids(platform, "expired", limit=100)) == 250
+    assert all(platform.get_hold("default", hold_id)["expires_at"] is None for hold_id in page_ids(platform))
+
+
+def test_ids_that_read_as_the_same_number_are_both_listed_one_per_page():
+    platform = PlatformState()
+    created_at = "2026-11-29T10:00:00Z"
+    for hold_id in ("h_7", "h_07", "h_8"):
+        platform.add_hold("default", {"hold_id": hold_id, "created_at": created_at})
+
+    assert page_ids(platform, limit=1) == ["h_07", "h_7", "h_8"]
+
+
+def test_reloading_the_samples_replaces_them_without_listing_any_twice(state):
+    state.decide_elsewhere("default", "h_12", "bob@example.com")
+
+    state.load_samples()
+
+    assert page_ids(state) == [hold["hold_id"] for hold in sample_holds(state.now())]
+    assert page_ids(state, "decided") == []
 
 
 # One hold, runs, files
