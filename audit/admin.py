@@ -1,24 +1,14 @@
 """The audit models in the admin: readable by staff with view permission, changeable by nobody.
 
 The changelist never counts the whole table: its paginator counts at most
-``COUNT_LIMIT`` rows, so a million events open as fast as a thousand.
+``COUNT_LIMIT`` rows (``reviewqueue.admin``), so a million events open as fast as a thousand.
 """
 
 from django.contrib import admin
-from django.core.paginator import Paginator
-from django.utils.functional import cached_property
 
 from audit.models import AuditChainHead, AuditEvent
 from holds.models import Decision
-from reviewqueue.admin import ReadOnlyAdmin
-
-COUNT_LIMIT = 10_000
-
-
-class CappedCountPaginator(Paginator):
-    @cached_property
-    def count(self) -> int:
-        return self.object_list[: COUNT_LIMIT + 1].count()
+from reviewqueue.admin import CappedCountPaginator, ReadOnlyAdmin
 
 
 class OutcomeFilter(admin.SimpleListFilter):

@@ -5,6 +5,8 @@
 Times the whole request through Django's handler in this process (no network),
 for the first page, a filtered page, a search, a page deep into the queue, and
 the same in the other orders (by amount, by age) and with an amount range.
+Then prints the query plans of the filter choices and of a search, whose cost
+must not grow with the open holds (``--holds 1000`` / ``100000`` to compare).
 """
 
 import argparse
@@ -64,6 +66,26 @@ def main() -> None:
             for query in queries.captured_queries:
                 print(f"    {float(query['time']) * 1000:6.1f} ms  {query['sql'][:150]}")
         print(f"{label:32} {setup.summary(times)}  {len(queries.captured_queries)} queries  rows={len(response.context['rows'])}")
+    print_plans()
+
+
+def print_plans() -> None:
+    """EXPLAIN ANALYZE of the filter choices and of a search, as the queue runs them."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django.utils import timezone
+
+    from holds import queue
+
+    search = queue.filtered(queue.Filters(q="a-55010"), user=None, now=timezone.now())
+    for label, run in [("filter choices", queue.filter_values), ("search: order id", lambda: list(search[: queue.PAGE_SIZE]))]:
+        with CaptureQueriesContext(connection) as queries:
+            run()
+        with connection.cursor() as cursor:
+            cursor.execute(f"EXPLAIN (ANALYZE, COSTS OFF) {queries.captured_queries[0]['sql']}")
+            print(f"\nplan of {label}:")
+            for (line,) in cursor.fetchall():
+                print(f"    {line}")
 
 
 def page_21(browser, query_start: str) -> str:

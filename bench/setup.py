@@ -1,8 +1,9 @@
 """Shared set-up for the benchmarks: Django on a fresh Postgres database, and a simulated platform.
 
 Run a benchmark from the checkout's root, e.g. ``.venv/bin/python -m bench.sync``.
-BENCH_DATABASE_URL picks the server (default: postgres@127.0.0.1:5432); the
-database ``reviewqueue_bench`` on it is dropped and created anew.
+BENCH_DATABASE_URL picks the server (default: postgres@127.0.0.1:5432) and
+BENCH_DATABASE the database on it (default ``reviewqueue_bench``), which is dropped and
+created anew: give benchmarks run side by side a name each.
 """
 
 import os
@@ -13,7 +14,9 @@ import django
 import psycopg
 
 SERVER = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432")
-DATABASE = "reviewqueue_bench"
+DATABASE = os.environ.get("BENCH_DATABASE", "reviewqueue_bench")
+if not DATABASE.isidentifier():
+    raise SystemExit(f"BENCH_DATABASE must be a plain name, not {DATABASE!r}")
 
 
 def django_on_fresh_database() -> None:

@@ -123,7 +123,7 @@ class SentItem:
 
 
 def sent_items(decision: Decision) -> list[SentItem]:
-    titles = dict(decision.hold.items.values_list("item_id", "title"))
+    titles = {item.item_id: item.title for item in decision.hold.items.all()}  # the hold page has them prefetched
     return [_sent(item, titles.get(item.item_id, "")) for item in decision.items.all()]
 
 

@@ -94,6 +94,30 @@ class Hold(models.Model):
         return None
 
 
+class FilterValue(models.Model):
+    """A value the queue's agent, capability or env filter offers: one that an open hold of ``env`` had at its last sync.
+
+    Sync replaces an env's values with those of the open holds it listed, whenever the
+    listing brought a change, so the queue reads a handful of rows instead of every open
+    hold, and the choices are as fresh as the mirror itself.
+    """
+
+    class Kind(models.TextChoices):
+        AGENT = "agent"
+        CAPABILITY = "capability"
+        ENV = "env"
+
+    env = models.CharField(max_length=100)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    value = models.TextField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["env", "kind", "value"], name="filter_value_once")]
+
+    def __str__(self) -> str:
+        return f"{self.kind}={self.value}"
+
+
 class HoldItem(models.Model):
     """One item of a hold, in the platform's order, with the data the agent proposed."""
 

@@ -20,7 +20,7 @@ from django.db.models import Exists, Expression, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from holds import describe, heartbeat
-from holds.models import Decision, Hold, SyncState
+from holds.models import Decision, FilterValue, Hold, SyncState
 from reviewqueue import readers
 from reviewqueue.jsonvalues import AMOUNT_KEYS, as_decimal
 
@@ -203,11 +203,31 @@ def cursor_of(hold: Hold, sort: str = DEFAULT_SORT) -> str:
     return readers.write_cursor(sort, getattr(hold, field) if field else None, hold.created_at, hold.pk)
 
 
+# A longer value is never offered (the filter still takes it from a link): the unique
+# index on FilterValue holds entries of a few thousand bytes at most.
+LONGEST_FILTER_VALUE = 500
+
+
 def filter_values() -> dict[str, list[str]]:
-    """The values the filters offer, from the open holds (one query for all three)."""
-    combinations = Hold.objects.filter(status=Hold.Status.OPEN).values_list("agent", "capability", "env").distinct()
-    agents, capabilities, envs = (set(values) for values in zip(*combinations)) if combinations else (set(), set(), set())
-    return {"agent": sorted(agents), "capability": sorted(capabilities), "env": sorted(envs)}
+    """The values the filters offer: those of the open holds at each env's last sync (one small query)."""
+    choices: dict[str, set[str]] = {kind: set() for kind in FilterValue.Kind.values}
+    for kind, value in FilterValue.objects.filter(env__in=settings.AGENTOS_ENVS).values_list("kind", "value"):
+        choices[kind].add(value)
+    return {kind: sorted(values) for kind, values in choices.items()}
+
+
+def replace_filter_values(env: str, agents_and_capabilities: set[tuple[str, str]]) -> None:
+    """Make the filters offer, for ``env``, exactly these agents and capabilities (sync's call; writes only the difference)."""
+    wanted = {(FilterValue.Kind.ENV.value, env)} if agents_and_capabilities else set()
+    for agent, capability in agents_and_capabilities:
+        wanted |= {(FilterValue.Kind.AGENT.value, agent), (FilterValue.Kind.CAPABILITY.value, capability)}
+    wanted = {(kind, value) for kind, value in wanted if len(value) <= LONGEST_FILTER_VALUE}
+    stored = set(FilterValue.objects.filter(env=env).values_list("kind", "value"))
+    for kind, value in stored - wanted:
+        FilterValue.objects.filter(env=env, kind=kind, value=value).delete()
+    FilterValue.objects.bulk_create(
+        [FilterValue(env=env, kind=kind, value=value) for kind, value in sorted(wanted - stored)], ignore_conflicts=True
+    )
 
 
 def amounts(hold: Hold) -> list[str]:

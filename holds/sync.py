@@ -40,6 +40,7 @@ from django.utils import timezone
 from audit import events as audit_events
 from audit.models import AuditEvent, EventKind
 from holds import amounts, expiry, platform
+from holds import queue as holds_queue
 from holds.models import Hold, HoldItem, QuarantinedHold, SyncState
 from notifications import notify
 from reviewqueue.jsonvalues import UNSTORABLE, scalars, storable
@@ -97,10 +98,11 @@ def sync_all(client: platform.PlatformClient, envs: list[str]) -> list[SyncResul
 
 def sync_env(client: platform.PlatformClient, env: str) -> SyncResult:
     """Sync one env, unless another sync of it holds the lease (then ``skipped`` is set)."""
-    token = _acquire_lease(env)
-    if token is None:
+    leased = _acquire_lease(env)
+    if leased is None:
         logger.info("sync of %s skipped: another sync holds the lease", env)
         return SyncResult(env=env, skipped=True)
+    token, previous = leased
     started = time.monotonic()
     result = SyncResult(env=env)
     try:
@@ -109,6 +111,9 @@ def sync_env(client: platform.PlatformClient, env: str) -> SyncResult:
         result.created, result.updated, vanished, refused = _store_open_holds(env, remote, unreadable)
         result.quarantined = _quarantine(env, unreadable + refused)
         result.closed = _record_vanished_holds(client, env, vanished)
+        if result.created or result.updated or vanished or result.open != previous.open_count:
+            # The filters' choices change only with the open holds; an unchanged resync neither reads nor writes them.
+            holds_queue.replace_filter_values(env, {(hold.agent, hold.capability) for hold in remote.values()})
         _confirm_expired_here(client, env)
     except platform.PlatformError as error:
         result.error, result.error_source = str(error), SyncState.ErrorSource.PLATFORM
@@ -126,8 +131,9 @@ def payload_digest(payload: dict) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def _acquire_lease(env: str) -> str | None:
-    SyncState.objects.get_or_create(env=env)
+def _acquire_lease(env: str) -> tuple[str, SyncState] | None:
+    """The lease's token and the env's state as the last sync left it; None while another sync holds the lease."""
+    previous, _ = SyncState.objects.get_or_create(env=env)
     now = timezone.now()
     token = str(uuid.uuid4())
     taken = (
@@ -135,7 +141,7 @@ def _acquire_lease(env: str) -> str | None:
         .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
         .update(lease_token=token, lease_until=now + LEASE, last_started_at=now)
     )
-    return token if taken else None
+    return (token, previous) if taken else None
 
 
 def _finish(env: str, token: str, result: SyncResult, duration_ms: int) -> None:

@@ -3,6 +3,7 @@
 import contextlib
 from urllib.parse import quote
 
+from django.db.models import FilteredRelation, OuterRef, Q, Subquery, prefetch_related_objects
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -66,24 +67,50 @@ def _queue_row(hold, now, loaded_at):
     }
 
 
-def _hold_context(hold, reviews=None, error="", viewer=None):
+_UNREAD = object()  # ``_hold_context``'s decision when the caller has not read it
+
+
+def _hold_context(hold, reviews=None, error="", viewer=None, decision=_UNREAD, note_presence=False):
+    """What ``hold.html`` shows ``viewer``; ``note_presence`` also notes that they have the page open."""
     now = timezone.now()
-    decision = hold.latest_decision()
+    if decision is _UNREAD:
+        decision = hold.latest_decision()
     closed = decisions.closed_reason(hold, now)
-    return _presence_context(hold, viewer, now) | {
-        "hold": hold,
-        "items": list(hold.items.all()),
+    decidable = not closed and (decision is None or decision.state in Decision.NOT_LIVE)
+    # Presence shows only on a hold that can still be decided: nobody is noted or listed on the others.
+    if not (decidable and viewer):
+        looking = []
+    elif note_presence:
+        looking = presence.note_viewing_and_others(hold, viewer, now)
+    else:
+        looking = presence.others_looking(hold, viewer, now)
+    return _presence_context(hold, viewer, now, looking) | {
         "reviews": reviews if reviews is not None else _reviews_to_show(hold, decision, viewer),
         "decision": decision,
-        "decidable": not closed and (decision is None or decision.state in Decision.NOT_LIVE),
+        "decidable": decidable,
         "closed_reason": closed,
         "previewable": [file for file in hold.files if file.get("content_type") in INLINE_IMAGE_TYPES],
-        "claimant": hold.claimant(now),
         "urgency": holds_queue.urgency(hold, now),
         "expired": bool(hold.expires_at and hold.expires_at <= now),
         "error": error,
-        "now": now,
     }
+
+
+def _hold_for_page(pk):
+    """The hold with everything its page shows, in three queries: the hold with its claimant and
+    latest decision (and that decision's reviewer), the hold's items, and the decision's items."""
+    latest = Decision.objects.filter(hold=OuterRef("pk")).order_by("-created_at", "-pk").values("pk")[:1]
+    hold = get_object_or_404(
+        Hold.objects.annotate(page_decision=FilteredRelation("decisions", condition=Q(decisions__pk=Subquery(latest))))
+        .select_related("claimed_by", "page_decision__reviewer")
+        .prefetch_related("items"),
+        pk=pk,
+    )
+    decision = getattr(hold, "page_decision", None)  # absent, not None, when the hold has no decision
+    if decision is not None:
+        decision.hold = hold  # its summary reads the hold's items, already here
+        prefetch_related_objects([decision], "items")
+    return hold, decision
 
 
 def _reviews_to_show(hold, decision, viewer):
@@ -93,12 +120,15 @@ def _reviews_to_show(hold, decision, viewer):
     return review.blank(hold)
 
 
-def _presence_context(hold, viewer, now):
-    """Who else has the hold open, and who is deciding it: what ``_presence.html`` shows ``viewer``."""
+def _presence_context(hold, viewer, now, looking=None):
+    """Who else has the hold open (``looking``, when read already), and who is deciding it: what
+    ``_presence.html`` shows ``viewer``."""
+    if looking is None:
+        looking = presence.others_looking(hold, viewer, now) if viewer else []
     return {
         "hold": hold,
         "claimant": hold.claimant(now),
-        "looking": presence.others_looking(hold, viewer, now) if viewer else [],
+        "looking": looking,
         "heartbeat_seconds": presence.HEARTBEAT_SECONDS,
         "now": now,
     }
@@ -107,10 +137,8 @@ def _presence_context(hold, viewer, now):
 @reviewer_required
 def hold_detail(request, pk):
     """Show the hold; opening it tells the others who is looking, and claims nothing."""
-    hold = get_object_or_404(Hold.objects.select_related("claimed_by"), pk=pk)
-    context = _hold_context(hold, viewer=request.user)
-    if context["decidable"]:
-        presence.note_viewing(hold, request.user, context["now"])
+    hold, decision = _hold_for_page(pk)
+    context = _hold_context(hold, viewer=request.user, decision=decision, note_presence=True)
     return render(request, "holds/hold.html", context)
 
 
@@ -122,9 +150,10 @@ def hold_heartbeat(request, pk):
     now = timezone.now()
     closed = bool(decisions.closed_reason(hold, now) or hold.live_decision())
     if not closed:
+        presence.forget_ended(request.user, now)
         presence.note_viewing(hold, request.user, now)
         if claims.keep_alive(hold, request.user, now, presence.live_window()):
-            hold.refresh_from_db(fields=["claim_expires_at"])
+            hold.claim_expires_at = now + presence.live_window()  # as keep_alive stored it: no need to read it back
     context = _presence_context(hold, request.user, now) | {"closed": closed, "on_summary": request.POST.get("summary") == "yes"}
     return render(request, "holds/_presence.html", context)
 

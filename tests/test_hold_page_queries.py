@@ -1,0 +1,104 @@
+"""The hold page reads what it shows once: at most 8 queries in its usual states, with nothing wasted.
+
+Counted as a reviewer sees it, through the whole middleware: the session, the user and their groups,
+and the bell's count come with every page; the rest is the hold (with its claimant and latest decision),
+its items, the decision's items, and one statement that notes the reviewer's presence and lists the others.
+"""
+
+from collections import Counter
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from holds import decisions
+from holds.decisions import ItemChoice
+from holds.models import HoldViewer
+
+pytestmark = pytest.mark.django_db
+
+MOST_QUERIES = 8
+
+
+@pytest.fixture
+def undo_window(settings):
+    settings.UNDO_SECONDS = 10
+
+
+def signed_in(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def open_page(client, hold):
+    """The hold page and the SQL it ran; the page was opened once before, as from the queue, so the
+    session's once-a-minute note of use (any page's, not this one's) is not counted."""
+    url = reverse("hold", args=[hold.pk])
+    client.get(url)
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(url)
+    assert response.status_code == 200
+    return response.content.decode(), [query["sql"] for query in queries.captured_queries]
+
+
+def assert_nothing_wasted(statements):
+    assert len(statements) <= MOST_QUERIES, "\n".join(statements)
+    repeated = [sql for sql, times in Counter(statements).items() if times > 1]
+    assert not repeated, repeated
+    assert not [sql for sql in statements if sql.startswith(("SAVEPOINT", "BEGIN", "COMMIT", "RELEASE"))]
+
+
+def approve_all(hold):
+    return [ItemChoice(item_id=item.item_id, action="approve", comment="fine by me") for item in hold.items.all()]
+
+
+def test_an_open_hold_shows_its_form_and_who_else_is_looking_in_at_most_8_queries(samples, alice, bob):
+    hold = samples["h_12"]
+    open_page(signed_in(bob), hold)
+
+    page, statements = open_page(signed_in(alice), hold)
+
+    assert_nothing_wasted(statements)
+    assert 'id="decide-form"' in page and "<strong>bob</strong> is looking at this." in page
+    assert HoldViewer.objects.filter(hold=hold, user=alice).exists()  # noted in the same statement
+
+
+def test_a_hold_with_a_live_decision_shows_it_in_at_most_8_queries(samples, alice, bob, undo_window):
+    hold = samples["h_12"]
+    decisions.submit(hold, alice, approve_all(hold))
+
+    alices_page, alices_statements = open_page(signed_in(alice), hold)
+    bobs_page, bobs_statements = open_page(signed_in(bob), hold)
+
+    for statements in (alices_statements, bobs_statements):
+        assert_nothing_wasted(statements)
+    assert "Decided by <strong>Alice Adams</strong>" in alices_page and 'id="undo-form"' in alices_page
+    assert "Decided by <strong>Alice Adams</strong>" in bobs_page and 'id="undo-form"' not in bobs_page
+    assert 'id="decide-form"' not in bobs_page
+    assert not HoldViewer.objects.filter(hold=hold).exists()  # a decided hold notes nobody's presence
+
+
+def test_after_an_undo_the_form_comes_back_as_it_was_sent_in_at_most_8_queries(samples, alice, undo_window):
+    hold = samples["h_12"]
+    decision = decisions.submit(hold, alice, approve_all(hold))
+    decisions.withdraw(decision.pk, alice)
+
+    page, statements = open_page(signed_in(alice), hold)
+
+    assert_nothing_wasted(statements)
+    assert "Undone at" in page and 'id="decide-form"' in page
+    assert 'value="approve" checked' in page and ">fine by me</textarea>" in page
+    assert 'data-deciding' in page  # the undo gave alice her claim back
+
+
+@pytest.mark.django_db(transaction=True)
+def test_opening_a_hold_in_autocommit_opens_no_transaction(samples, alice):
+    hold = samples["h_12"]
+
+    _, statements = open_page(signed_in(alice), hold)
+
+    assert_nothing_wasted(statements)
+    assert sum(sql.startswith("WITH noted AS (INSERT") for sql in statements) == 1
