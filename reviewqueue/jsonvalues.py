@@ -24,7 +24,6 @@ __all__ = [
 
 EXACT_FLOAT_LIMIT = 1e16
 SURROGATE = re.compile(r"[\ud800-\udfff]")
-UNSHOWABLE = re.compile(r"[\x00\ud800-\udfff]")
 NUMBER_TEXT = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
 AMOUNT_KEYS = ("amount", "refund_amount", "total")  # the item data keys that carry an amount
 
@@ -96,9 +95,10 @@ def display(value: Any) -> str:
 def showable(text: str) -> str:
     """Text a page can carry unchanged: NUL and lone surrogates (valid in JSON strings) become U+FFFD.
 
-    Browsers would replace a NUL themselves, and a lone surrogate cannot be encoded as UTF-8.
+    Browsers would replace a NUL themselves, and a lone surrogate cannot be encoded as UTF-8:
+    the same characters PostgreSQL refuses, so one pattern serves both.
     """
-    return UNSHOWABLE.sub("\ufffd", text)
+    return UNSTORABLE.sub("\ufffd", text)
 
 
 def escape_surrogates(json_text: str) -> str:
