@@ -7,17 +7,93 @@ Payloads are read with defaults, so an event missing a key still reads well.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
+
+from django.contrib.auth import get_user_model
+
 from audit.models import AuditEvent, EventKind
 from audit.payloads import item_id, items_of
 from holds.models import ACTION_WORDS
+from people import naming
+from reviewqueue.jsonvalues import ABSENT, display, same_json
 
 LIMIT = 200
+EDIT_LIMIT = 80  # characters of one value in an edit shown in the list; the decision page shows it whole
+USER_RECIPIENT = "user:"
 
 
-def summary(event: AuditEvent) -> str:
-    text = _summaries.get(event.kind, _message)(event.payload or {})
+@dataclasses.dataclass(frozen=True)
+class Edit:
+    """One value a reviewer changed, as the list shows it: ``amount 49.90 → 20.00``."""
+
+    item_id: str
+    key: str
+    before: str
+    after: str
+
+
+def summary(event: AuditEvent, names: Mapping[str, str] | None = None) -> str:
+    """The event in one line; ``names`` turns a notification's recipient key ("user:4") into the person's name."""
+    payload = event.payload or {}
+    if names and event.kind in (EventKind.NOTIFICATION_SENT, EventKind.NOTIFICATION_FAILED):
+        payload = {**payload, "recipient": names.get(str(payload.get("recipient")), payload.get("recipient"))}
+    text = _summaries.get(event.kind, _message)(payload)
     text = " ".join(str(text).split())
     return text if len(text) <= LIMIT else text[: LIMIT - 1] + "…"
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """An event as a list or timeline shows it."""
+
+    event: AuditEvent
+    summary: str
+    edits: list[Edit]
+
+
+def rows(events) -> list[Row]:
+    """Each event with its summary and edits, the notifications' recipients named in one query for all."""
+    events = list(events)
+    user_ids = recipient_user_ids(events)
+    users = get_user_model().objects.filter(pk__in=user_ids) if user_ids else []
+    names = {f"{USER_RECIPIENT}{user.pk}": naming.name(user) for user in users}
+    return [Row(event, summary(event, names), edits(event)) for event in events]
+
+
+def recipient_user_ids(events) -> set[int]:
+    """The ids of the users that notification events were addressed to, to name them in one query."""
+    ids = set()
+    for event in events:
+        if event.kind in (EventKind.NOTIFICATION_SENT, EventKind.NOTIFICATION_FAILED):
+            recipient = str((event.payload or {}).get("recipient") or "")
+            number = recipient.removeprefix(USER_RECIPIENT)
+            if recipient.startswith(USER_RECIPIENT) and number.isascii() and number.isdigit() and len(number) < 19:
+                ids.add(int(number))
+    return ids
+
+
+def edits(event: AuditEvent) -> list[Edit]:
+    """The values a submitted (or withdrawn) decision changed, key by key, from the event's own payload."""
+    if event.kind not in (EventKind.DECISION_SUBMITTED, EventKind.WITHDRAWN):
+        return []
+    found = []
+    for item in items_of(event.payload or {}):
+        if item.get("action") != "edit":
+            continue
+        original, decided = item.get("original_data"), item.get("data")
+        if isinstance(original, dict) and isinstance(decided, dict):
+            keys = [*original, *(key for key in decided if key not in original)]
+            pairs = [(key, original.get(key, ABSENT), decided.get(key, ABSENT)) for key in keys]
+        else:
+            pairs = [("", original, decided)]
+        found += [Edit(item_id(item), display(key) if key else "value", _short(display(before)), _short(display(after)))
+                  for key, before, after in pairs if not same_json(before, after)]
+    return found
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= EDIT_LIMIT else text[: EDIT_LIMIT - 1] + "…"
 
 
 def _message(payload: dict) -> str:

@@ -27,10 +27,16 @@ PAGE_SIZE = 50
 USER_ID_MAX = 2**31 - 1  # auth's users have 32-bit ids
 EXPORT_CHUNK = 2000
 LIST_COLUMNS_DEFERRED = ("search_text", "prev_hash")
+# What the list opens on: decisions and what became of them, without the sign-ins and notifications around them.
+DECISION_KINDS = (EventKind.DECISION_SUBMITTED, EventKind.WITHDRAWN, EventKind.APPLIED, EventKind.NOT_APPLIED,
+                  EventKind.EXPIRED, EventKind.DECIDED_ELSEWHERE)
+DECISIONS, ALL_EVENTS = "decisions", "all"
+VIEWS = (DECISIONS, ALL_EVENTS)
 
 
 @dataclasses.dataclass(frozen=True)
 class Filters:
+    view: str = DECISIONS
     since: str = ""
     until: str = ""
     kind: str = ""
@@ -44,15 +50,17 @@ class Filters:
     q: str = ""
 
     @classmethod
-    def from_query(cls, query) -> Filters:
+    def from_query(cls, query, default_view: str = DECISIONS) -> Filters:
         """Read the filters from a query string, each as text a form shows again.
 
-        A value that cannot be one raises ``readers.BadValue`` (a 400).
+        The list opens on decisions; the CSV export, which scripts pull, keeps every event
+        unless asked otherwise. A value that cannot be read raises ``readers.BadValue`` (a 400).
         """
         since, until = (readers.day(query.get(name, ""), name) for name in ("since", "until"))
         reviewer = readers.identifier(query.get("reviewer", ""), "reviewer", maximum=USER_ID_MAX)
         texts = {name: readers.text(query.get(name, ""), name) for name in ("agent", "outcome", "hold", "run", "item", "q")}
         return cls(
+            view=readers.choice(query.get("view", ""), "view", VIEWS) or default_view,
             since=since.isoformat() if since else "",
             until=until.isoformat() if until else "",
             kind=readers.choice(query.get("kind", ""), "kind", EventKind.values),
@@ -63,11 +71,22 @@ class Filters:
 
     @property
     def active(self) -> bool:
-        return any(dataclasses.astuple(self))
+        """Whether any filter narrows the view (the view itself is not a filter)."""
+        return any(value for name, value in dataclasses.asdict(self).items() if name != "view")
 
-    def query_string(self) -> str:
-        """The filters as a URL query, for the export link and the pager."""
-        return urlencode({name: value for name, value in dataclasses.asdict(self).items() if value})
+    @property
+    def kinds(self) -> list[tuple[str, str]]:
+        """The event kinds the kind filter offers in this view."""
+        if self.view == DECISIONS:
+            return [(kind.value, kind.label) for kind in DECISION_KINDS]
+        return EventKind.choices
+
+    def query_string(self, keep_view: bool = False, **changes: str) -> str:
+        """The filters as a URL query, for the pager and the view switch; the list's default view is left out
+        unless ``keep_view`` (the export link, whose own default is every event)."""
+        values = dataclasses.asdict(dataclasses.replace(self, **changes))
+        return urlencode({name: value for name, value in values.items()
+                          if value and (keep_view or (name, value) != ("view", DECISIONS))})
 
 
 def day_start(day: date) -> datetime:
@@ -77,6 +96,8 @@ def day_start(day: date) -> datetime:
 
 def filtered(filters: Filters) -> QuerySet[AuditEvent]:
     events = AuditEvent.objects.all()
+    if filters.view == DECISIONS and not filters.kind:  # a kind asked for by name is shown in either view
+        events = events.filter(kind__in=DECISION_KINDS)
     if filters.since:
         events = events.filter(at__gte=day_start(date.fromisoformat(filters.since)))
     if filters.until:

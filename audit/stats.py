@@ -26,6 +26,7 @@ from django.db.models.functions import Coalesce
 
 from audit.queries import day_start
 from holds.models import Decision, DecisionItem, Hold
+from people import naming
 from reviewqueue import readers
 from reviewqueue.jsonvalues import AMOUNT_KEYS, as_decimal
 
@@ -66,24 +67,26 @@ class Row:
     asked: Decimal = Decimal(0)
     approved: Decimal = Decimal(0)
     seconds: list[float] = dataclasses.field(default_factory=list)
+    person: object = None  # the reviewer's user, for rows per reviewer
 
     @property
     def items(self) -> int:
         return self.approve + self.edit + self.reject
 
-    def share(self, action: str) -> float:
-        return getattr(self, action) / self.items if self.items else 0.0
+    def share(self, action: str) -> float | None:
+        """The action's share of the row's items; None (shown "—") when the row has no item, as 0 % would be a lie."""
+        return getattr(self, action) / self.items if self.items else None
 
     @property
-    def approve_share(self) -> float:
+    def approve_share(self) -> float | None:
         return self.share("approve")
 
     @property
-    def edit_share(self) -> float:
+    def edit_share(self) -> float | None:
         return self.share("edit")
 
     @property
-    def reject_share(self) -> float:
+    def reject_share(self) -> float | None:
         return self.share("reject")
 
     @property
@@ -147,7 +150,8 @@ def _expired_holds(start, end):
 
 def _name_reviewers(reviewers: dict[int, Row]) -> None:
     for user in get_user_model().objects.filter(pk__in=reviewers):
-        reviewers[user.pk].label = user.get_username()
+        reviewers[user.pk].label = naming.name(user)
+        reviewers[user.pk].person = user
 
 
 def _order(row: Row):

@@ -6,7 +6,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 
 from audit import charts, describe, diff, export, queries, stats, timing
-from audit.models import AuditEvent, EventKind
+from audit.models import AuditEvent
 from audit.payloads import ITEM_ACTIONS
 from holds.models import Decision, Hold
 from reviewqueue import roles
@@ -20,16 +20,17 @@ auditor_required = roles.required(roles.can_audit, "Reading the audit needs the 
 @auditor_required
 def event_list(request):
     filters = queries.Filters.from_query(request.GET)
-    events, next_cursor = queries.page(queries.filtered(filters), request.GET.get("after", ""))
+    events, next_cursor = queries.page(queries.filtered(filters).select_related("actor"), request.GET.get("after", ""))
     context = {
-        "rows": [(event, describe.summary(event)) for event in events],
+        "rows": describe.rows(events),
         "next_cursor": next_cursor,
         "filters": filters,
         "query": filters.query_string(),
-        "kinds": EventKind.choices,
+        "export_query": filters.query_string(keep_view=True),
+        "views": {view: filters.query_string(view=view) for view in queries.VIEWS},
         "actions": ITEM_ACTIONS,
         "outcomes": OUTCOMES,
-        "people": get_user_model().objects.order_by("username").only("pk", "username"),
+        "people": get_user_model().objects.order_by("username").only("pk", "username", "first_name", "last_name"),
         "section": "list",
     }
     return render(request, "audit/list.html", context)
@@ -37,7 +38,7 @@ def event_list(request):
 
 @auditor_required
 def export_csv(request):
-    filters = queries.Filters.from_query(request.GET)
+    filters = queries.Filters.from_query(request.GET, default_view=queries.ALL_EVENTS)
     stamp = timezone.localtime().strftime("%Y%m%d-%H%M%S")
     response = StreamingHttpResponse(export.lines(filters), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="audit-{stamp}.csv"'
@@ -46,8 +47,9 @@ def export_csv(request):
 
 @auditor_required
 def event_detail(request, sequence):
-    event = get_object_or_404(AuditEvent.objects.select_related("decision", "hold_record"), sequence=sequence)
-    return render(request, "audit/event.html", {"event": event, "summary": describe.summary(event), "section": "list"})
+    event = get_object_or_404(AuditEvent.objects.select_related("decision", "hold_record", "actor"), sequence=sequence)
+    row = describe.rows([event])[0]
+    return render(request, "audit/event.html", {"event": event, "row": row, "section": "list"})
 
 
 @auditor_required
@@ -61,7 +63,7 @@ def decision_detail(request, pk):
         "waited": timing.waited(decision),
         "to_decide": timing.to_decide(decision),
         "to_deliver": timing.to_deliver(decision),
-        "events": [(event, describe.summary(event)) for event in decision.audit_events.order_by("at", "sequence")],
+        "events": describe.rows(decision.audit_events.select_related("actor").order_by("at", "sequence")),
         "section": "list",
     }
     return render(request, "audit/decision.html", context)
@@ -72,7 +74,7 @@ def hold_timeline(request, pk):
     hold = get_object_or_404(Hold, pk=pk)
     context = {
         "hold": hold,
-        "events": [(event, describe.summary(event)) for event in queries.timeline(hold).defer("search_text")],
+        "events": describe.rows(queries.timeline(hold).select_related("actor").defer("search_text")),
         "decisions": list(hold.decisions.select_related("reviewer").order_by("created_at", "pk")),
         "section": "list",
     }

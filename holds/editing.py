@@ -18,10 +18,12 @@ from reviewqueue import readers
 from reviewqueue.jsonvalues import ABSENT, display, escape_surrogates, same_json, showable
 
 DECIMAL = re.compile(r"-?[0-9]+\.[0-9]+")
-TYPED_DECIMAL = re.compile(r"(?P<sign>[+-]?)(?P<whole>[0-9]*)(?:\.(?P<fraction>[0-9]*))?")
 SAFE_PREFIX = re.compile(r"[A-Za-z0-9_-]+")
 LINE_BREAK = re.compile(r"\r\n?")
 LONG_TEXT = 80  # characters; longer text gets a textarea
+# Where a key's words meet: separators, and a capital after a lower-case letter or digit ("refundAmount"),
+# or ending a run of capitals ("HTTPStatus").
+WORD_BREAK = re.compile(r"[\s_\-.]+|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
 class FieldKind(StrEnum):
@@ -57,8 +59,18 @@ class Field:
 
     @property
     def label(self) -> str:
-        """The key, safe to encode in a page."""
+        """The key in words, "order_id" as "Order id", safe to encode in a page."""
+        return human_label(self.key)
+
+    @property
+    def raw_key(self) -> str:
+        """The key exactly as the agent wrote it, safe to encode in a page."""
         return display(self.key)
+
+    @property
+    def rows(self) -> int:
+        """A multiline field's height in lines, enough for all of its initial value without scrolling."""
+        return max(2, str(self.initial).count("\n") + 1)
 
 
 @dataclass(frozen=True)
@@ -86,6 +98,19 @@ class Change:
 
 class Unreadable(ValueError):
     """A submitted value that cannot become its field's JSON type; the message is for the reviewer."""
+
+
+def human_label(key: str) -> str:
+    """A data key as words for a label: "order_id" and "orderId" become "Order id"; "HTTPStatus" "HTTP status".
+
+    An acronym keeps its capitals; a key with no words in it (or the key "" of data that is
+    not an object) is shown as it is, or as "Value".
+    """
+    words = [word if word.isupper() and len(word) > 1 else word.lower() for word in WORD_BREAK.split(display(key)) if word]
+    if not words:
+        return display(key) or "Value"
+    words[0] = words[0][0].upper() + words[0][1:]
+    return " ".join(words)
 
 
 def kind_of(value: Any) -> FieldKind:
@@ -204,18 +229,17 @@ def _read_null(field: Field, text: str) -> str | None:
 
 
 def _read_decimal(field: Field, text: str) -> str:
-    """A decimal string with the original's places: "20" becomes "20.00" where the agent wrote "49.90"."""
-    typed = TYPED_DECIMAL.fullmatch(text.strip())
-    if typed is None or not (typed["whole"] or typed["fraction"]):
+    """A decimal string with the original's places: "20" and "20,00" become "20.00" where the agent wrote "49.90"."""
+    number = readers.decimal(text, field.name)
+    if number is None:
         raise Unreadable("a number is needed")
     places = field.places or 0
-    fraction = (typed["fraction"] or "").rstrip("0")
+    whole, _, fraction = format(abs(number), "f").partition(".")
+    fraction = fraction.rstrip("0")
     if len(fraction) > places:
         raise Unreadable(f"use at most {places} decimal place{'' if places == 1 else 's'}")
-    whole = typed["whole"].lstrip("0") or "0"
-    fraction = fraction.ljust(places, "0")
-    sign = "-" if typed["sign"] == "-" and (whole + fraction).strip("0") else ""
-    return f"{sign}{whole}.{fraction}"
+    sign = "-" if number < 0 else ""  # -0 is not below 0: "-0" is read as "0.00"
+    return f"{sign}{whole}.{fraction.ljust(places, '0')}"
 
 
 def _read_integer(field: Field, text: str) -> int:

@@ -10,6 +10,7 @@ the row is the message.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -24,6 +25,7 @@ from holds import wording
 from holds.models import Decision, Hold
 from notifications import digest, sending
 from notifications.models import DigestState, Notification, NotificationSettings, WebhookChannel
+from people import zones
 from reviewqueue import roles
 
 Event = Notification.Event
@@ -86,6 +88,8 @@ class Message:
     hold: Hold | None = None
     decision: Decision | None = None
     holds: list = dataclasses.field(default_factory=list)
+    # Writes (body, holds) again in the time zone active when called: each person reads times in their own zone.
+    in_zone: Callable[[], tuple[str, list]] | None = None
 
 
 def expiring_soon(holds: list[Hold], now: datetime) -> list[Notification]:
@@ -95,12 +99,15 @@ def expiring_soon(holds: list[Hold], now: datetime) -> list[Notification]:
     for hold in holds:
         claimant = hold.claimant(now)
         minutes = max(1, round((hold.expires_at - now).total_seconds() / 60))
+
+        def body(hold=hold) -> str:
+            return (f"{hold.agent} asked: {hold.question}\nIt expires at {wording.moment(hold.expires_at)}; "
+                    "after that the agent is told nobody decided.")
+
         messages.append(Message(
             f"hold:{hold.pk}", [claimant] if claimant else reviewers,
             title=f"Expires in {minutes} min: {_short(hold.question)}",
-            body=f"{hold.agent} asked: {hold.question}\nIt expires at {wording.moment(hold.expires_at)}; "
-                 "after that the agent is told nobody decided.",
-            link=link_to(hold), hold=hold,
+            body=body(), link=link_to(hold), hold=hold, in_zone=lambda body=body: (body(), []),
         ))
     return create(Event.EXPIRING_SOON, messages)
 
@@ -108,12 +115,15 @@ def expiring_soon(holds: list[Hold], now: datetime) -> list[Notification]:
 def expired(holds: list[Hold]) -> list[Notification]:
     """Tell the auditors these holds expired with nobody deciding them."""
     auditors = list(_members(roles.AUDITORS))
+
+    def body(hold: Hold) -> str:
+        return f"{hold.agent} asked: {hold.question}\nNobody decided before {wording.moment(hold.expires_at)}; the agent was told so."
+
     return create(Event.EXPIRED, [
         Message(
             f"hold:{hold.pk}", auditors,
             title=f"Expired undecided: {_short(hold.question)}",
-            body=f"{hold.agent} asked: {hold.question}\nNobody decided before {wording.moment(hold.expires_at)}; the agent was told so.",
-            link=link_to(hold), hold=hold,
+            body=body(hold), link=link_to(hold), hold=hold, in_zone=lambda hold=hold: (body(hold), []),
         )
         for hold in holds
     ])
@@ -175,15 +185,23 @@ def new_holds_digest(holds: list[Hold], now: datetime) -> list[Notification]:
     """One message per subscribed reviewer listing ``holds``."""
     if not holds:
         return []
-    listed = [
-        {"pk": h.pk, "hold_id": h.hold_id, "question": _short(h.question), "agent": h.agent, "link": link_to(h),
-         "expires_at": wording.moment(h.expires_at) if h.expires_at else "never"}
-        for h in holds
-    ]
+
+    def listed() -> list[dict]:
+        return [
+            {"pk": h.pk, "hold_id": h.hold_id, "question": _short(h.question), "agent": h.agent, "link": link_to(h),
+             "expires_at": wording.moment(h.expires_at) if h.expires_at else "never"}
+            for h in holds
+        ]
+
+    def in_zone() -> tuple[str, list]:
+        written = listed()
+        return digest.body(written), written
+
+    body, written = in_zone()
     return create(Event.NEW_HOLDS, [Message(
         f"digest:{now.isoformat()}", list(_members(roles.REVIEWERS)),
-        title=digest.title(listed), body=digest.body(listed),
-        link=settings.SITE_URL + reverse("queue"), holds=listed,
+        title=digest.title(written), body=body,
+        link=settings.SITE_URL + reverse("queue"), holds=written, in_zone=in_zone,
     )])
 
 
@@ -198,6 +216,7 @@ def create(event: str, messages: list[Message]) -> list[Notification]:
     now = timezone.now()
     users = {user.pk: user for message in messages for user in message.recipients if user}
     channels_of = _channels_by_user(users.values(), event)
+    zone_of = zones.zones_of(users.values())
     webhooks = [w for w in WebhookChannel.objects.filter(active=True) if PREFERENCE_FOR.get(event, event) in w.events]
     rows = []
     for message in messages:
@@ -205,13 +224,18 @@ def create(event: str, messages: list[Message]) -> list[Notification]:
                   "title": message.title[:300], "body": message.body, "link": message.link, "holds": list(message.holds),
                   "created_at": now, "next_attempt_at": now}
         for user in {user.pk: user for user in message.recipients if user}.values():
+            personal = common
+            if message.in_zone:
+                with timezone.override(zone_of[user.pk]):
+                    body, holds = message.in_zone()
+                personal = {**common, "body": body, "holds": holds}
             for channel in channels_of[user.pk]:
                 if channel == Channel.EMAIL and not user.email:
                     continue
                 sent = channel == Channel.IN_APP  # an in-app message is delivered by existing
                 rows.append(Notification(channel=channel, recipient_key=f"user:{user.pk}", user=user,
                                          status=Notification.Status.SENT if sent else Notification.Status.PENDING,
-                                         sent_at=now if sent else None, **common))
+                                         sent_at=now if sent else None, **personal))
         for webhook in webhooks:
             rows.append(Notification(channel=Channel.WEBHOOK, recipient_key=f"webhook:{webhook.pk}", webhook=webhook, **common))
     Notification.objects.bulk_create(rows, ignore_conflicts=True, batch_size=1000)

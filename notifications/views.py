@@ -7,6 +7,7 @@ from django.views.decorators.http import require_POST
 
 from notifications import notify
 from notifications.models import Notification
+from people import zones
 from reviewqueue import readers
 
 INBOX_SIZE = 100
@@ -34,8 +35,19 @@ def mark_read(request):
 
 
 def preferences(request):
+    """The person's preferences: which notifications reach them how, and (its own form) their time zone."""
     events = notify.subscribable_events(request.user)
-    if request.method == "POST":
+    zone_name, zone_error = zones.zone_name_of(request.user), ""
+    if request.method == "POST" and "time_zone" in request.POST:
+        zone_name = request.POST["time_zone"]
+        try:
+            zones.save(request, zones.chosen(zone_name))
+        except readers.BadValue as bad:
+            zone_error = bad.problem
+        else:
+            messages.success(request, "Your time zone is saved: times are now shown in it.")
+            return redirect("notification-preferences")
+    elif request.method == "POST":
         notify.save_preferences(request.user, {event: request.POST.getlist(event) for event in events})
         messages.success(request, "Your notification preferences are saved.")
         return redirect("notification-preferences")
@@ -45,4 +57,5 @@ def preferences(request):
                       for channel in notify.USER_CHANNELS]}
         for event in events
     ]
-    return render(request, "notifications/preferences.html", {"rows": rows})
+    context = {"rows": rows, "zone_name": zone_name, "zone_error": zone_error, "zones": zones.choices()}
+    return render(request, "notifications/preferences.html", context, status=400 if zone_error else 200)

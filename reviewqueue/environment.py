@@ -5,6 +5,7 @@ deployment stops start-up with a message an operator can act on instead of a
 confusing failure later.
 """
 
+import ipaddress
 import os
 import re
 from string import Formatter
@@ -75,11 +76,11 @@ def url(name: str, default: str = "", schemes: tuple[str, ...] = ("http", "https
     return value.rstrip("/")
 
 
-def names(name: str, default: str) -> list[str]:
-    """A comma-separated list of non-empty names."""
+def names(name: str, default: str, required: bool = True) -> list[str]:
+    """A comma-separated list of non-empty names; empty only when not ``required``."""
     items = [item.strip() for item in string(name, default).split(",")]
     items = [item for item in items if item]
-    if not items:
+    if not items and required:
         raise ImproperlyConfigured(f"{name} must name at least one value")
     return items
 
@@ -126,3 +127,16 @@ def url_template(name: str, placeholders: tuple[str, ...], required: tuple[str, 
     if filled.scheme not in ("http", "https") or not filled.netloc:
         raise ImproperlyConfigured(f"{name} must be a URL starting with http:// or https://, not {value!r}")
     return value
+
+
+def networks(name: str) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    """A comma-separated list of IP addresses or networks (``10.0.0.5, 10.1.0.0/16``), or [] when unset."""
+    found = []
+    for item in (part.strip() for part in string(name).split(",")):
+        if not item:
+            continue
+        try:
+            found.append(ipaddress.ip_network(item, strict=False))
+        except ValueError:
+            raise ImproperlyConfigured(f"{name} must list IP addresses or networks such as 10.0.0.0/8, not {item!r}") from None
+    return found

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 import math
 import re
@@ -19,6 +20,7 @@ from collections.abc import Callable, Collection
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
+from zoneinfo import available_timezones
 
 # PostgreSQL refuses NUL in text and jsonb, and lone surrogates cannot be encoded as UTF-8.
 UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
@@ -29,7 +31,12 @@ ID_MAX = 2**63 - 1  # PostgreSQL's bigint
 # numeric takes far more. A whole number keeps a margin below Python's limit.
 MAX_INTEGER_DIGITS = 4000
 TYPED_INTEGER = re.compile(r"[+-]?[0-9]+")
-TYPED_DECIMAL = re.compile(r"[+-]?([0-9]*)\.?([0-9]*)")
+TYPED_DECIMAL = re.compile(r"(?P<sign>[+-]?)(?P<body>[0-9.,]*)")
+# Thousands in groups of three after a first group of one to three digits that does not start with 0.
+THOUSANDS = {mark: re.compile(rf"[1-9][0-9]{{0,2}}(?:{re.escape(mark)}[0-9]{{3}})+") for mark in ",."}
+# "1,234": these digits could be read with the comma as a thousands separator or as a decimal comma.
+EITHER_WAY = re.compile(r"[1-9][0-9]{0,2}")
+NOT_A_DECIMAL = "a number such as 20.00 is needed"
 TYPED_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
@@ -92,18 +99,57 @@ def number(value: str, name: str) -> float | None:
     return _finite(float(value), name)
 
 
-def decimal(value: str, name: str, max_digits: int, decimal_places: int) -> Decimal | None:
-    """An exact decimal number written plainly ("20", "-7.50"), with the digits a ``DecimalField`` of that size holds."""
+def decimal(value: str, name: str, max_digits: int | None = None, decimal_places: int | None = None) -> Decimal | None:
+    """An exact decimal number, with the digits a ``DecimalField`` of that size holds when a size is given.
+
+    People write decimals their own way, so besides "20" and "-7.50" this reads:
+
+    - a decimal comma: "20,00" is 20.00, "1234,5" is 1234.5, ",5" is 0.5;
+    - thousands separators beside the other mark: "1,234.56" and "1.234,56" are 1234.56 (the
+      mark written last is the decimal one, and appears once);
+    - thousands separators alone, used at least twice: "1,234,567" and "1.234.567".
+
+    A point alone is always the decimal point ("1.234" is 1.234). A single comma followed by
+    exactly three digits, after one to three digits not starting with 0 ("1,234", "-12,500"),
+    could mean either, and is refused with both readings spelt out.
+    """
     value = value.strip()
     if not value:
         return None
     typed = TYPED_DECIMAL.fullmatch(value)
-    if not typed or not (typed[1] or typed[2]):
-        raise BadValue(name, "a number such as 20.00 is needed")
-    whole_digits, places = len(typed[1].lstrip("0")), len(typed[2])
-    if whole_digits > max_digits - decimal_places or places > decimal_places:
-        raise BadValue(name, f"use at most {max_digits - decimal_places} digits before the point and {decimal_places} after")
-    return Decimal(value)
+    if not typed:
+        raise BadValue(name, NOT_A_DECIMAL)
+    whole, fraction = _decimal_parts(typed["sign"], typed["body"], name)
+    if max_digits is not None and decimal_places is not None:
+        if len(whole.lstrip("0")) > max_digits - decimal_places or len(fraction) > decimal_places:
+            raise BadValue(name, f"use at most {max_digits - decimal_places} digits before the point and {decimal_places} after")
+    return Decimal(f"{typed['sign']}{whole or '0'}{'.' if fraction else ''}{fraction}")
+
+
+def _decimal_parts(sign: str, body: str, name: str) -> tuple[str, str]:
+    """The digits before and after the decimal mark of ``body`` (digits, points and commas) signed ``sign``."""
+    commas, points = body.count(","), body.count(".")
+    if commas and points:
+        decimal_mark = body[max(body.rfind(","), body.rfind("."))]
+        thousands_mark = "." if decimal_mark == "," else ","
+        if body.count(decimal_mark) > 1:
+            raise BadValue(name, f"write the decimal mark once, as in 1{thousands_mark}234{decimal_mark}56")
+        grouped, fraction = body.split(decimal_mark)
+        return _ungrouped(grouped, thousands_mark, name), fraction
+    if commas > 1 or points > 1:
+        return _ungrouped(body, "," if commas else ".", name), ""
+    whole, _, fraction = body.replace(",", ".").partition(".")
+    if commas and len(fraction) == 3 and EITHER_WAY.fullmatch(whole):
+        raise BadValue(name, f"write {sign}{whole}{fraction} or {sign}{whole}.{fraction}: a comma can't tell thousands from decimals here")
+    if not (whole or fraction):
+        raise BadValue(name, NOT_A_DECIMAL)
+    return whole, fraction
+
+
+def _ungrouped(grouped: str, mark: str, name: str) -> str:
+    if not THOUSANDS[mark].fullmatch(grouped):
+        raise BadValue(name, f"write thousands in groups of three, as in 1{mark}234{mark}567, or without separators")
+    return grouped.replace(mark, "")
 
 
 def day(value: str, name: str) -> date | None:
@@ -132,6 +178,19 @@ def moment(value: str, name: str) -> datetime | None:
         raise BadValue(name, "a date and time such as 2026-01-31T12:00:00+00:00 is needed") from None
     except OverflowError:  # an offset that moves it out of years 1 to 9999
         raise BadValue(name, "is out of the range of dates") from None
+
+
+@functools.cache
+def _time_zones() -> frozenset[str]:
+    return frozenset(available_timezones())  # reads the zone files: once per process
+
+
+def time_zone(value: str, name: str) -> str:
+    """An IANA time zone name that ``zoneinfo`` knows, such as "Europe/Paris" ("" when blank)."""
+    value = value.strip()
+    if value and value not in _time_zones():
+        raise BadValue(name, 'is not a time zone; pick one from the list, such as "Europe/Paris" or "UTC"')
+    return value
 
 
 def write_cursor(*parts: datetime | Decimal | int | str | None) -> str:

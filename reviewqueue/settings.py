@@ -39,10 +39,14 @@ INSTALLED_APPS = [
     "holds",
     "notifications",
     "audit",
+    "operations",
+    "people",
+    "sso",
     "simulator",
 ]
 
 MIDDLEWARE = [
+    "operations.middleware.RequestContextMiddleware",  # first: every log line of a request carries its id
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -52,6 +56,7 @@ MIDDLEWARE = [
     "reviewqueue.input_guard.HostileInputMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "people.middleware.TimeZoneMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "reviewqueue.middleware.SessionIdleTimeoutMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
@@ -136,6 +141,48 @@ AXES_LOCKOUT_CALLABLE = "reviewqueue.signin.locked_out"
 AXES_VERBOSE = False  # no banner on every start of every process
 # Proxies in front of the app that append the client's address to X-Forwarded-For; 0 trusts no header.
 TRUSTED_PROXY_COUNT = env.integer("TRUSTED_PROXY_COUNT", 0)
+# Who may read /metrics (operations/access.py): a bearer token, or client addresses; with neither it is a 404.
+METRICS_TOKEN = env.string("METRICS_TOKEN")
+METRICS_ALLOWED_IPS = env.networks("METRICS_ALLOWED_IPS")
+
+# Single sign-on with OpenID Connect (sso/, mozilla-django-oidc), on when OIDC_RP_CLIENT_ID is set: the README's
+# "Single sign-on" explains each variable. State, nonce and PKCE are always checked; the secret comes only from here.
+OIDC_RP_CLIENT_ID = env.string("OIDC_RP_CLIENT_ID")
+SSO_ENABLED = bool(OIDC_RP_CLIENT_ID)
+LOCAL_PASSWORDS = env.boolean("LOCAL_PASSWORDS", default=True)
+if not LOCAL_PASSWORDS and not SSO_ENABLED:
+    raise ImproperlyConfigured("LOCAL_PASSWORDS=false needs single sign-on: set OIDC_RP_CLIENT_ID and the other OIDC_ variables")
+if SSO_ENABLED:
+    OIDC_RP_CLIENT_SECRET = env.string("OIDC_RP_CLIENT_SECRET")
+    OIDC_OP_ISSUER = env.url("OIDC_OP_ISSUER")
+    OIDC_OP_AUTHORIZATION_ENDPOINT = env.url("OIDC_OP_AUTHORIZATION_ENDPOINT")
+    OIDC_OP_TOKEN_ENDPOINT = env.url("OIDC_OP_TOKEN_ENDPOINT")
+    OIDC_OP_USER_ENDPOINT = env.url("OIDC_OP_USER_ENDPOINT")
+    OIDC_OP_JWKS_ENDPOINT = env.url("OIDC_OP_JWKS_ENDPOINT")
+    for _required in ("OIDC_RP_CLIENT_SECRET", "OIDC_OP_ISSUER", "OIDC_OP_AUTHORIZATION_ENDPOINT",
+                      "OIDC_OP_TOKEN_ENDPOINT", "OIDC_OP_USER_ENDPOINT", "OIDC_OP_JWKS_ENDPOINT"):
+        if not globals()[_required]:
+            raise ImproperlyConfigured(f"{_required} must be set when OIDC_RP_CLIENT_ID is")
+    _signing = ("rs256", "rs384", "rs512", "ps256", "ps384", "ps512", "es256", "es384", "es512")
+    OIDC_RP_SIGN_ALGO = env.choice("OIDC_RP_SIGN_ALGO", _signing, "rs256").upper()
+    OIDC_RP_SCOPES = " ".join(env.names("OIDC_RP_SCOPES", "openid,email,profile"))
+    if "openid" not in OIDC_RP_SCOPES.split():
+        raise ImproperlyConfigured("OIDC_RP_SCOPES must include openid")
+    OIDC_TIMEOUT = env.seconds("OIDC_TIMEOUT", 10.0)
+    OIDC_USE_NONCE = True
+    OIDC_USE_PKCE = True
+    OIDC_AUTHENTICATION_CALLBACK_URL = "sso_callback"
+    OIDC_PROVIDER_NAME = env.string("OIDC_PROVIDER_NAME", "single sign-on")
+    OIDC_USERNAME_CLAIM = env.string("OIDC_USERNAME_CLAIM", "preferred_username")
+    OIDC_ROLE_CLAIM = env.string("OIDC_ROLE_CLAIM", "groups")
+    OIDC_REVIEWER_GROUPS = env.names("OIDC_REVIEWER_GROUPS", "", required=False)
+    OIDC_AUDITOR_GROUPS = env.names("OIDC_AUDITOR_GROUPS", "", required=False)
+    OIDC_LINK_VERIFIED_EMAIL = env.boolean("OIDC_LINK_VERIFIED_EMAIL", default=False)
+    # Before axes: the sign-in brake guards our password form, the identity provider guards its own.
+    AUTHENTICATION_BACKENDS.insert(0, "sso.backend.SingleSignOnBackend")
+if not LOCAL_PASSWORDS:
+    # No backend checks a password any more, on our form or the admin's; sessions signed in with one end.
+    AUTHENTICATION_BACKENDS.remove("django.contrib.auth.backends.ModelBackend")
 
 # A session nobody has used for this long is signed out (reviewqueue/middleware.py).
 SESSION_IDLE_MINUTES = env.integer("SESSION_IDLE_MINUTES", 8 * 60, minimum=1)
@@ -208,6 +255,9 @@ if REDIS_URL:
     # Far longer than any retry's countdown, or Redis would hand a waiting retry to a second worker.
     # A task that died with its worker is not waited for: the periodic re-queues send it again.
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+    # Shared by every web process: the queue's rendered rows (holds/queue_rows.py). Without
+    # REDIS_URL each process keeps its own in memory, which is as correct, only colder.
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 else:
     CELERY_BROKER_URL = "filesystem://"
     _BROKER_DIR = VAR_DIR / "broker"
@@ -237,8 +287,19 @@ CELERY_BEAT_SCHEDULE = {
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "operations.logformat.JsonFormatter"},
+    },
+    # The request, user, hold, decision and task a line is about (operations/logcontext.py), for the JSON format.
+    "filters": {"context": {"()": "operations.logcontext.ContextFilter"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": env.choice("LOG_FORMAT", ("plain", "json"), "plain"),
+            "filters": ["context"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env.string("LOG_LEVEL", "INFO")},
     # axes logs every sign-in at INFO; its warnings (each failure, each lockout) are the ones worth keeping.
     "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
@@ -265,6 +326,8 @@ CELERY_BEAT_SCHEDULE |= {
     "requeue-notifications": {"task": "notifications.tasks.requeue_due_notifications", "schedule": 30.0},
     "alert-undelivered-decisions": {"task": "holds.tasks.alert_undelivered_decisions", "schedule": 60.0},
 }
+# The whole audit chain is walked hourly, its outcome kept for /metrics and the alert on a broken chain.
+CELERY_BEAT_SCHEDULE["verify-audit-chain"] = {"task": "operations.tasks.verify_audit_chain", "schedule": 3600.0}
 
 # Email (Django 6.1's MAILERS): SMTP to EMAIL_HOST, or printed to the console (the worker's output), which is
 # the default only with DEBUG on: in production it must be chosen with EMAIL_BACKEND=console.

@@ -3,10 +3,11 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 urlpatterns = [
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("", include("sso.urls")),  # the sign-in page, with single sign-on when it is on
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("audit/", include("audit.urls")),
     path("notifications/", include("notifications.urls")),
+    path("", include("operations.urls")),
     path("", include("holds.urls")),
 ]

@@ -2,6 +2,7 @@
 
 import csv
 import io
+import re
 from datetime import timedelta
 
 import pytest
@@ -62,7 +63,7 @@ def listed(client, query: str = "") -> list[int]:
     while url:
         response = client.get(url)
         assert response.status_code == 200
-        sequences += [event.sequence for event, _ in response.context["rows"]]
+        sequences += [row.event.sequence for row in response.context["rows"]]
         cursor = response.context["next_cursor"]
         url = reverse("audit:list") + f"?{query}&after={cursor}" if cursor else None
     return sequences
@@ -119,9 +120,9 @@ def test_the_list_shows_the_newest_event_first_with_who_and_what(ada_client, ali
     events.record(EventKind.CLAIMED, actor=alice, hold=samples["h_12"])
     events.record(EventKind.RELEASED, actor=alice, hold=samples["h_12"])
 
-    response = ada_client.get(reverse("audit:list"))
+    response = ada_client.get(reverse("audit:list"), {"view": "all"})
 
-    kinds = [event.kind for event, _ in response.context["rows"]]
+    kinds = [row.event.kind for row in response.context["rows"]]
     assert kinds[:2] == ["released", "claimed"]
     assert "llamaindex-support" in response.content.decode()
 
@@ -163,9 +164,9 @@ def test_the_reviewer_and_date_filters(ada_client, alice, bob):
     events.record(EventKind.SIGNED_IN, actor=bob)
     today = timezone.localdate()
 
-    assert listed(ada_client, f"reviewer={alice.pk}") == [mine.sequence]
-    assert len(listed(ada_client, f"since={today}&until={today}")) == 3  # ada's own sign-in too
-    assert listed(ada_client, f"until={today - timedelta(days=1)}") == []
+    assert listed(ada_client, f"view=all&reviewer={alice.pk}") == [mine.sequence]
+    assert len(listed(ada_client, f"view=all&since={today}&until={today}")) == 3  # ada's own sign-in too
+    assert listed(ada_client, f"view=all&until={today - timedelta(days=1)}") == []
 
 
 def test_keyset_pages_cover_every_event_once_in_order(ada_client, alice, monkeypatch):
@@ -173,7 +174,7 @@ def test_keyset_pages_cover_every_event_once_in_order(ada_client, alice, monkeyp
     for _ in range(30):
         events.record(EventKind.CLAIMED, actor=alice)
 
-    sequences = listed(ada_client)
+    sequences = listed(ada_client, "view=all")
 
     assert sequences == sorted(AuditEvent.objects.values_list("sequence", flat=True), reverse=True)
 
@@ -200,7 +201,7 @@ def test_a_mangled_filter_or_cursor_is_a_plain_400_never_a_500(ada_client, alice
 def test_a_cursor_without_an_offset_is_read_as_utc(ada_client, alice):
     events.record(EventKind.CLAIMED, actor=alice)
 
-    response = ada_client.get(reverse("audit:list"), {"after": readers.write_cursor(timezone.now().replace(tzinfo=None), 10**9)})
+    response = ada_client.get(reverse("audit:list"), {"view": "all", "after": readers.write_cursor(timezone.now().replace(tzinfo=None), 10**9)})
 
     assert response.status_code == 200 and response.context["rows"]
 
@@ -231,7 +232,8 @@ def test_the_csv_export_is_exactly_the_filtered_list(ada_client, alice, bob, sam
         events.record(EventKind.CLAIMED, actor=reviewer, hold=hold)
         events.record(EventKind.RELEASED, actor=reviewer, hold=hold)
 
-    for query in ("", f"reviewer={alice.pk}&kind=claimed", "agent=upsonic-support", "hold=h_404"):
+    for query in ("view=decisions", "view=all", f"view=all&reviewer={alice.pk}&kind=claimed", "view=all&agent=upsonic-support",
+                  "view=decisions&hold=h_404"):
         rows = exported(ada_client, query)
         assert [int(row["sequence"]) for row in rows] == listed(ada_client, query), query
 
@@ -294,11 +296,11 @@ def test_the_hold_timeline_lists_its_events_oldest_first(ada_client, alice, bob,
 
     response = ada_client.get(reverse("audit:hold-timeline", args=[hold.pk]))
 
-    assert [(event.kind, event.actor_name) for event, _ in response.context["events"]][-2:] == [
+    assert [(row.event.kind, row.event.actor_name) for row in response.context["events"]][-2:] == [
         ("claimed", "alice"),
         ("taken_over", "bob"),
     ]
-    assert all(event.hold_id == "h_12" for event, _ in response.context["events"])
+    assert all(row.event.hold_id == "h_12" for row in response.context["events"])
     assert "from alice" in response.content.decode()
 
 
@@ -319,7 +321,7 @@ def test_statistics_per_reviewer_and_agent(ada_client, alice, bob, samples, plat
 
     response = ada_client.get(reverse("audit:stats"))
 
-    reviewers = {row.label: row for row in response.context["stats"].reviewers}
+    reviewers = {row.person.username: row for row in response.context["stats"].reviewers}
     agents = {row.label: row for row in response.context["stats"].agents}
     assert (reviewers["alice"].decisions, reviewers["alice"].items) == (2, 3)
     assert (reviewers["alice"].approve, reviewers["alice"].edit, reviewers["alice"].reject) == (1, 1, 1)
@@ -331,7 +333,7 @@ def test_statistics_per_reviewer_and_agent(ada_client, alice, bob, samples, plat
     assert agents["upsonic-support"].decisions == 1
     body = response.content.decode()
     main = body.split("<main", 1)[1]
-    assert main.count("<svg") == 6 and "<script" not in main
+    assert main.count('<figure class="chart">') == 6 and "<script" not in main
 
 
 def test_statistics_only_count_decisions_in_the_chosen_period(ada_client, alice, samples):
@@ -342,3 +344,105 @@ def test_statistics_only_count_decisions_in_the_chosen_period(ada_client, alice,
 
     assert response.context["stats"].reviewers == []
     assert b"No decision in this period" in response.content
+
+
+# What the list opens on, and how it reads
+
+
+def test_the_list_opens_on_decisions_and_their_outcomes_and_switches_to_all_events(ada_client, alice, samples):
+    events.record(EventKind.SIGNED_IN, actor=alice)
+    events.record(EventKind.CLAIMED, actor=alice, hold=samples["h_12"])
+    submitted = events.record(EventKind.DECISION_SUBMITTED, actor=alice, hold=samples["h_12"],
+                              payload={"items": [{"id": "A-1001", "action": "approve", "original_data": {"amount": "49.90"}}]})
+    applied = events.record(EventKind.APPLIED, hold=samples["h_12"], payload={"outcome": "applied"})
+
+    opened = ada_client.get(reverse("audit:list"))
+    everything = ada_client.get(reverse("audit:list"), {"view": "all", "agent": samples["h_12"].agent})
+
+    assert [row.event.sequence for row in opened.context["rows"]] == [applied.sequence, submitted.sequence]
+    page = opened.content.decode()
+    assert '<a href="/audit/" aria-current="page">Decisions and outcomes</a>' in page
+    assert '<a href="/audit/?view=all">All events</a>' in page
+    assert [row.event.kind for row in everything.context["rows"]][:3] == ["applied", "decision_submitted", "claimed"]
+    switched = everything.content.decode()
+    assert '<a href="/audit/?agent=llamaindex-support">Decisions and outcomes</a>' in switched  # the filter kept
+    assert '<input type="hidden" name="view" value="all">' in switched
+    assert "view=all&amp;agent=llamaindex-support" in switched  # the export link keeps the view
+
+
+def test_the_export_keeps_every_event_unless_the_list_it_came_from_asked_for_decisions(ada_client, alice, samples):
+    signed_in = events.record(EventKind.SIGNED_IN, actor=alice)
+    submitted = events.record(EventKind.DECISION_SUBMITTED, actor=alice, hold=samples["h_12"], payload={"items": []})
+
+    pulled_by_a_script = exported(ada_client)
+    link = re.search(r'href="/audit/export\.csv\?([^"]*)" download', ada_client.get(reverse("audit:list")).content.decode())
+
+    assert {row["sequence"] for row in pulled_by_a_script} >= {str(signed_in.sequence), str(submitted.sequence)}
+    assert link and link.group(1) == "view=decisions"
+    assert [row["sequence"] for row in exported(ada_client, link.group(1))] == [str(submitted.sequence)]
+
+
+def test_an_old_event_names_its_actor_as_recorded_even_after_a_rename(ada_client, alice):
+    event = events.record(EventKind.CLAIMED, actor=alice)
+    alice.username, alice.first_name, alice.last_name = "alice.martin", "Alice", "Martin"
+    alice.save()
+
+    page = ada_client.get(reverse("audit:event", args=[event.sequence])).content.decode()
+
+    assert ('<span class="person" title="alice@example.com">Alice Martin</span> <span class="muted">(recorded as alice)</span>'
+            in page)
+
+
+def test_an_unknown_view_is_a_400(ada_client):
+    assert ada_client.get(reverse("audit:list"), {"view": "<script>"}).status_code == 400
+
+
+def test_edits_show_in_the_row_as_before_and_after(ada_client, decided):
+    page = ada_client.get(reverse("audit:list")).content.decode()
+    row = next(row for row in ada_client.get(reverse("audit:list")).context["rows"]
+               if row.event.kind == EventKind.DECISION_SUBMITTED)
+
+    assert [(edit.item_id, edit.key, edit.before, edit.after) for edit in row.edits] == [
+        ("toolu_01B7kR4pW", "amount", "129.00", "100.00"),  # the unchanged order id and reason are left out
+    ]
+    assert "amount <del>129.00</del> → <ins>100.00</ins>" in page
+
+
+def test_people_are_named_by_their_name_with_the_email_as_a_tooltip(ada_client, alice, audrey, samples):
+    events.record(EventKind.CLAIMED, actor=alice, hold=samples["h_12"])
+    events.record(EventKind.NOTIFICATION_SENT, payload={"channel": "email", "recipient": f"user:{alice.pk}", "title": "Expires soon"})
+
+    page = ada_client.get(reverse("audit:list"), {"view": "all"}).content.decode()
+
+    assert '<span class="person" title="alice@example.com">Alice Adams</span>' in page
+    assert "email · Alice Adams · Expires soon" in page
+    assert f"user:{alice.pk}" not in page and "alice (alice)" not in page
+    assert "email · Alice Adams · Expires soon" in [row["summary"] for row in exported(ada_client, "view=all")]
+
+
+def test_every_cell_of_the_audit_tables_says_its_column_for_the_phone_cards(ada_client, decided):
+    for url in (reverse("audit:list") + "?view=all", reverse("audit:decision", args=[decided.pk]), reverse("audit:stats")):
+        page = ada_client.get(url).content.decode()
+        cells = page.split("<td")[1:]
+        assert cells, url
+        assert all('data-label="' in cell.split(">", 1)[0] and 'class="' in cell.split(">", 1)[0] for cell in cells), url
+
+
+def test_statistics_show_a_dash_not_0_percent_where_there_is_nothing_to_divide(ada_client, alice, samples):
+    now = timezone.now()
+    Hold.objects.filter(pk=samples["h_15"].pk).update(status=Hold.Status.EXPIRED, expires_at=now - timedelta(minutes=1))
+
+    response = ada_client.get(reverse("audit:stats"))
+
+    expired_only = next(row for row in response.context["stats"].agents if row.label == "support-openai-agents")
+    assert expired_only.approve_share is None
+    row_html = response.content.decode().split("support-openai-agents", 1)[1].split("</tr>", 1)[0]
+    assert row_html.count(">—</td>") >= 5 and "0 %" not in row_html
+
+
+def test_chart_series_carry_words_and_patterns_not_only_colour(ada_client, decided):
+    page = ada_client.get(reverse("audit:stats")).content.decode()
+
+    assert '<pattern id="pattern-edit"' in page and '<pattern id="pattern-reject"' in page
+    assert '<span class="chart-value">approve 50 % · approve with edits 50 %</span>' in page
+    assert "<text" not in page  # no SVG text that would shrink with the drawing

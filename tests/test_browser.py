@@ -2,6 +2,7 @@
 
 import os
 import re
+from zoneinfo import ZoneInfo
 
 import pytest
 from playwright.sync_api import expect, sync_playwright
@@ -26,23 +27,43 @@ def browser():
     del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
 
 
-@pytest.fixture
-def reviewer_page(browser, live_server, samples, alice, celery_processes, immediate_delivery):
-    """Alice, signed in through the login page, with a worker delivering decisions (at once, unless a test sets UNDO_SECONDS)."""
-    celery_processes("worker")
-    context = browser.new_context(base_url=live_server.url)
+def signed_in_page(browser, live_server, username: str = "alice", **options):
+    """A new page of its own context, signed in through the login page; it notes page errors and console errors."""
+    context = browser.new_context(base_url=live_server.url, **options)
     page = context.new_page()
     page.problems = []
     page.on("pageerror", lambda error: page.problems.append(f"page error: {error}"))
     page.on("console", lambda message: message.type == "error" and page.problems.append(message.text))
-    page.on("dialog", lambda dialog: (page.problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
     page.goto("/")
-    page.get_by_label("Username").fill("alice")
+    page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill("pw")
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("heading", name="Open holds")).to_be_visible()
-    yield page
+    return page
+
+
+def close_quietly(context):
+    """Close a test's browser context before the database is emptied.
+
+    The page's own requests must end first (the run's context loads after the page), and
+    leaving must not send the beacon that ends the reviewer's presence: either would reach
+    the live server while the test database is being flushed.
+    """
+    for page in context.pages:
+        page.wait_for_load_state("networkidle")
+        page.evaluate("document.querySelectorAll('[data-leave-url]').forEach(presence => presence.removeAttribute('data-leave-url'))")
+        page.goto("about:blank")
     context.close()
+
+
+@pytest.fixture
+def reviewer_page(browser, live_server, samples, alice, celery_processes, immediate_delivery):
+    """Alice, signed in through the login page, with a worker delivering decisions (at once, unless a test sets UNDO_SECONDS)."""
+    celery_processes("worker")
+    page = signed_in_page(browser, live_server)
+    page.on("dialog", lambda dialog: (page.problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
+    yield page
+    close_quietly(page.context)
 
 
 def open_hold(page, hold):
@@ -251,3 +272,26 @@ def test_a_reviewer_sorts_by_amount_and_narrows_the_range_from_the_keyboard(revi
     assert page.locator("tr.hold-row").evaluate_all("rows => rows.map(row => row.id)") == [f"row-{h.pk}" for h in in_range]
     assert "240.00" in page.locator("tr.hold-row td.amount").first.inner_text()
     expect(page.get_by_label(re.compile(r"^Sort"))).to_have_value("amount")
+
+
+def test_choosing_a_time_zone_changes_the_times_the_reviewer_sees(reviewer_page, samples):
+    page = reviewer_page
+    hold = samples["h_12"]
+    asked = page.locator("dt:text-is('Asked') + dd")
+    page.goto(f"/holds/{hold.pk}/")
+    expect(asked).to_contain_text(f"{hold.created_at.astimezone(ZoneInfo('UTC')):%Y-%m-%d %H:%M:%S} UTC")
+
+    page.goto("/notifications/preferences")
+    page.get_by_label("Show times in").select_option("Asia/Tokyo")
+    page.get_by_role("button", name="Save time zone").click()
+    expect(page.get_by_text("Your time zone is saved")).to_be_visible()
+    page.goto(f"/holds/{hold.pk}/")
+
+    expect(page.locator("body")).to_have_attribute("data-time-zone", "Asia/Tokyo")
+    expect(asked).to_contain_text(f"{hold.created_at.astimezone(ZoneInfo('Asia/Tokyo')):%Y-%m-%d %H:%M:%S} JST")
+    relative = asked.locator("time[data-relative]")
+    expect(relative).to_have_text(re.compile(r"^\d+ (minutes|hours) ago$"))  # app.js's words (Django's use no-break spaces)
+    expect(relative).to_have_attribute("title", re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+ \(Asia/Tokyo\)$"))
+    tokyo_hour = f"{hold.created_at.astimezone(ZoneInfo('Asia/Tokyo')):%H:%M}"
+    assert tokyo_hour in relative.get_attribute("title")  # app.js wrote it in the chosen zone
+    assert page.problems == []

@@ -18,22 +18,13 @@ def sign_in(browser, live_server, samples):
     contexts = []
 
     def open_page(username):
-        context = browser.new_context(base_url=live_server.url)
-        contexts.append(context)
-        page = context.new_page()
-        page.problems = []
-        page.on("pageerror", lambda error: page.problems.append(f"page error: {error}"))
-        page.on("console", lambda message: message.type == "error" and page.problems.append(message.text))
-        page.goto("/")
-        page.get_by_label("Username").fill(username)
-        page.get_by_label("Password").fill("pw")
-        page.get_by_role("button", name="Sign in").click()
-        expect(page.get_by_role("heading", name="Open holds")).to_be_visible()
+        page = chromium.signed_in_page(browser, live_server, username)
+        contexts.append(page.context)
         return page
 
     yield open_page
     for context in contexts:
-        context.close()
+        chromium.close_quietly(context)
 
 
 def test_bob_decides_every_hold_alice_only_looked_at_and_n_walks_him_through_them(
@@ -48,7 +39,7 @@ def test_bob_decides_every_hold_alice_only_looked_at_and_n_walks_him_through_the
 
     bob_page.reload()
     expect(bob_page.locator("tr.hold-row")).to_have_count(len(samples))
-    assert "alice" not in bob_page.locator("table.queue tbody").inner_text()  # nobody is deciding anything
+    assert "Alice Adams" not in bob_page.locator("table.queue tbody").inner_text()  # nobody is deciding anything
     decided = []
     with bob_page.expect_navigation():
         bob_page.keyboard.press("n")
@@ -56,7 +47,7 @@ def test_bob_decides_every_hold_alice_only_looked_at_and_n_walks_him_through_the
         pk = int(bob_page.url.rstrip("/").split("/")[-1])
         decided.append(pk)
         if pk == still_open.pk:
-            expect(bob_page.locator("#presence")).to_contain_text("alice is looking at this.")
+            expect(bob_page.locator("#presence")).to_contain_text("Alice Adams is looking at this.")
         bob_page.keyboard.press("a")
         chromium.send_with_keyboard(bob_page)
         expect(bob_page.locator(".state.applied")).to_be_visible(timeout=15000)
@@ -77,12 +68,12 @@ def test_a_key_press_claims_the_hold_and_leaving_the_page_frees_it(sign_in, alic
     alice_page, bob_page = sign_in("alice"), sign_in("bob")
     chromium.open_hold(alice_page, hold)
     chromium.open_hold(bob_page, hold)
-    expect(bob_page.locator("#presence")).to_contain_text("alice is looking at this.")
+    expect(bob_page.locator("#presence")).to_contain_text("Alice Adams is looking at this.")
 
     alice_page.keyboard.press("a")
     expect(alice_page.locator("#presence")).to_contain_text("You are deciding this hold")
     bob_page.reload()
-    expect(bob_page.locator("#presence")).to_contain_text("alice is deciding this hold")
+    expect(bob_page.locator("#presence")).to_contain_text("Alice Adams is deciding this hold")
     expect(bob_page.locator("#decide-form")).to_have_count(0)
     expect(bob_page.get_by_role("link", name="Take over…")).to_be_visible()
 
@@ -90,5 +81,5 @@ def test_a_key_press_claims_the_hold_and_leaving_the_page_frees_it(sign_in, alic
     wait_until(lambda: Hold.objects.get(pk=hold.pk).claimed_by_id is None, timeout=10)
     bob_page.reload()
     expect(bob_page.locator("#decide-form")).to_be_visible()
-    expect(bob_page.locator("#presence")).not_to_contain_text("alice")
+    expect(bob_page.locator("#presence")).not_to_contain_text("Alice Adams")
     assert not alice_page.problems and not bob_page.problems

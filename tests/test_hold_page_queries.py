@@ -62,7 +62,7 @@ def test_an_open_hold_shows_its_form_and_who_else_is_looking_in_at_most_8_querie
     page, statements = open_page(signed_in(alice), hold)
 
     assert_nothing_wasted(statements)
-    assert 'id="decide-form"' in page and "<strong>bob</strong> is looking at this." in page
+    assert 'id="decide-form"' in page and '<strong><span class="person" title="bob@example.com">Bob Brown</span></strong> is looking at this.' in page
     assert HoldViewer.objects.filter(hold=hold, user=alice).exists()  # noted in the same statement
 
 
@@ -75,8 +75,8 @@ def test_a_hold_with_a_live_decision_shows_it_in_at_most_8_queries(samples, alic
 
     for statements in (alices_statements, bobs_statements):
         assert_nothing_wasted(statements)
-    assert "Decided by <strong>Alice Adams</strong>" in alices_page and 'id="undo-form"' in alices_page
-    assert "Decided by <strong>Alice Adams</strong>" in bobs_page and 'id="undo-form"' not in bobs_page
+    assert 'Decided by <strong><span class="person" title="alice@example.com">Alice Adams</span></strong>' in alices_page and 'id="undo-form"' in alices_page
+    assert 'Decided by <strong><span class="person" title="alice@example.com">Alice Adams</span></strong>' in bobs_page and 'id="undo-form"' not in bobs_page
     assert 'id="decide-form"' not in bobs_page
     assert not HoldViewer.objects.filter(hold=hold).exists()  # a decided hold notes nobody's presence
 

@@ -1,9 +1,11 @@
 import json
 
 from django import template
+from django.utils.html import format_html
 
 from audit import timing
 from holds.models import ACTION_WORDS
+from people.templatetags.people import person
 from reviewqueue import runlinks
 
 register = template.Library()
@@ -20,6 +22,9 @@ def duration(value) -> str:
 
 @register.filter
 def percent(share) -> str:
+    """A share as "40 %"; "—" when there is none (nothing to divide)."""
+    if share is None or share == "":
+        return "—"
     return f"{float(share) * 100:.0f} %"
 
 
@@ -45,3 +50,18 @@ def action_words(actions: str) -> str:
 def run_url(run_id: str, env: str) -> str:
     """``{{ event.run_id|run_url:event.env }}``: the run's page on the platform, or ""."""
     return runlinks.run_url(env, run_id)
+
+
+@register.filter
+def actor(event) -> str:
+    """Who did it: the account named as everywhere else, and the name the trail recorded if the account was renamed since.
+
+    The recorded name is part of the hashed row, so a rename never makes an old event
+    look like someone else's work.
+    """
+    if event.actor is None:
+        return format_html('<span class="person">{}</span>', event.actor_label)
+    named = person(event.actor)
+    if event.actor_name and event.actor_name != event.actor.get_username():
+        return format_html('{} <span class="muted">(recorded as {})</span>', named, event.actor_name)
+    return named

@@ -2,8 +2,13 @@
 (function () {
   "use strict";
 
+  // Inputs that take no text (a radio, a checkbox, a button) leave the letter keys to the shortcuts.
+  var KEYLESS_INPUTS = /^(checkbox|radio|button|submit|reset|range|color|file|image)$/;
+
   function typing(target) {
-    return target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
+    if (!target) return false;
+    if (target.tagName === "INPUT") return !KEYLESS_INPUTS.test(target.type);
+    return target.isContentEditable || /^(TEXTAREA|SELECT)$/.test(target.tagName);
   }
 
   function formatLeft(ms) {
@@ -84,6 +89,55 @@
     word.textContent = edited ? "Approve with edits" : "Approve";
   });
 
+  // The shortcuts dialog gives focus back to what opened it (or to the page's content) when it closes.
+  var helpOpener = null;
+
+  function openHelp() {
+    var help = document.getElementById("help");
+    if (help.open) return;
+    helpOpener = document.activeElement !== document.body ? document.activeElement : null;
+    help.showModal();
+  }
+
+  document.getElementById("help").addEventListener("close", function () {
+    var back = helpOpener && helpOpener.isConnected ? helpOpener : document.getElementById("main");
+    helpOpener = null;
+    back.focus();
+  });
+
+  function skipToQueue() {
+    var first = document.querySelector("tr.hold-row") || document.getElementById("queue-body");
+    if (!first.hasAttribute("tabindex")) first.setAttribute("tabindex", "-1");
+    first.focus();
+  }
+
+  // After Send the page reloads with the decision's status: focus goes there, so a screen reader reads the outcome
+  // and Tab continues from it. The status block refreshes itself; focus follows it across each swap.
+  var SENT_FLAG = "reviewqueue:focus-decision-status";
+
+  function focusStatus() {
+    var status = document.getElementById("decision-status");
+    if (!status) return;
+    status.setAttribute("tabindex", "-1");
+    status.focus({ preventScroll: true });
+    status.scrollIntoView({ block: "nearest" });
+  }
+
+  document.addEventListener("submit", function (event) {
+    if (event.target.matches("#confirm-form")) sessionStorage.setItem(SENT_FLAG, "1");
+  });
+  if (sessionStorage.getItem(SENT_FLAG)) {
+    sessionStorage.removeItem(SENT_FLAG);
+    focusStatus();
+  }
+  var statusHadFocus = false;
+  document.addEventListener("htmx:beforeSwap", function () {
+    statusHadFocus = !!(document.activeElement && document.activeElement.id === "decision-status");
+  });
+  document.addEventListener("htmx:afterSwap", function () {
+    if (statusHadFocus) focusStatus();
+  });
+
   document.addEventListener("keydown", function (event) {
     if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
       var form = document.getElementById("decide-form");
@@ -93,8 +147,9 @@
       return;
     }
     if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
-    var help = document.getElementById("help");
-    if (event.key === "?") { event.preventDefault(); if (!help.open) help.showModal(); return; }
+    // A key pressed outside a text field comes from a real keyboard (an on-screen one shows only for text).
+    document.documentElement.classList.add("keyboard-used");
+    if (event.key === "?") { event.preventDefault(); openHelp(); return; }
     if (event.key === "z") {
       var undo = document.getElementById("undo-button");
       if (undo && !undo.disabled) { event.preventDefault(); undo.click(); return; }
@@ -125,7 +180,8 @@
   document.addEventListener("click", function (event) {
     var bulk = event.target.closest("[data-bulk]");
     if (bulk) { setAll(bulk.getAttribute("data-bulk")); return; }
-    if (event.target.closest("[data-help-open]")) { document.getElementById("help").showModal(); return; }
+    if (event.target.closest("[data-help-open]")) { openHelp(); return; }
+    if (event.target.closest("[data-skip-to-queue]")) { event.preventDefault(); skipToQueue(); return; }
     var box = event.target.closest("tr.hold-row input[name=hold]");
     if (box) { noteToggle(box, event.shiftKey); return; }
     var row = event.target.closest("tr.hold-row");
@@ -220,4 +276,51 @@
   setInterval(tickCountdowns, 1000);
   tickUndo();
   setInterval(tickUndo, 250);
+})();
+
+// Relative times (times engineer; the `relative_time` filter of people/templatetags/people.py): each
+// <time datetime data-relative> says "3 minutes ago" in words, kept current, and its title gives the exact
+// time in the page's zone (<body data-time-zone>), the zone named as on the server.
+(function () {
+  "use strict";
+
+  var zone = document.body.getAttribute("data-time-zone") || undefined;
+  var exact, words = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
+  try {
+    exact = new Intl.DateTimeFormat("en-GB", { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit",
+      hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23", timeZoneName: "short" });
+  } catch (unknownZone) {
+    zone = undefined;
+    exact = new Intl.DateTimeFormat("en-GB", { year: "numeric", month: "2-digit", day: "2-digit",
+      hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23", timeZoneName: "short" });
+  }
+
+  function exactText(date) {
+    var part = {};
+    exact.formatToParts(date).forEach(function (piece) { part[piece.type] = piece.value; });
+    return part.year + "-" + part.month + "-" + part.day + " " + part.hour + ":" + part.minute + ":" + part.second +
+      " " + part.timeZoneName + (zone ? " (" + zone + ")" : "");
+  }
+
+  function relativeText(ms) {
+    var seconds = Math.round(ms / 1000), size = Math.abs(seconds);
+    if (size < 60) return words.format(seconds, "second");
+    if (size < 3600) return words.format(Math.round(seconds / 60), "minute");
+    if (size < 86400) return words.format(Math.round(seconds / 3600), "hour");
+    return words.format(Math.round(seconds / 86400), "day");
+  }
+
+  function tickRelative() {
+    var now = Date.now();
+    document.querySelectorAll("time[data-relative]").forEach(function (el) {
+      var at = new Date(el.getAttribute("datetime"));
+      if (isNaN(at)) return;
+      el.textContent = relativeText(at - now);
+      el.title = exactText(at);
+    });
+  }
+
+  tickRelative();
+  setInterval(tickRelative, 15000);
+  document.addEventListener("htmx:load", tickRelative);
 })();

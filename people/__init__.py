@@ -1,0 +1,1 @@
+"""How people are named and their personal preferences (their time zone)."""

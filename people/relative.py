@@ -1,0 +1,52 @@
+"""Relative times in words ("37 minutes ago", "in 2 hours, 5 minutes"): one wording for every page.
+
+Django's ``timesince`` takes tens of microseconds a call, which a queue of fifty rows
+would pay twice per request; up to four weeks apart the words depend on the whole
+minutes between the two times and the language alone, so they are remembered by those.
+"""
+
+from __future__ import annotations
+
+import functools
+from datetime import UTC, datetime, timedelta
+
+from django.utils import translation
+from django.utils.timesince import timesince, timeuntil
+
+# Beyond four weeks the words need the calendar (months), not the minutes alone.
+MEMO_LIMIT = timedelta(days=28)
+_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)  # any moment: the words depend on the minutes between alone
+
+
+def relative(moment: datetime, now: datetime) -> str:
+    """"37 minutes ago" for a past ``moment``, "in 37 minutes" for a future one."""
+    return ago(moment, now) if moment <= now else f"in {until(moment, now)}"
+
+
+def ago(moment: datetime, now: datetime) -> str:
+    """"37 minutes ago"; "0 minutes ago" for a ``moment`` a little ahead of ``now`` (another clock's)."""
+    return f"{since(moment, now)} ago"
+
+
+def since(moment: datetime, now: datetime) -> str:
+    """``timesince``'s words ("37 minutes") in the active language."""
+    if timedelta(0) <= now - moment < MEMO_LIMIT:
+        return _since_minutes(int((now - moment).total_seconds() // 60), translation.get_language())
+    return timesince(moment, now)
+
+
+def until(moment: datetime, now: datetime) -> str:
+    """``timeuntil``'s words ("37 minutes") in the active language."""
+    if timedelta(0) <= moment - now < MEMO_LIMIT:
+        return _until_minutes(int((moment - now).total_seconds() // 60), translation.get_language())
+    return timeuntil(moment, now)
+
+
+@functools.lru_cache(maxsize=8192)
+def _since_minutes(minutes: int, language: str | None) -> str:
+    return timesince(_EPOCH, _EPOCH + timedelta(minutes=minutes))
+
+
+@functools.lru_cache(maxsize=8192)
+def _until_minutes(minutes: int, language: str | None) -> str:
+    return timeuntil(_EPOCH + timedelta(minutes=minutes), _EPOCH)
