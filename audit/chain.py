@@ -40,8 +40,13 @@ CONTENT_FIELDS = (
 
 def content(event: AuditEvent) -> dict:
     """The hashed columns, with the time in UTC to the microsecond as the database keeps it."""
-    values = {name: getattr(event, name) for name in CONTENT_FIELDS}
-    values["at"] = event.at.astimezone(UTC).isoformat(timespec="microseconds")
+    return content_of({name: getattr(event, name) for name in CONTENT_FIELDS})
+
+
+def content_of(columns: dict) -> dict:
+    """``content`` of a row given as its column values, for rows written without a model instance."""
+    values = {name: columns[name] for name in CONTENT_FIELDS}
+    values["at"] = columns["at"].astimezone(UTC).isoformat(timespec="microseconds")
     return values
 
 
@@ -50,7 +55,12 @@ def canonical(value) -> str:
 
 
 def digest(prev_hash: str, event: AuditEvent) -> str:
-    return hashlib.sha256((prev_hash + canonical(content(event))).encode()).hexdigest()
+    return digest_of(prev_hash, content(event))
+
+
+def digest_of(prev_hash: str, hashed_content: dict) -> str:
+    """The hash of a row whose ``content`` is ``hashed_content``, chained onto ``prev_hash``."""
+    return hashlib.sha256((prev_hash + canonical(hashed_content)).encode()).hexdigest()
 
 
 @dataclasses.dataclass(frozen=True)

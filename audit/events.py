@@ -15,22 +15,30 @@ never while waiting for another row lock (which could deadlock with a
 transaction that holds that row and waits for the head).
 ``record_many`` appends any number of events in 2 + n/2,000 queries (lock the
 head, insert in batches of 2,000, move the head), computing the chain in Python.
+``copying`` gives the same rows, chain included, as tuples for PostgreSQL's
+COPY, for callers that append tens of thousands at once (sync's new holds).
 What each kind's payload holds is in ``audit.payloads``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 from django.db import transaction
 from django.utils import timezone
 
 from audit import chain, payloads
 from audit.models import AuditChainHead, AuditEvent, EventKind
+from reviewqueue import pgcopy
 
 HEAD_ID = 1
 BATCH_SIZE = 2000
+# The columns of ``copying``'s tuples, in order: all but the id, which the table numbers itself.
+COPY_COLUMNS = (*chain.CONTENT_FIELDS, "prev_hash", "hash")
+JSON_COLUMNS = frozenset({"item_ids", "payload"})
+KINDS = frozenset(EventKind.values)  # as sync's STATUSES: read once, not rebuilt per event
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,8 +77,7 @@ def record_many(entries: Iterable[Entry]) -> list[AuditEvent]:
     if not entries:
         return []
     for entry in entries:
-        if entry.kind not in EventKind.values:
-            raise ValueError(f"unknown audit event kind {entry.kind!r}")
+        _check_kind(entry)
     with transaction.atomic():
         head = _locked_head()
         now = timezone.now()
@@ -86,6 +93,49 @@ def record_many(entries: Iterable[Entry]) -> list[AuditEvent]:
     return events
 
 
+@contextmanager
+def copying(entries: Iterable[Entry]) -> Iterator[Iterator[tuple]]:
+    """Append events as ``record_many`` would, given as rows for a COPY into ``AuditEvent``'s table.
+
+    Use it inside the caller's transaction, as its last step (see above)::
+
+        with events.copying(entries) as rows:
+            ...  # COPY every row, in order, into COPY_COLUMNS
+
+    Each row holds the ``COPY_COLUMNS``, JSON ones as JSON text, with the values
+    and hashes ``record_many`` would store, made as the COPY asks for them (while
+    the database digests the rows before) and without a model instance each. The
+    chain head is locked on entering and moved on leaving, when no statement is
+    running, so every row must have been taken by then.
+    """
+    head = _locked_head()
+    now = timezone.now()
+    chained = {"sequence": head.sequence, "hash": head.hash, "done": False}
+
+    def rows() -> Iterator[tuple]:
+        for entry in entries:
+            _check_kind(entry)
+            chained["sequence"] += 1
+            columns = _columns(entry, chained["sequence"], now)
+            columns["prev_hash"] = chained["hash"]
+            columns["hash"] = chained["hash"] = chain.digest_of(chained["hash"], chain.content_of(columns))
+            yield tuple(
+                pgcopy.json_text(columns[name]) if name in JSON_COLUMNS else columns[name]
+                for name in COPY_COLUMNS
+            )
+        chained["done"] = True
+
+    yield rows()
+    if not chained["done"]:
+        raise RuntimeError("not every audit row was copied: the chain head cannot be moved past them")
+    AuditChainHead.objects.filter(pk=head.pk).update(sequence=chained["sequence"], hash=chained["hash"])
+
+
+def _check_kind(entry: Entry) -> None:
+    if entry.kind not in KINDS:
+        raise ValueError(f"unknown audit event kind {entry.kind!r}")
+
+
 def _locked_head() -> AuditChainHead:
     """Lock the chain head, creating it if it is missing (a fresh or flushed database)."""
     head = AuditChainHead.objects.select_for_update().filter(pk=HEAD_ID).first()
@@ -99,23 +149,28 @@ def _locked_head() -> AuditChainHead:
 
 
 def _event(entry: Entry, sequence: int, now) -> AuditEvent:
+    return AuditEvent(**_columns(entry, sequence, now))
+
+
+def _columns(entry: Entry, sequence: int, now) -> dict:
+    """The event's hashed columns (``chain.CONTENT_FIELDS``), by name."""
     hold = entry.hold if entry.hold is not None else getattr(entry.decision, "hold", None)
     actor = entry.actor if getattr(entry.actor, "is_authenticated", False) else None
     payload = payloads.cleaned(entry.payload)
     hold_id = hold.hold_id if hold is not None else ""
     run_id = entry.run_id or (hold.run_id if hold is not None else "")
-    return AuditEvent(
-        sequence=sequence,
-        at=now,
-        kind=entry.kind,
-        actor_id=actor.pk if actor else None,
-        actor_name=actor.get_username()[:150] if actor else "",
-        env=entry.env or (hold.env if hold is not None else ""),
-        hold_id=hold_id,
-        run_id=run_id,
-        agent=entry.agent or (hold.agent if hold is not None else ""),
-        hold_record_id=hold.pk if hold is not None else None,
-        decision_id=entry.decision.pk if entry.decision is not None else None,
-        payload=payload,
+    return {
+        "sequence": sequence,
+        "at": now,
+        "kind": entry.kind,
+        "actor_id": actor.pk if actor else None,
+        "actor_name": actor.get_username()[:150] if actor else "",
+        "env": entry.env or (hold.env if hold is not None else ""),
+        "hold_id": hold_id,
+        "run_id": run_id,
+        "agent": entry.agent or (hold.agent if hold is not None else ""),
+        "hold_record_id": hold.pk if hold is not None else None,
+        "decision_id": entry.decision.pk if entry.decision is not None else None,
+        "payload": payload,
         **payloads.denormalised(payload, hold_id, run_id),
-    )
+    }

@@ -32,7 +32,7 @@ import json
 
 from django.core.serializers.json import DjangoJSONEncoder
 
-from reviewqueue.jsonvalues import scalars, storable
+from reviewqueue.jsonvalues import may_need_storable, scalars, storable
 
 ITEM_ACTIONS = ("approve", "edit", "reject")
 
@@ -45,7 +45,9 @@ def cleaned(payload: dict | None) -> dict:
     1e16 as the integer 10000000000000000 and -0.0 as 0.0: those are stored as jsonb
     would return them, instead of failing the caller's transaction.
     """
-    return storable(json.loads(json.dumps(payload or {}, cls=DjangoJSONEncoder)))
+    text = json.dumps(payload or {}, cls=DjangoJSONEncoder)
+    value = json.loads(text)
+    return storable(value) if may_need_storable(text) else value
 
 
 def items_of(payload: dict) -> list[dict]:

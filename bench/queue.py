@@ -1,18 +1,37 @@
 """The queue page's server time and query count with 10,000 open holds.
 
-    .venv/bin/python -m bench.queue [--holds 10000] [--requests 60]
+    .venv/bin/python -m bench.queue [--holds 10000] [--requests 60] [--plans] [--verbose]
+    .venv/bin/python -m bench.queue --growth [--requests 60]    # 1,000, 10,000 and 100,000 in turn
+    .venv/bin/python -m bench.queue --versus /path/to/other/checkout [--rounds 8] [--requests 20]
 
-Times the whole request through Django's handler in this process (no network),
-for the first page, a filtered page, a search, a page deep into the queue, and
-the same in the other orders (by amount, by age) and with an amount range.
-Then prints the query plans of the filter choices and of a search, whose cost
-must not grow with the open holds (``--holds 1000`` / ``100000`` to compare).
+Times the whole request through Django's handler in this process (no network), for
+the first page, the htmx refresh, a filtered page, a search, a page deep into the
+queue, and the same in the other orders (by amount, by age) and with an amount range.
+Each page is asked for once with an empty cache ("cold": every row rendered), then
+``--requests`` times as reviewers' browsers do ("p50", "p95": the rows come from the
+cache). The query count is every query of one request: session, user, roles, bell,
+sync states, holds, and whatever else it takes.
+
+Then it prints the plan and SQL time of a search by order id, and with ``--plans`` the
+plan of every query the first page and the refresh make: none may read more rows as
+the open holds grow. ``--growth`` runs the bench at each size in a process of its own
+(a fresh database each) and prints the medians side by side with their ratio to 1,000.
+``--versus`` times this checkout against another (say, the last commit's, copied out
+with ``git archive``) in interleaved rounds on the database the last run left.
 """
 
 import argparse
+import os
+import statistics
+import subprocess
+import sys
 import time
+from datetime import UTC, datetime
 
 from bench import setup
+
+GROWTH_SIZES = (1_000, 10_000, 100_000)
+RESULT = "RESULT\t"  # the lines --growth reads from each size's run
 
 
 def main() -> None:
@@ -20,12 +39,27 @@ def main() -> None:
     parser.add_argument("--holds", type=int, default=10_000)
     parser.add_argument("--requests", type=int, default=60)
     parser.add_argument("--verbose", action="store_true", help="print each query's time")
+    parser.add_argument("--plans", action="store_true", help="print the plan of every query of the first page and the refresh")
+    parser.add_argument("--growth", action="store_true", help="run at 1,000, 10,000 and 100,000 open holds and compare")
+    parser.add_argument("--versus", metavar="CHECKOUT", help="time this checkout's queue against another's, in turns")
+    parser.add_argument("--rounds", type=int, default=8, help="turns of --versus")
     options = parser.parse_args()
+    if options.growth:
+        growth(options.requests)
+    elif options.versus:
+        versus(options.versus, options.rounds, options.requests)
+    else:
+        run(options)
+
+
+def run(options) -> None:
     setup.django_on_fresh_database()
 
+    from django.core.cache import cache
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext, setup_test_environment
+    from django.utils import timezone
 
     from holds import platform, sync
     from reviewqueue import roles
@@ -33,18 +67,22 @@ def main() -> None:
 
     setup_test_environment()  # records each response's template context, for the row count
 
+    started = time.perf_counter()
     with setup.simulated_platform(options.holds), platform.PlatformClient.from_settings() as client_api:
         sync.sync_env(client_api, "default")
+    print(f"sync of {options.holds} open holds: {time.perf_counter() - started:.1f} s")
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")  # as autovacuum soon would: without statistics Postgres picks no queue index
     browser = Client()
     browser.force_login(make_user("bench", roles.REVIEWERS))
     deep_cursor = page_21(browser, "/?")
     deep_amount_cursor = page_21(browser, "/?sort=amount&")
+    # The refresh of a queue opened now: the count of new holds runs, and finds the few that arrive.
+    opened = timezone.now().isoformat().replace("+", "%2B")
 
-    for label, url in [
+    pages = [
         ("first page", "/"),
-        ("htmx refresh", "/?loaded_at=2026-01-01T00:00:00%2B00:00"),
+        ("htmx refresh", f"/?loaded_at={opened}"),
         ("filtered: agent + expiring 4h", "/?agent=support-agno&expiring=4h"),
         ("search: order id", "/?q=A-55010"),
         ("page 21 (keyset)", f"/?after={deep_cursor}"),
@@ -52,8 +90,14 @@ def main() -> None:
         ("sorted by amount, page 21", f"/?sort=amount&after={deep_amount_cursor}"),
         ("sorted by age", "/?sort=age"),
         ("amount 100 to 150, by amount", "/?sort=amount&min_amount=100&max_amount=150"),
-    ]:
+    ]
+    print(f"{'page':32} {'cold':>9} {'p50':>9} {'p95':>9}  queries  rows")
+    for label, url in pages:
         headers = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "queue-body"} if "htmx" in label else {}
+        cache.key_prefix = f"bench-cold-{time.time_ns()}"  # an empty cache for this page, without flushing anyone's Redis
+        cold_started = time.perf_counter()
+        browser.get(url, **headers)
+        cold = time.perf_counter() - cold_started
         times = []
         for _ in range(options.requests):
             started = time.perf_counter()
@@ -65,12 +109,31 @@ def main() -> None:
         if options.verbose:
             for query in queries.captured_queries:
                 print(f"    {float(query['time']) * 1000:6.1f} ms  {query['sql'][:150]}")
-        print(f"{label:32} {setup.summary(times)}  {len(queries.captured_queries)} queries  rows={len(response.context['rows'])}")
-    print_plans()
+        median, p95 = statistics.median(times) * 1000, setup.percentile(times, 0.95) * 1000
+        count, rows = len(queries.captured_queries), len(response.context["rows"])
+        print(f"{label:32} {cold * 1000:6.1f} ms {median:6.1f} ms {p95:6.1f} ms  {count:7}  {rows:4}")
+        print(f"{RESULT}{label}\t{median:.2f}\t{count}", file=sys.stderr)
+        if options.plans and label in ("first page", "htmx refresh"):
+            print_query_plans(label, queries.captured_queries)
+    print_search_plan()
 
 
-def print_plans() -> None:
-    """EXPLAIN ANALYZE of the filter choices and of a search, as the queue runs them."""
+def print_query_plans(label: str, queries: list[dict]) -> None:
+    """EXPLAIN ANALYZE of every query a page made, with the rows each step read."""
+    from django.db import connection
+
+    print(f"\nplans of the {label}'s {len(queries)} queries:")
+    for query in queries:
+        print(f"  {query['sql'][:160]}")
+        with connection.cursor() as cursor:
+            cursor.execute(f"EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) {query['sql']}")
+            for (line,) in cursor.fetchall():
+                print(f"      {line}")
+    print()
+
+
+def print_search_plan() -> None:
+    """EXPLAIN ANALYZE of a search by order id as the queue runs it, and its SQL time (best of 20)."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
     from django.utils import timezone
@@ -78,14 +141,112 @@ def print_plans() -> None:
     from holds import queue
 
     search = queue.filtered(queue.Filters(q="a-55010"), user=None, now=timezone.now())
-    for label, run in [("filter choices", queue.filter_values), ("search: order id", lambda: list(search[: queue.PAGE_SIZE]))]:
-        with CaptureQueriesContext(connection) as queries:
-            run()
-        with connection.cursor() as cursor:
-            cursor.execute(f"EXPLAIN (ANALYZE, COSTS OFF) {queries.captured_queries[0]['sql']}")
-            print(f"\nplan of {label}:")
-            for (line,) in cursor.fetchall():
-                print(f"    {line}")
+    with CaptureQueriesContext(connection) as queries:
+        queue.page(search, "")
+    sql = queries.captured_queries[0]["sql"]
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (ANALYZE, COSTS OFF) {sql}")
+        plan = [line for (line,) in cursor.fetchall()]
+        times = []
+        for _ in range(20):
+            started = time.perf_counter()
+            cursor.execute(sql)
+            cursor.fetchall()
+            times.append(time.perf_counter() - started)
+    uses_index = any("hold_open_search_trgm" in line for line in plan)
+    print(f"\nsearch by order id: SQL {min(times) * 1000:.2f} ms best, {statistics.median(times) * 1000:.2f} ms median;"
+          f" trigram index {'used' if uses_index else 'NOT used'}")
+    for line in plan:
+        print(f"    {line}")
+    print(f"{RESULT}search SQL\t{statistics.median(times) * 1000:.2f}\t1", file=sys.stderr)
+
+
+def growth(requests: int) -> None:
+    """The bench at each of GROWTH_SIZES in turn, each in its own process; then the medians side by side."""
+    results: dict[int, dict[str, tuple[float, int]]] = {}
+    for holds in GROWTH_SIZES:
+        print(f"== {holds} open holds", flush=True)
+        started = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "bench.queue", "--holds", str(holds), "--requests", str(requests)],
+            stderr=subprocess.PIPE, text=True, check=False,
+        )
+        sys.stderr.write("".join(line + "\n" for line in done.stderr.splitlines() if not line.startswith(RESULT)))
+        if done.returncode:
+            raise SystemExit(f"the bench at {holds} open holds failed")
+        print(f"(whole run {time.perf_counter() - started:.0f} s)\n", flush=True)
+        results[holds] = {
+            label: (float(median), int(count))
+            for label, median, count in (line[len(RESULT):].split("\t") for line in done.stderr.splitlines() if line.startswith(RESULT))
+        }
+    smallest, largest = GROWTH_SIZES[0], GROWTH_SIZES[-1]
+    header = "".join(f"{size:>16,}" for size in GROWTH_SIZES)
+    print(f"{'p50 ms (queries)':32}{header}  {largest:,}/{smallest:,}")
+    for label in results[smallest]:
+        cells = "".join(f"{results[size][label][0]:10.2f} ({results[size][label][1]})" for size in GROWTH_SIZES)
+        print(f"{label:32}{cells}  {results[largest][label][0] / results[smallest][label][0]:9.2f}x")
+
+
+# A process serving one checkout's queue from the database the last run left: it reads "url htmx requests"
+# lines and answers each with the median time of that many requests, in ms.
+SERVER = """
+import os, statistics, sys, time
+import django
+django.setup()
+from django.contrib.auth.models import User
+from django.test import Client
+from django.test.utils import setup_test_environment
+setup_test_environment()
+browser = Client()
+browser.force_login(User.objects.get(username="bench"))
+print("ready", flush=True)
+for line in sys.stdin:
+    url, htmx, count = line.split()
+    headers = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "queue-body"} if htmx == "1" else {}
+    times = []
+    for _ in range(int(count)):
+        started = time.perf_counter()
+        assert browser.get(url, **headers).status_code == 200
+        times.append(time.perf_counter() - started)
+    print(statistics.median(times) * 1000, flush=True)
+"""
+
+
+def versus(other: str, rounds: int, requests: int) -> None:
+    """This checkout's queue against ``other``'s (e.g. a copy of the last commit), on the database the last run left.
+
+    Both serve the same pages in turns, the order swapped each round, so that whatever
+    else loads the machine weighs on both alike; prints each side's median and the ratio.
+    """
+    checkouts = {"this": os.getcwd(), "other": os.path.abspath(other)}
+    database = f"{setup.SERVER}/{setup.DATABASE}"
+    servers = {}
+    for name, checkout in checkouts.items():
+        environment = os.environ | {
+            "PYTHONPATH": checkout, "DATABASE_URL": database, "DJANGO_SETTINGS_MODULE": "tests.settings",
+        }
+        servers[name] = subprocess.Popen(
+            [sys.executable, "-c", SERVER], cwd=checkout, env=environment, text=True,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        )
+        assert servers[name].stdout.readline().strip() == "ready", f"the {name} checkout did not start"
+    opened = datetime.now(UTC).isoformat().replace("+", "%2B")
+    pages = [("first page", "/", "0"), ("htmx refresh", f"/?loaded_at={opened}", "1"), ("sorted by amount", "/?sort=amount", "0")]
+    medians: dict[tuple[str, str], list[float]] = {}
+    for turn in range(rounds):
+        order = list(servers) if turn % 2 == 0 else list(reversed(servers))
+        for label, url, htmx in pages:
+            for name in order:
+                servers[name].stdin.write(f"{url} {htmx} {requests}\n")
+                servers[name].stdin.flush()
+                medians.setdefault((label, name), []).append(float(servers[name].stdout.readline()))
+    for server in servers.values():
+        server.stdin.close()
+        server.wait()
+    print(f"{'page':20} {'this p50':>10} {'other p50':>10}  this/other   ({rounds} rounds of {requests} requests)")
+    for label, _, _ in pages:
+        mine, theirs = statistics.median(medians[label, "this"]), statistics.median(medians[label, "other"])
+        print(f"{label:20} {mine:7.1f} ms {theirs:7.1f} ms  {mine / theirs:9.2f}")
 
 
 def page_21(browser, query_start: str) -> str:

@@ -20,9 +20,16 @@ if not DATABASE.isidentifier():
 
 
 def django_on_fresh_database() -> None:
+    django_on_database(fresh=True)
+
+
+def django_on_database(fresh: bool) -> None:
+    """Django on DATABASE, migrated: dropped and created anew when ``fresh``, else kept (created if missing)."""
     with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as connection:
-        connection.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
-        connection.execute(f"CREATE DATABASE {DATABASE}")
+        if fresh:
+            connection.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+        if fresh or not connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE]).fetchone():
+            connection.execute(f"CREATE DATABASE {DATABASE}")
     os.environ["DATABASE_URL"] = f"{SERVER}/{DATABASE}"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
     django.setup()
@@ -32,8 +39,8 @@ def django_on_fresh_database() -> None:
 
 
 @contextmanager
-def simulated_platform(holds: int):
-    """A simulated platform on 127.0.0.1 with ``holds`` generated open holds, which the app is set to use."""
+def simulated_platform(holds: int, port: int = 0):
+    """A simulated platform on 127.0.0.1 (``port``, 0: any free one) with ``holds`` generated open holds, which the app is set to use."""
     from django.conf import settings
 
     from simulator.server import PlatformServer
@@ -41,7 +48,7 @@ def simulated_platform(holds: int):
 
     state = PlatformState()
     state.generate("default", holds)
-    with PlatformServer(state, api_key=settings.AGENTOS_API_KEY) as server:
+    with PlatformServer(state, port=port, api_key=settings.AGENTOS_API_KEY) as server:
         settings.AGENTOS_URL = server.url
         yield state
 

@@ -36,6 +36,15 @@ def last_run_at() -> datetime | None:
     return PeriodicRun.objects.aggregate(latest=Max("last_run_at"))["latest"]
 
 
+def overdue(moment: datetime, now: datetime) -> bool:
+    """Whether ``moment`` lies more than three sync intervals before ``now``.
+
+    The one staleness rule: a sync or a periodic task older than that means the
+    mirror (or beat) has stopped keeping up; a single late run does not.
+    """
+    return moment < now - timedelta(seconds=3 * settings.SYNC_INTERVAL_SECONDS)
+
+
 def stopped(last_run: datetime | None, now: datetime) -> bool:
-    """Whether periodic tasks have run, but none for three sync intervals: then nothing periodic happens."""
-    return last_run is not None and last_run < now - timedelta(seconds=3 * settings.SYNC_INTERVAL_SECONDS)
+    """Whether periodic tasks have run, but none lately (``overdue``): then nothing periodic happens."""
+    return last_run is not None and overdue(last_run, now)

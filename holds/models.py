@@ -71,6 +71,8 @@ class Hold(models.Model):
             models.Index(fields=["hold_id"], name="hold_hold_id"),
             models.Index(fields=["run_id"], name="hold_run_id"),
             models.Index(fields=["env", "status"], name="hold_env_status"),
+            # The queue's refresh counts the holds that arrived since it was opened: a few, never all.
+            models.Index(fields=["first_seen_at"], condition=Q(status="open"), name="hold_open_first_seen"),
         ]
 
     def __str__(self) -> str:
@@ -174,6 +176,9 @@ class SyncState(models.Model):
     duration_ms = models.PositiveIntegerField(null=True)
     lease_token = models.CharField(max_length=36, blank=True)
     lease_until = models.DateTimeField(null=True)
+    filter_values_version = models.CharField(
+        max_length=36, blank=True, help_text="Changed whenever sync changes the env's filter values (names their cache)."
+    )
 
     def __str__(self) -> str:
         return self.env

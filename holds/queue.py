@@ -10,18 +10,21 @@ under a reviewer.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Exists, Expression, F, OuterRef, Q, QuerySet
+from django.db import transaction
+from django.db.models import Exists, Expression, F, Func, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from holds import describe, heartbeat
-from holds.models import Decision, FilterValue, Hold, SyncState
-from reviewqueue import readers
+from holds.models import Decision, FilterValue, Hold, PeriodicRun, SyncState
+from reviewqueue import readers, softcache
 from reviewqueue.jsonvalues import AMOUNT_KEYS, as_decimal
 
 PAGE_SIZE = 50
@@ -168,6 +171,15 @@ def filtered(filters: Filters, user, now: datetime) -> QuerySet[Hold]:
         holds = holds.filter(Q(claimed_by__isnull=True) | Q(claim_expires_at__lte=now))
     if filters.q:
         holds = holds.filter(search_text__contains=filters.q.lower())
+    if filters.sort == "amount":
+        # Bounds on the negated amount, the "largest first" index's own expression, let it seek
+        # to the range: bounds on the amount would have it read every larger amount first.
+        holds = holds.alias(negated_amount=F("amount") * -1)
+        if filters.min_amount is not None:
+            holds = holds.filter(negated_amount__lte=-filters.min_amount)
+        if filters.max_amount is not None:
+            holds = holds.filter(negated_amount__gte=-filters.max_amount)
+        return holds
     if filters.min_amount is not None:
         holds = holds.filter(amount__gte=filters.min_amount)
     if filters.max_amount is not None:
@@ -186,15 +198,20 @@ def page(holds: QuerySet[Hold], after: str, sort: str = DEFAULT_SORT) -> tuple[l
     if position:
         holds = holds.filter(order.after(*position[1:]))
     holds = ordered(holds, sort)
-    rows = list(
-        holds.select_related("claimed_by")
-        .prefetch_related("items")
-        .defer("payload", "search_text", "run_snapshot", "platform_decision")[: PAGE_SIZE + 1]
-    )
+    # The columns a row shows and its cache key names, no more; no items: holds/queue_rows.py
+    # reads them only for the rows it has to render.
+    rows = list(holds.select_related("claimed_by").only(*ROW_FIELDS)[: PAGE_SIZE + 1])
     if len(rows) <= PAGE_SIZE:
         return rows, ""
     rows = rows[:PAGE_SIZE]
     return rows, cursor_of(rows[-1], sort)
+
+
+ROW_FIELDS = (
+    "env", "hold_id", "question", "agent", "capability", "created_at", "expires_at", "first_seen_at", "amount",
+    "payload_digest", "claim_expires_at", "claimed_by__username", "claimed_by__first_name", "claimed_by__last_name",
+    "claimed_by__email",
+)
 
 
 def cursor_of(hold: Hold, sort: str = DEFAULT_SORT) -> str:
@@ -208,26 +225,58 @@ def cursor_of(hold: Hold, sort: str = DEFAULT_SORT) -> str:
 LONGEST_FILTER_VALUE = 500
 
 
-def filter_values() -> dict[str, list[str]]:
-    """The values the filters offer: those of the open holds at each env's last sync (one small query)."""
+def filter_values(states: list[SyncState] | None = None) -> dict[str, list[str]]:
+    """The values the filters offer: those of the open holds at each env's last sync (one small query).
+
+    Given the envs' ``states`` (see ``sync_states``), the values are read from the cache,
+    under a key naming each env's ``filter_values_version``, which sync changes together
+    with the values (``replace_filter_values``): the key changes only when they do. It
+    names each state's id too, which a database restored or rolled back (as tests do)
+    does not give out again, so that values cached for another database are never read.
+    """
+    key = _filter_values_key(states) if states else None
+    if key:
+        cached = softcache.get_many([key], "the filter choices")
+        if key in cached:
+            return cached[key]
     choices: dict[str, set[str]] = {kind: set() for kind in FilterValue.Kind.values}
     for kind, value in FilterValue.objects.filter(env__in=settings.AGENTOS_ENVS).values_list("kind", "value"):
         choices[kind].add(value)
-    return {kind: sorted(values) for kind, values in choices.items()}
+    values = {kind: sorted(values) for kind, values in choices.items()}
+    if key:
+        softcache.set_many({key: values}, FILTER_VALUES_SECONDS, "the filter choices")
+    return values
+
+
+FILTER_VALUES_SECONDS = 24 * 3600  # values nobody reads again (replaced, say) leave the cache within a day
+
+
+def _filter_values_key(states: list[SyncState]) -> str:
+    versions = sorted((state.env, state.pk, state.filter_values_version) for state in states)
+    return "queue-filter-values:" + hashlib.sha256(repr((sorted(settings.AGENTOS_ENVS), versions)).encode()).hexdigest()
 
 
 def replace_filter_values(env: str, agents_and_capabilities: set[tuple[str, str]]) -> None:
-    """Make the filters offer, for ``env``, exactly these agents and capabilities (sync's call; writes only the difference)."""
+    """Make the filters offer, for ``env``, exactly these agents and capabilities (sync's call; writes only the difference).
+
+    A change also changes the env's ``filter_values_version``, in the same transaction,
+    so that no reader can pair the new version with the old values.
+    """
     wanted = {(FilterValue.Kind.ENV.value, env)} if agents_and_capabilities else set()
     for agent, capability in agents_and_capabilities:
         wanted |= {(FilterValue.Kind.AGENT.value, agent), (FilterValue.Kind.CAPABILITY.value, capability)}
     wanted = {(kind, value) for kind, value in wanted if len(value) <= LONGEST_FILTER_VALUE}
     stored = set(FilterValue.objects.filter(env=env).values_list("kind", "value"))
-    for kind, value in stored - wanted:
-        FilterValue.objects.filter(env=env, kind=kind, value=value).delete()
-    FilterValue.objects.bulk_create(
-        [FilterValue(env=env, kind=kind, value=value) for kind, value in sorted(wanted - stored)], ignore_conflicts=True
-    )
+    if wanted == stored:
+        return
+    with transaction.atomic():
+        for kind, value in stored - wanted:
+            FilterValue.objects.filter(env=env, kind=kind, value=value).delete()
+        FilterValue.objects.bulk_create(
+            [FilterValue(env=env, kind=kind, value=value) for kind, value in sorted(wanted - stored)],
+            ignore_conflicts=True,
+        )
+        SyncState.objects.filter(env=env).update(filter_values_version=str(uuid.uuid4()))
 
 
 def amounts(hold: Hold) -> list[str]:
@@ -261,17 +310,39 @@ class Freshness:
     quarantined: int = 0  # listed holds that sync could not mirror (see QuarantinedHold)
 
 
-def freshness(now: datetime) -> Freshness:
-    """Whether the mirror can be trusted: a failed last sync, none for three intervals, or a stopped beat is stale."""
-    periodic_last_run_at = heartbeat.last_run_at()
+def sync_states() -> list[SyncState]:
+    """The envs' sync states, each with ``periodic_last_run_at``: when a periodic task last ran."""
+    return list(_sync_states_query())
+
+
+def sync_states_and_new_count(new_holds: QuerySet[Hold] | None) -> tuple[list[SyncState], int]:
+    """The envs' sync states (as ``sync_states``) and how many ``new_holds`` there are (0 for None), in one query."""
+    if new_holds is None:
+        return sync_states(), 0
+    # COUNT as a plain function, not an aggregate: one scalar subquery, without a GROUP BY.
+    counted = new_holds.order_by().annotate(count=Func(F("pk"), function="COUNT")).values("count")
+    states = list(_sync_states_query().annotate(new_count=Subquery(counted)))
+    return states, states[0].new_count if states else new_holds.count()  # no env has synced yet: counted apart
+
+
+def _sync_states_query() -> QuerySet[SyncState]:
+    latest_run = PeriodicRun.objects.order_by("-last_run_at").values("last_run_at")[:1]
+    return SyncState.objects.filter(env__in=settings.AGENTOS_ENVS).annotate(periodic_last_run_at=Subquery(latest_run))
+
+
+def freshness(now: datetime, states: list[SyncState] | None = None) -> Freshness:
+    """Whether the mirror can be trusted: a failed last sync, none for three intervals, or a stopped beat is stale.
+
+    ``states`` are the envs' states as ``sync_states`` reads them (read here when not given).
+    """
+    states = sync_states() if states is None else states
+    periodic_last_run_at = states[0].periodic_last_run_at if states else heartbeat.last_run_at()
     periodic_stopped = heartbeat.stopped(periodic_last_run_at, now)
-    states = list(SyncState.objects.filter(env__in=settings.AGENTOS_ENVS))
-    limit = now - timedelta(seconds=3 * settings.SYNC_INTERVAL_SECONDS)
     failing = [state for state in states if state.failing]
     successes = [state.last_success_at for state in states if state.last_success_at]
     last_success = min(successes) if len(successes) == len(settings.AGENTOS_ENVS) else None
     return Freshness(
-        stale=bool(failing) or last_success is None or last_success < limit or periodic_stopped,
+        stale=bool(failing) or last_success is None or heartbeat.overdue(last_success, now) or periodic_stopped,
         failing_since=min((state.failing_since for state in failing), default=None),
         last_success_at=last_success,
         last_error=failing[0].last_error if failing else "",

@@ -8,13 +8,22 @@ it ended; nothing is ever deleted, and a hold closed here is never reopened by a
 listing that predates its closing. A failure while listing writes nothing; any
 failure is recorded on the env's ``SyncState``, with whose fault it was.
 
+Writes go in batches of ``WRITE_BATCH`` holds, each in its own transaction with
+the holds' items and the new holds' audit events, so that memory stays bounded
+and the audit chain's head is locked only briefly. On PostgreSQL new holds, their
+items and their ``hold_seen`` events are written with COPY, which costs a fraction
+of INSERT's time per row; the rows are the ones the ORM would write (the audit
+trail's come from ``audit.events.copying``, chain included). Changed holds are
+few and are updated through the ORM.
+
 One bad hold stops no other. Text the database cannot hold is made storable
 (``jsonvalues.storable``); a hold that breaks the contract (``platform.UnreadableHold``)
 or that no column here can hold as it is, such as an id too long to index, goes
 to quarantine (``QuarantinedHold``) instead, checked in Python before the bulk
-write. Should the database still refuse the bulk write, the holds are written
-one by one, each in its own transaction, and those it refuses join the
-quarantine. The usual sync pays one query for all this: reading the quarantine.
+write. Should the database still refuse a batch, its holds are written one by
+one, each in its own transaction, and those it refuses join the quarantine. The
+usual sync, with nothing in quarantine, pays nothing for this: whether the env
+has quarantined holds comes with the read of its sync state.
 
 Two syncs of one env never overlap: each takes a lease on the env's
 ``SyncState`` row with a compare-and-set update, which works on every database
@@ -32,8 +41,8 @@ import uuid
 from datetime import timedelta
 from typing import NamedTuple
 
-from django.db import DatabaseError, DataError, IntegrityError, transaction
-from django.db.models import F, Q, Value
+from django.db import DatabaseError, DataError, IntegrityError, connection, transaction
+from django.db.models import Exists, F, OuterRef, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -43,11 +52,14 @@ from holds import amounts, expiry, platform
 from holds import queue as holds_queue
 from holds.models import Hold, HoldItem, QuarantinedHold, SyncState
 from notifications import notify
-from reviewqueue.jsonvalues import UNSTORABLE, scalars, storable
+from operations import syncstats
+from reviewqueue import pgcopy
+from reviewqueue.jsonvalues import UNSTORABLE, may_need_storable, scalars, storable
 
 logger = logging.getLogger(__name__)
 
 LEASE = timedelta(minutes=10)
+WRITE_BATCH = 1000  # holds written per transaction
 # The longest id kept in an indexed column: a PostgreSQL btree entry holds at most
 # 2,704 bytes, and 500 characters take at most 2,000 in UTF-8 (with the env beside it).
 MAX_INDEXED_LENGTH = 500
@@ -109,11 +121,12 @@ def sync_env(client: platform.PlatformClient, env: str) -> SyncResult:
         remote, unreadable = _read_listing(client, env)
         result.open = len(remote)
         result.created, result.updated, vanished, refused = _store_open_holds(env, remote, unreadable)
-        result.quarantined = _quarantine(env, unreadable + refused)
+        if unreadable or refused or previous.in_quarantine:
+            result.quarantined = _quarantine(env, unreadable + refused)
         result.closed = _record_vanished_holds(client, env, vanished)
         if result.created or result.updated or vanished or result.open != previous.open_count:
             # The filters' choices change only with the open holds; an unchanged resync neither reads nor writes them.
-            holds_queue.replace_filter_values(env, {(hold.agent, hold.capability) for hold in remote.values()})
+            holds_queue.replace_filter_values(env, {(listed.hold.agent, listed.hold.capability) for listed in remote.values()})
         _confirm_expired_here(client, env)
     except platform.PlatformError as error:
         result.error, result.error_source = str(error), SyncState.ErrorSource.PLATFORM
@@ -122,26 +135,38 @@ def sync_env(client: platform.PlatformClient, env: str) -> SyncResult:
         result.error, result.error_source = f"{type(error).__name__}: {error}", SyncState.ErrorSource.REVIEW_QUEUE
         raise
     finally:
-        _finish(env, token, result, duration_ms=int((time.monotonic() - started) * 1000))
+        seconds = time.monotonic() - started
+        _finish(env, token, result, duration_ms=int(seconds * 1000))
+        try:
+            syncstats.record_sync(env, seconds, failed=bool(result.error))
+        except DatabaseError:  # logged: the metrics' counters must not replace the sync's own outcome or exception
+            logger.exception("counting the sync of %s for the metrics failed", env)
     return result
 
 
-def payload_digest(payload: dict) -> str:
-    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+def _canonical_json(payload: dict) -> str:
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def _acquire_lease(env: str) -> tuple[str, SyncState] | None:
-    """The lease's token and the env's state as the last sync left it; None while another sync holds the lease."""
-    previous, _ = SyncState.objects.get_or_create(env=env)
+    """The lease's token and the env's state as the last sync left it; None while another sync holds the lease.
+
+    The state carries ``in_quarantine``: whether any hold of the env is in
+    quarantine, so that a sync listing no unreadable hold reads the quarantine
+    only when there is one to empty.
+    """
     now = timezone.now()
     token = str(uuid.uuid4())
-    taken = (
-        SyncState.objects.filter(env=env)
-        .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
-        .update(lease_token=token, lease_until=now + LEASE, last_started_at=now)
-    )
-    return (token, previous) if taken else None
+    free = Q(lease_until__isnull=True) | Q(lease_until__lt=now)
+    lease = {"lease_token": token, "lease_until": now + LEASE, "last_started_at": now}
+    taken = SyncState.objects.filter(free, env=env).update(**lease)
+    if not taken:  # leased, or the env's first sync
+        _, created = SyncState.objects.get_or_create(env=env)
+        taken = created and SyncState.objects.filter(free, env=env).update(**lease)
+    if not taken:
+        return None
+    in_quarantine = Exists(QuarantinedHold.objects.filter(env=OuterRef("env")))
+    return token, SyncState.objects.annotate(in_quarantine=in_quarantine).get(env=env)
 
 
 def _finish(env: str, token: str, result: SyncResult, duration_ms: int) -> None:
@@ -167,18 +192,38 @@ def _finish(env: str, token: str, result: SyncResult, duration_ms: int) -> None:
     SyncState.objects.filter(env=env, lease_token=token).update(**changes)
 
 
-def _read_listing(client: platform.PlatformClient, env: str) -> tuple[dict[str, platform.Hold], list[platform.UnreadableHold]]:
-    """The open holds that can be stored, by hold id (made storable), and those that cannot."""
+class _Listed(NamedTuple):
+    """A listed hold made storable, with the digest of its payload."""
+
+    hold: platform.Hold
+    digest: str
+
+
+def _read_listing(client: platform.PlatformClient, env: str) -> tuple[dict[str, _Listed], list[platform.UnreadableHold]]:
+    """The open holds that can be stored, by hold id, and those that cannot."""
     remote, unreadable = {}, []
     for listed in client.open_holds(env):
         if isinstance(listed, platform.Hold):
             problem = _unstorable_ids(listed)
             if problem is None:
-                remote[listed.hold_id] = _storable(listed)
+                remote[listed.hold_id] = _listed(listed)
                 continue
             listed = platform.UnreadableHold.of(listed.raw, problem)
         unreadable.append(listed)
     return remote, unreadable
+
+
+def _listed(remote: platform.Hold) -> _Listed:
+    """The hold made storable (``jsonvalues.storable``), and its payload's digest.
+
+    One JSON dump serves both the check and the digest of the usual hold, which
+    holds nothing to change.
+    """
+    canonical = _canonical_json(remote.raw)
+    if may_need_storable(canonical):
+        remote = platform.parse_hold(storable(remote.raw))
+        canonical = _canonical_json(remote.raw)
+    return _Listed(remote, hashlib.sha256(canonical.encode()).hexdigest())
 
 
 def _column_limit(name: str) -> int:
@@ -209,7 +254,7 @@ def _unstorable_ids(remote: platform.Hold) -> str | None:
 
 
 def _store_open_holds(
-    env: str, remote: dict[str, platform.Hold], unreadable: list[platform.UnreadableHold]
+    env: str, remote: dict[str, _Listed], unreadable: list[platform.UnreadableHold]
 ) -> tuple[int, int, list[str], list[platform.UnreadableHold]]:
     """Insert new and update changed open holds.
 
@@ -226,18 +271,39 @@ def _store_open_holds(
         known |= {row[0]: row[1:] for row in Hold.objects.filter(env=env, hold_id__in=chunk).values_list(*columns)}
     writes = []
     for hold_id, remote_hold in remote.items():
-        digest = payload_digest(remote_hold.raw)
         if hold_id not in known:
-            writes.append(_Write(hold_id, None, digest))
+            writes.append(_Write(hold_id, None))
             continue
         pk, known_digest, status = known[hold_id]
         if status != Hold.Status.OPEN:
             continue  # closed here (expired, decided) after the platform's listing was made
-        if known_digest != digest:
-            writes.append(_Write(hold_id, pk, digest))
+        if known_digest != remote_hold.digest:
+            writes.append(_Write(hold_id, pk))
+    written, refused = [], []
+    for batch in _chunks(writes, WRITE_BATCH):
+        batch_written, batch_refused = _write_batch(env, remote, batch)
+        written += batch_written
+        refused += batch_refused
+    return _count_new(written), len(written) - _count_new(written), vanished, refused
+
+
+class _Write(NamedTuple):
+    """A hold to insert (``pk`` None) or update."""
+
+    hold_id: str
+    pk: int | None
+
+
+def _count_new(writes: list[_Write]) -> int:
+    return sum(1 for write in writes if write.pk is None)
+
+
+def _write_batch(
+    env: str, remote: dict[str, _Listed], writes: list[_Write]
+) -> tuple[list[_Write], list[platform.UnreadableHold]]:
+    """Write a batch in one transaction or, should the database refuse it, hold by hold; returns what was written and refused."""
     try:
-        _write(env, remote, writes)
-        return _count_new(writes), len(writes) - _count_new(writes), vanished, []
+        return _write(env, remote, writes), []
     except DatabaseError as error:
         if not _refused(error):
             raise
@@ -245,49 +311,121 @@ def _store_open_holds(
     written, refused = [], []
     for write in writes:
         try:
-            _write(env, remote, [write])
+            written += _write(env, remote, [write])
         except DatabaseError as error:
             if not _refused(error):
                 raise
             reason = "the database refused it: " + str(error).strip().splitlines()[0]
-            refused.append(platform.UnreadableHold.of(remote[write.hold_id].raw, reason))
-        else:
-            written.append(write)
-    return _count_new(written), len(written) - _count_new(written), vanished, refused
+            refused.append(platform.UnreadableHold.of(remote[write.hold_id].hold.raw, reason))
+    return written, refused
 
 
-class _Write(NamedTuple):
-    """A hold to insert (``pk`` None) or update, with its new payload digest."""
+def _write(env: str, remote: dict[str, _Listed], writes: list[_Write]) -> list[_Write]:
+    """Insert or update the holds with their items, in one transaction with the new holds' audit events.
 
-    hold_id: str
-    pk: int | None
-    digest: str
-
-
-def _count_new(writes: list[_Write]) -> int:
-    return sum(1 for write in writes if write.pk is None)
-
-
-def _write(env: str, remote: dict[str, platform.Hold], writes: list[_Write]) -> None:
-    """Insert or update the holds with their items, in one transaction with the new holds' audit events."""
+    Returns the writes made: a changed hold that was closed here (by the expiry sweep,
+    say) since the open holds were read is left closed.
+    """
     now = timezone.now()
-    new = [_mirror(Hold(env=env, first_seen_at=now), remote[w.hold_id], w.digest, now) for w in writes if w.pk is None]
-    changed = [_mirror(Hold(pk=w.pk, env=env), remote[w.hold_id], w.digest, now) for w in writes if w.pk is not None]
+    new = [remote[w.hold_id] for w in writes if w.pk is None]
     with transaction.atomic():
-        Hold.objects.bulk_create(new, batch_size=1000)
-        Hold.objects.bulk_update(changed, MIRRORED_FIELDS, batch_size=500)
-        HoldItem.objects.filter(hold__in=[hold.pk for hold in changed]).delete()
-        HoldItem.objects.bulk_create(
-            [item for hold in new + changed for item in _items(hold, remote[hold.hold_id])],
-            batch_size=2000,
-        )
-        audit_events.record_many(
-            audit_events.Entry(EventKind.HOLD_SEEN, hold=hold, payload={
-                "question": hold.question,
-                "items": [{"id": item.id, "title": item.title, "data": item.data} for item in remote[hold.hold_id].items],
-            })
-            for hold in new
-        )  # last in the transaction: the audit chain's lock is held only briefly
+        writes = _still_open(writes)
+        changed = [_mirror(Hold(pk=w.pk, env=env), *remote[w.hold_id], now) for w in writes if w.pk is not None]
+        if changed:
+            Hold.objects.bulk_update(changed, MIRRORED_FIELDS, batch_size=500)
+            HoldItem.objects.filter(hold__in=[hold.pk for hold in changed]).delete()
+            HoldItem.objects.bulk_create(
+                [item for hold in changed for item in _items(hold, remote[hold.hold_id].hold)], batch_size=2000
+            )
+        if new:  # last in the transaction, as they end with the audit events: the chain's lock is held only briefly
+            (_copy_new_holds if _inserts_by_copy() else _create_new_holds)(env, new, now)
+    return writes
+
+
+def _still_open(writes: list[_Write]) -> list[_Write]:
+    """The writes without the updates of holds no longer open, whose rows stay locked until the transaction ends.
+
+    The lock keeps the expiry sweep and a decision from closing a hold between this
+    check and its update, which would reopen it.
+    """
+    updated = [write.pk for write in writes if write.pk is not None]
+    if not updated:
+        return writes
+    locked = Hold.objects.select_for_update().filter(pk__in=updated, status=Hold.Status.OPEN).order_by("pk")
+    still_open = set(locked.values_list("pk", flat=True))
+    return [write for write in writes if write.pk is None or write.pk in still_open]
+
+
+def _inserts_by_copy() -> bool:
+    """Whether new holds are written with COPY: PostgreSQL's; SQLite, for trying the app, goes through the ORM."""
+    return connection.vendor == "postgresql"
+
+
+def _create_new_holds(env: str, new: list[_Listed], now) -> None:
+    """Insert new holds, their items and their ``hold_seen`` events through the ORM."""
+    holds = [_mirror(Hold(env=env, first_seen_at=now), remote, digest, now) for remote, digest in new]
+    Hold.objects.bulk_create(holds, batch_size=1000)
+    HoldItem.objects.bulk_create(
+        [item for hold, listed in zip(holds, new, strict=True) for item in _items(hold, listed.hold)], batch_size=2000
+    )
+    audit_events.record_many(_seen(hold, listed.hold) for hold, listed in zip(holds, new, strict=True))
+
+
+COPIED_HOLD_COLUMNS = ("id", "env", "first_seen_at", "hold_id", *MIRRORED_FIELDS)
+JSON_HOLD_COLUMNS = frozenset({"actions", "files", "platform_decision", "payload"})
+ITEM_COLUMNS = ("hold_id", "position", "item_id", "title", "data")
+
+
+def _copy_new_holds(env: str, new: list[_Listed], now) -> None:
+    """Insert new holds, their items and their ``hold_seen`` events with COPY: the rows ``_create_new_holds`` writes.
+
+    Each table's rows are made as its COPY asks for them, so that the database
+    files the rows before (in its indexes) while the next are made.
+    """
+    # Columns sync does not mirror (claims, digests, any added later) get their defaults, as bulk_create gives them.
+    template = Hold(env=env, first_seen_at=now)
+    defaults = {
+        field.column: field.get_db_prep_save(field.pre_save(template, add=True), connection)
+        for field in Hold._meta.concrete_fields
+        if field.column not in COPIED_HOLD_COLUMNS
+    }
+    ids = pgcopy.new_ids(Hold, len(new))
+    items, seen = [], []
+
+    def hold_rows():
+        for pk, (remote, digest) in zip(ids, new, strict=True):
+            columns = {"id": pk, "env": env, "first_seen_at": now}
+            columns |= _mirrored(remote, digest, now, first_seen_at=now, closed_at=None)
+            items.extend(
+                (pk, position, item.id, item.title, pgcopy.json_text(item.data)) for position, item in enumerate(remote.items)
+            )
+            seen.append(_seen(_SeenHold(pk, env, remote.hold_id, remote.run_id, remote.agent), remote))
+            yield tuple(
+                pgcopy.json_text(columns[name]) if name in JSON_HOLD_COLUMNS else columns[name] for name in COPIED_HOLD_COLUMNS
+            ) + tuple(defaults.values())
+
+    pgcopy.copy(Hold, (*COPIED_HOLD_COLUMNS, *defaults), hold_rows())
+    pgcopy.copy(HoldItem, ITEM_COLUMNS, items)
+    with audit_events.copying(seen) as audit_rows:
+        pgcopy.copy(AuditEvent, audit_events.COPY_COLUMNS, audit_rows)
+
+
+class _SeenHold(NamedTuple):
+    """What the audit trail reads of a hold (``audit.events.Entry.hold``), for a hold written without a model instance."""
+
+    pk: int
+    env: str
+    hold_id: str
+    run_id: str
+    agent: str
+
+
+def _seen(hold, remote: platform.Hold) -> audit_events.Entry:
+    """The ``hold_seen`` event of a new hold."""
+    return audit_events.Entry(EventKind.HOLD_SEEN, hold=hold, payload={
+        "question": remote.question,
+        "items": [{"id": item.id, "title": item.title, "data": item.data} for item in remote.items],
+    })
 
 
 def _refused(error: DatabaseError) -> bool:
@@ -411,57 +549,68 @@ def record_hold(hold: Hold, remote: platform.Hold) -> None:
     problem = _unstorable_ids(remote)
     if problem:
         logger.warning("hold %s: keeping the mirrored ids, as the platform's now cannot be stored: %s", hold, problem)
-        _mirror_ending(hold, _storable(remote), timezone.now())
+        _mirror_ending(hold, _listed(remote).hold, timezone.now())
         hold.save(update_fields=ENDING_FIELDS)
         return
-    remote = _storable(remote)
-    _mirror(hold, remote, payload_digest(remote.raw), timezone.now())
+    listed = _listed(remote)
+    _mirror(hold, listed.hold, listed.digest, timezone.now())
     with transaction.atomic():
         hold.save(update_fields=MIRRORED_FIELDS)
         hold.items.all().delete()
-        HoldItem.objects.bulk_create(_items(hold, remote))
-
-
-def _storable(remote: platform.Hold) -> platform.Hold:
-    """The hold with any NUL or lone surrogate replaced; the same object in the usual case, where there is none."""
-    text = json.dumps(remote.raw, ensure_ascii=False)  # writes a NUL as \u0000, a lone surrogate as itself
-    if "\\u0000" not in text and not UNSTORABLE.search(text):
-        return remote
-    return platform.parse_hold(storable(remote.raw))
+        HoldItem.objects.bulk_create(_items(hold, listed.hold))
 
 
 def _mirror(hold: Hold, remote: platform.Hold, digest: str, now) -> Hold:
     """Copy the platform's view of a hold onto a model instance (not saved)."""
-    hold.hold_id = remote.hold_id
-    hold.run_id = remote.run_id
-    hold.agent = remote.agent
-    hold.capability = remote.capability
-    hold.question = remote.question
-    hold.intent = remote.intent
-    hold.details = remote.details
-    hold.actions = list(remote.actions)
-    hold.files = [dataclasses.asdict(file) for file in remote.files]
-    hold.created_at = remote.created_at or hold.first_seen_at or now
-    hold.expires_at = remote.expires_at
-    _mirror_ending(hold, remote, now)
-    hold.payload = remote.raw
-    hold.payload_digest = digest
-    hold.search_text = search_text(remote)
-    hold.amount = amounts.largest(item.data for item in remote.items)
+    mirrored = _mirrored(remote, digest, now, first_seen_at=hold.first_seen_at, closed_at=hold.closed_at)
+    for name, value in mirrored.items():
+        setattr(hold, name, value)
     return hold
 
 
+def _mirrored(remote: platform.Hold, digest: str, now, *, first_seen_at, closed_at) -> dict:
+    """The hold id and ``MIRRORED_FIELDS`` as the platform's view sets them, given when the mirror first saw the hold and closed it."""
+    return {
+        "hold_id": remote.hold_id,
+        "run_id": remote.run_id,
+        "agent": remote.agent,
+        "capability": remote.capability,
+        "question": remote.question,
+        "intent": remote.intent,
+        "details": remote.details,
+        "actions": list(remote.actions),
+        "files": [dataclasses.asdict(file) for file in remote.files],
+        "created_at": remote.created_at or first_seen_at or now,
+        "expires_at": remote.expires_at,
+        **_ending(remote, now, closed_at),
+        "payload": remote.raw,
+        "payload_digest": digest,
+        "search_text": search_text(remote),
+        "amount": amounts.largest(item.data for item in remote.items),
+    }
+
+
+STATUSES = frozenset(Hold.Status.values)  # computed once: the enum builds the list anew on each read
 ENDING_FIELDS = ["status", "last_synced_at", "closed_at", "decided_by", "decided_at", "platform_decision"]
 
 
 def _mirror_ending(hold: Hold, remote: platform.Hold, now) -> None:
     """Copy whether and how the hold ended (the ``ENDING_FIELDS``) onto a model instance (not saved)."""
-    hold.status = remote.status if remote.status in Hold.Status.values else Hold.Status.OPEN
-    hold.last_synced_at = now
-    hold.closed_at = None if hold.status == Hold.Status.OPEN else (hold.closed_at or now)
-    hold.decided_by = remote.decision.decided_by if remote.decision else ""
-    hold.decided_at = remote.decision.decided_at if remote.decision else None
-    hold.platform_decision = remote.raw.get("decision")
+    for name, value in _ending(remote, now, hold.closed_at).items():
+        setattr(hold, name, value)
+
+
+def _ending(remote: platform.Hold, now, closed_at) -> dict:
+    """The ``ENDING_FIELDS`` as the platform's view sets them, given when the mirror closed the hold, if it did."""
+    status = remote.status if remote.status in STATUSES else Hold.Status.OPEN
+    return {
+        "status": status,
+        "last_synced_at": now,
+        "closed_at": None if status == Hold.Status.OPEN else (closed_at or now),
+        "decided_by": remote.decision.decided_by if remote.decision else "",
+        "decided_at": remote.decision.decided_at if remote.decision else None,
+        "platform_decision": remote.raw.get("decision"),
+    }
 
 
 def search_text(remote: platform.Hold) -> str:

@@ -9,8 +9,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from holds import claims, decisions, platform, presence, review, runs
+from holds import claims, decisions, form_layout, platform, presence, review, runs
 from holds import queue as holds_queue
+from holds import queue_rows
 from holds.models import Decision, Hold
 from reviewqueue import readers, roles
 
@@ -35,36 +36,27 @@ def _queue(request):
     matching = holds_queue.filtered(filters, request.user, now)
     holds, next_cursor = holds_queue.page(matching, request.GET.get("after", ""), filters.sort)
     loaded_at = _loaded_at(request, now)
+    new_holds = matching.filter(first_seen_at__gt=loaded_at) if loaded_at < now else None
+    states, new_count = holds_queue.sync_states_and_new_count(new_holds)
     context = {
-        "rows": [_queue_row(hold, now, loaded_at) for hold in holds],
+        "rows": queue_rows.rows(holds, now, loaded_at),
         "next_cursor": next_cursor,
         "filters": filters,
         "expiring_options": holds_queue.EXPIRING_WITHIN,
         "orders": holds_queue.ORDERS,
-        "freshness": holds_queue.freshness(now),
+        "freshness": holds_queue.freshness(now, states),
         "loaded_at": loaded_at.isoformat(),
-        "new_count": matching.filter(first_seen_at__gt=loaded_at).count() if loaded_at < now else 0,
+        "new_count": new_count,
         "now": now,
     }
     if request.htmx and request.htmx.target == "queue-body":
         return render(request, "holds/_queue_body.html", context)
-    return render(request, "holds/queue.html", context | {"choices": holds_queue.filter_values()})
+    return render(request, "holds/queue.html", context | {"choices": holds_queue.filter_values(states)})
 
 
 def _loaded_at(request, now):
     """When the reviewer opened the queue: holds first seen after it count as new (none when absent)."""
     return readers.moment(request.GET.get("loaded_at", ""), "loaded_at") or now
-
-
-def _queue_row(hold, now, loaded_at):
-    return {
-        "hold": hold,
-        "items": list(hold.items.all()),
-        "amounts": holds_queue.amounts(hold),
-        "urgency": holds_queue.urgency(hold, now),
-        "claimant": hold.claimant(now),
-        "new": hold.first_seen_at > loaded_at,
-    }
 
 
 _UNREAD = object()  # ``_hold_context``'s decision when the caller has not read it
@@ -84,8 +76,10 @@ def _hold_context(hold, reviews=None, error="", viewer=None, decision=_UNREAD, n
         looking = presence.note_viewing_and_others(hold, viewer, now)
     else:
         looking = presence.others_looking(hold, viewer, now)
+    reviews = reviews if reviews is not None else _reviews_to_show(hold, decision, viewer)
     return _presence_context(hold, viewer, now, looking) | {
-        "reviews": reviews if reviews is not None else _reviews_to_show(hold, decision, viewer),
+        "reviews": reviews,
+        "error_links": form_layout.error_links(reviews),
         "decision": decision,
         "decidable": decidable,
         "closed_reason": closed,

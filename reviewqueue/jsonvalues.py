@@ -16,6 +16,7 @@ __all__ = [
     "as_decimal",
     "display",
     "escape_surrogates",
+    "may_need_storable",
     "same_json",
     "scalars",
     "showable",
@@ -26,6 +27,10 @@ EXACT_FLOAT_LIMIT = 1e16
 SURROGATE = re.compile(r"[\ud800-\udfff]")
 NUMBER_TEXT = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
 AMOUNT_KEYS = ("amount", "refund_amount", "total")  # the item data keys that carry an amount
+# What JSON text shows of a value ``storable`` would change: a NUL or a surrogate, escaped (ASCII-only
+# JSON; a surrogate may be half of a pair such as an emoji's) or as itself; -0.0; or a float of 1e16 or
+# more, which Python writes with "e+". Text may match by chance; then ``storable`` merely changes nothing.
+MAYBE_UNSTORABLE = re.compile(r"\\u0000|\\u[dD][89a-fA-F]|-0\.0|[eE]\+|[\x00\ud800-\udfff]")
 
 
 class Absent(Enum):
@@ -56,8 +61,13 @@ def storable(value):
         if value == 0:
             return 0.0
         if abs(value) >= EXACT_FLOAT_LIMIT and value.is_integer():
-            return int(value)
+            return int(Decimal(repr(value)))  # the number JSON writes (1e+308), as jsonb reads it: not the float's binary value
     return value
+
+
+def may_need_storable(json_text: str) -> bool:
+    """Whether the value ``json_text`` was dumped from might change under ``storable``: a quick check sparing most values the walk."""
+    return MAYBE_UNSTORABLE.search(json_text) is not None
 
 
 def scalars(value):

@@ -168,19 +168,20 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer_api(self, request: Request) -> None:
         """Act out the next injected fault, if any applies, else answer normally."""
+        received_at = time.time()
         state = self.server.state
         fault = state.next_fault(request.path) or {}
         if fault.get("delay"):
             time.sleep(fault["delay"])
         if fault.get("drop"):
-            self._record(request, None)
+            self._record(request, None, received_at)
             self._drop_connection()
             return
         if "status" in fault:
             response = _fault_response(fault["status"])
         else:
             response = self._safely(handle_api, state, request, self.server.api_key)
-        self._record(request, response.status)
+        self._record(request, response.status, received_at)
         self._send(response)
 
     def _read_request(self) -> Request | None:
@@ -222,10 +223,12 @@ class _Handler(BaseHTTPRequestHandler):
             logger.exception("the simulated platform failed on %s %s", self.command, self.path)
             return error_response(500, "internal_error", "the simulator failed; see its log")
 
-    def _record(self, request: Request, status: int | None) -> None:
+    def _record(self, request: Request, status: int | None, received_at: float) -> None:
         """Log an API request for tests to inspect, before answering it.
 
         Recording first means a test that got its answer always finds the entry.
+        ``received_at`` is the real epoch time the request was read (``at`` is the
+        platform's clock, in whole seconds), for benchmarks timing delivery.
         """
         self.server.state.record_request({
             "method": request.method,
@@ -235,6 +238,7 @@ class _Handler(BaseHTTPRequestHandler):
             "body": request.json_or_none(),
             "status": status,
             "at": iso(self.server.state.now()),
+            "received_at": received_at,
         })
 
     def _send(self, response: Response) -> None:

@@ -67,10 +67,14 @@ def test_events_form_a_chain_from_the_genesis_hash():
 
 
 def test_a_value_jsonb_would_rewrite_is_stored_and_hashed_as_it_reads_back():
-    events.record(EventKind.SETTING_CHANGED, payload={"big": 1e20, "zero": -0.0, "nul": "a\x00b", "list": [1.5, "x"]})
+    events.record(
+        EventKind.SETTING_CHANGED, payload={"big": 1e20, "huge": 1e308, "zero": -0.0, "nul": "a\x00b", "list": [1.5, "x"]}
+    )
 
     assert chain.verify().broken is None
-    assert AuditEvent.objects.get().payload == {"big": 10**20, "zero": 0.0, "nul": "a\ufffdb", "list": [1.5, "x"]}
+    assert AuditEvent.objects.get().payload == {
+        "big": 10**20, "huge": 10**308, "zero": 0.0, "nul": "a\ufffdb", "list": [1.5, "x"]
+    }
 
 
 def test_an_unknown_kind_is_refused():
@@ -86,6 +90,41 @@ def test_an_event_rolls_back_with_the_change_it_records(alice):
     events.record(EventKind.RELEASED, actor=alice)
 
     assert list(AuditEvent.objects.values_list("sequence", "kind")) == [(1, "released")]
+    assert chain.verify().broken is None
+
+
+def copy_into_the_trail(rows) -> None:
+    columns = ", ".join(events.COPY_COLUMNS)
+    with connection.cursor() as cursor, cursor.cursor.copy(f"COPY audit_auditevent ({columns}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row(row)
+
+
+def test_rows_copied_in_bulk_chain_on_as_recorded_ones_do(samples):
+    hold = samples["h_16"]  # the untrusted-text fixture
+    entries = [events.Entry(EventKind.HOLD_SEEN, hold=hold, payload={"n": n, "note": "tab\there\\.", "big": 1e20}) for n in range(3)]
+    before = AuditChainHead.objects.get().sequence
+
+    with transaction.atomic(), events.copying(entries) as rows:
+        copy_into_the_trail(rows)
+    events.record(EventKind.CLAIMED, hold=hold)
+
+    copied = AuditEvent.objects.filter(sequence__gt=before).order_by("sequence")
+    assert [(event.sequence, event.payload.get("n")) for event in copied] == [
+        (before + 1, 0), (before + 2, 1), (before + 3, 2), (before + 4, None)]
+    assert copied[0].payload == {"n": 0, "note": "tab\there\\.", "big": 10**20} and copied[0].hold_record == hold
+    assert chain.verify().broken is None
+
+
+def test_rows_not_all_copied_leave_the_chain_head_where_it_was(samples):
+    entries = [events.Entry(EventKind.HOLD_SEEN, hold=samples["h_16"], payload={"n": n}) for n in range(3)]
+    before = AuditChainHead.objects.get()
+
+    with pytest.raises(RuntimeError, match="not every audit row was copied"), transaction.atomic():
+        with events.copying(entries) as rows:
+            copy_into_the_trail([next(rows)])
+
+    assert AuditChainHead.objects.get().hash == before.hash
     assert chain.verify().broken is None
 
 

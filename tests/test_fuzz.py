@@ -244,7 +244,8 @@ def test_no_request_from_any_role_gets_a_5xx_or_a_broken_stream(world):
                 b"".join(response.streaming_content)
         tried[role] += 1
         statuses[response.status_code] += 1
-        assert response.status_code < 500, (role, method, url, form)
+        not_ready = path == "/readyz" and response.status_code == 503 and response.json()["status"] == "not ready"
+        assert response.status_code < 500 or not_ready, (role, method, url, form)  # readiness says 503 by design
         return response
 
     @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,

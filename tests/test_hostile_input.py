@@ -112,7 +112,7 @@ def test_the_queue_pages_still_follow_their_own_cursors(alice_client, samples, m
     seen, url = [], reverse("queue")
     while url:
         response = alice_client.get(url)
-        seen += [row["hold"].hold_id for row in response.context["rows"]]
+        seen += [row.hold.hold_id for row in response.context["rows"]]
         url = reverse("queue") + f"?after={response.context['next_cursor']}" if response.context["next_cursor"] else None
 
     assert sorted(seen) == sorted(samples)

@@ -46,7 +46,7 @@ def walk(client, query: str = "") -> list[int]:
     while url:
         response = client.get(url)
         assert response.status_code == 200
-        seen += [row["hold"].pk for row in response.context["rows"]]
+        seen += [row.hold.pk for row in response.context["rows"]]
         next_cursor = response.context["next_cursor"]
         url = reverse("queue") + f"?{query}&after={next_cursor}" if next_cursor else None
     return seen
@@ -88,7 +88,7 @@ def test_a_new_hold_arriving_between_pages_neither_shifts_nor_repeats_rows(alice
     second = alice_client.get(reverse("queue") + f"?sort=amount&after={first.context['next_cursor']}")
 
     expected = [hold.pk for hold in sorted(crowded_queue, key=by_amount)]
-    assert [row["hold"].pk for row in first.context["rows"] + second.context["rows"]] == expected[:8]
+    assert [row.hold.pk for row in first.context["rows"] + second.context["rows"]] == expected[:8]
 
 
 def test_an_amount_range_keeps_holds_within_it_ends_included(alice_client, crowded_queue):

@@ -77,12 +77,27 @@ def test_an_unchanged_resync_neither_reads_nor_writes_the_filter_values(alice_cl
     assert offered(alice_client, "agent") == ["refund-bot"]
 
 
+def test_the_filter_choices_come_from_the_cache_until_a_sync_changes_them(platform_client, platform_state):
+    hold(platform_state, "refund-bot")
+    sync.sync_env(platform_client, "default")
+    assert queue.filter_values(queue.sync_states())["agent"] == ["refund-bot"]
+
+    sync.sync_env(platform_client, "default")  # unchanged: the cached choices still hold
+    with CaptureQueriesContext(connection) as queries:
+        assert queue.filter_values(queue.sync_states())["agent"] == ["refund-bot"]
+    assert not [query for query in queries.captured_queries if "holds_filtervalue" in query["sql"]]
+
+    hold(platform_state, "billing-bot")
+    sync.sync_env(platform_client, "default")
+    assert queue.filter_values(queue.sync_states())["agent"] == ["billing-bot", "refund-bot"]
+
+
 def test_a_capability_too_long_to_index_is_stored_and_queued_but_not_offered(alice_client, platform_client, platform_state):
     hold_id = hold(platform_state, "refund-bot", "c" * 5000)
     sync.sync_env(platform_client, "default")
     assert Hold.objects.filter(hold_id=hold_id, status=Hold.Status.OPEN).exists()
     assert offered(alice_client, "capability") == []
-    assert [row["hold"].hold_id for row in alice_client.get(reverse("queue")).context["rows"]] == [hold_id]
+    assert [row.hold.hold_id for row in alice_client.get(reverse("queue")).context["rows"]] == [hold_id]
 
 
 def plan_of(run) -> str:
@@ -112,7 +127,7 @@ def test_a_search_by_any_id_or_value_finds_it_among_the_open_holds_through_their
     platform_state.generate("default", 50)
     sync.sync_env(platform_client, "default")
     rows = alice_client.get(reverse("queue"), {"q": "a-55010"}).context["rows"]
-    assert [row["hold"].hold_id for row in rows] == [wanted]
+    assert [row.hold.hold_id for row in rows] == [wanted]
     # A few hundred holds are cheaper to read whole; bench.queue prints the plan at 10,000 and 100,000.
     with connection.cursor() as cursor:
         index = connection.introspection.get_constraints(cursor, "holds_hold")["hold_open_search_trgm"]

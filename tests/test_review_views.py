@@ -105,7 +105,7 @@ def test_createuser_gives_a_role(capsys):
 def test_the_queue_lists_soonest_expiry_first_and_never_expiring_last(alice_client, samples):
     response = alice_client.get(reverse("queue"))
 
-    listed = [row["hold"].hold_id for row in response.context["rows"]]
+    listed = [row.hold.hold_id for row in response.context["rows"]]
     expected = [h.hold_id for h in sorted(samples.values(), key=lambda h: (h.expires_at is None, h.expires_at or h.created_at, h.created_at))]
     assert listed == expected
     assert listed[-1] == "h_14"  # the Agno sample never expires
@@ -114,9 +114,9 @@ def test_the_queue_lists_soonest_expiry_first_and_never_expiring_last(alice_clie
 def test_a_queue_row_shows_amounts_items_and_urgency(alice_client, samples):
     response = alice_client.get(reverse("queue"))
 
-    rows = {row["hold"].hold_id: row for row in response.context["rows"]}
-    assert rows["h_13"]["amounts"] == ["49.90", "129.00"]
-    assert rows["h_15"]["urgency"] == "urgent"
+    rows = {row.hold.hold_id: row for row in response.context["rows"]}
+    assert rows["h_13"].amounts == ["49.90", "129.00"]
+    assert rows["h_15"].urgency == "urgent"
     assert "Refund 49.90 on A-1001" in response.content.decode()
 
 
@@ -134,7 +134,7 @@ def test_a_queue_row_shows_amounts_items_and_urgency(alice_client, samples):
 def test_filters_and_search_keep_their_state_in_the_url(alice_client, samples, query, expected):
     response = alice_client.get(reverse("queue") + "?" + query)
 
-    assert {row["hold"].hold_id for row in response.context["rows"]} == expected
+    assert {row.hold.hold_id for row in response.context["rows"]} == expected
     value = query.split("=")[-1]
     assert f'value="{value}"' in response.content.decode() or f"<option selected>{value}</option>" in response.content.decode() or f'value="{value}" selected' in response.content.decode()
 
@@ -145,8 +145,8 @@ def test_mine_and_unclaimed_filters(alice_client, alice, bob, samples):
     mine = alice_client.get(reverse("queue") + "?claim=mine").context["rows"]
     unclaimed = alice_client.get(reverse("queue") + "?claim=unclaimed").context["rows"]
 
-    assert [row["hold"].hold_id for row in mine] == ["h_12"]
-    assert "h_12" not in {row["hold"].hold_id for row in unclaimed}
+    assert [row.hold.hold_id for row in mine] == ["h_12"]
+    assert "h_12" not in {row.hold.hold_id for row in unclaimed}
 
 
 def test_keyset_pages_cover_every_hold_once(alice_client, platform_client, platform_state, monkeypatch):
@@ -159,7 +159,7 @@ def test_keyset_pages_cover_every_hold_once(alice_client, platform_client, platf
     seen, url = [], reverse("queue")
     while url:
         response = alice_client.get(url)
-        seen += [row["hold"].pk for row in response.context["rows"]]
+        seen += [row.hold.pk for row in response.context["rows"]]
         cursor = response.context["next_cursor"]
         url = reverse("queue") + f"?after={cursor}" if cursor else None
 
@@ -459,7 +459,7 @@ def test_a_decision_made_while_redis_is_down_is_stored_and_waits(alice_client, s
 def test_a_decision_in_flight_leaves_the_queue_at_once(alice_client, samples):
     confirm(alice_client, samples["h_12"])
 
-    listed = {row["hold"].hold_id for row in alice_client.get(reverse("queue")).context["rows"]}
+    listed = {row.hold.hold_id for row in alice_client.get(reverse("queue")).context["rows"]}
 
     assert "h_12" not in listed and "h_13" in listed
 
@@ -527,7 +527,7 @@ def test_the_new_count_covers_every_page(alice_client, platform_client, platform
 def test_a_hold_past_its_expiry_leaves_the_queue_before_the_sweep(alice_client, samples):
     Hold.objects.filter(pk=samples["h_12"].pk).update(expires_at=timezone.now() - timedelta(seconds=1))
 
-    listed = {row["hold"].hold_id for row in alice_client.get(reverse("queue")).context["rows"]}
+    listed = {row.hold.hold_id for row in alice_client.get(reverse("queue")).context["rows"]}
 
     assert "h_12" not in listed and Hold.objects.get(pk=samples["h_12"].pk).status == "open"
 

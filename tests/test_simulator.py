@@ -617,6 +617,7 @@ def test_control_resets_with_or_without_samples(control, state):
 
 
 def test_the_request_log_records_api_requests_only(control, api, state):
+    before = time.time()
     decide(api, "h_12", {"items": [{"id": "A-1001", "action": "approve"}]}, key="logged")
     api.get("/holds", params={"limit": 5})
     control.get("/clock")
@@ -633,6 +634,7 @@ def test_the_request_log_records_api_requests_only(control, api, state):
     assert posted["headers"]["authorization"] == "Bearer [redacted]"
     assert listed["query"] == {"limit": "5"} and listed["body"] is None
     assert ISO_Z.match(listed["at"])
+    assert before <= posted["received_at"] <= listed["received_at"] <= time.time()  # for timing deliveries
     assert API_KEY not in control.get("/requests").text
     assert control.delete("/requests").json() == {"requests": []}
     assert state.requests == []

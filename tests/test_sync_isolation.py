@@ -302,7 +302,7 @@ def test_the_banner_names_whose_error_stops_the_sync(platform_client, platform_s
         platform_state.push_faults([{"status": 503}])
         sync.sync_env(platform_client, "default")
     else:
-        monkeypatch.setattr(sync, "_quarantine", lambda *arguments: 1 / 0)
+        monkeypatch.setattr(sync, "_store_open_holds", lambda *arguments: 1 / 0)
         with pytest.raises(ZeroDivisionError):
             sync.sync_env(platform_client, "default")
 

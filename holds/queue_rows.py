@@ -1,0 +1,122 @@
+"""The queue's rows as HTML, each rendered once and then read from the cache.
+
+A row's key names everything its markup shows: the hold's platform content (its
+payload digest, which sync changes with every change of content, items included),
+its env, whoever has a live claim on it, its urgency band, whether it is new to the
+reviewer, the viewer's time zone and language, and a version of what renders it (the
+settings it reads, the hold page's URL, and the source of the row template and of the
+code writing its values). Whatever changes what a row says therefore changes its key,
+and a stale row is never read.
+
+Only the words of the two relative times ("37 minutes ago", "2 hours, 5 minutes") change
+with the clock alone; they are left out of the cached markup and filled in on each
+request (app.js keeps them current in the browser).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib
+from datetime import datetime
+
+from django.db.models import prefetch_related_objects
+from django.template.loader import get_template
+from django.urls import reverse
+from django.utils import timezone, translation
+from django.utils.safestring import mark_safe
+
+from holds import describe
+from holds import queue as holds_queue
+from holds.models import Hold
+from people import relative
+from reviewqueue import softcache
+
+ROW_TEMPLATE = "holds/queue/_row.html"
+# The modules whose code writes a row's values: a deploy changing one reads no old row.
+ROW_CODE_MODULES = (
+    "holds.queue_rows", "holds.queue", "holds.describe", "reviewqueue.jsonvalues", "people.naming",
+    "people.templatetags.people",
+)
+# Comments agent text can never produce: every value in the row template is escaped, which turns "<" into "&lt;".
+AGE_WORDS = "<!--age-->"
+LEFT_WORDS = "<!--left-->"
+ROW_SECONDS = 24 * 3600  # a row nobody asks for again leaves the cache within a day
+
+
+class Row:
+    """One row of the queue: the hold, its urgency band, who claims it, whether it is new, and its ``html``.
+
+    ``items`` and ``amounts`` are read only when the row's markup is rendered (or a caller asks).
+    """
+
+    def __init__(self, hold: Hold, now: datetime, loaded_at: datetime):
+        self.hold = hold
+        self.urgency = holds_queue.urgency(hold, now)
+        self.claimant = hold.claimant(now)
+        self.new = hold.first_seen_at > loaded_at
+        self.html = ""
+
+    @functools.cached_property
+    def items(self) -> list:
+        return list(self.hold.items.all())
+
+    @functools.cached_property
+    def amounts(self) -> list[str]:
+        return holds_queue.amounts(self.hold)
+
+
+def rows(holds: list[Hold], now: datetime, loaded_at: datetime) -> list[Row]:
+    """The queue's rows for ``holds``, their markup read from the cache in one round trip or rendered and stored."""
+    found = [Row(hold, now, loaded_at) for hold in holds]
+    viewer = (_version(), timezone.get_current_timezone_name(), translation.get_language())
+    keys = {_key(row, viewer): row for row in found}
+    cached = softcache.get_many(list(keys), "the queue rows")
+    missing = {key: row for key, row in keys.items() if key not in cached}
+    if missing:
+        prefetch_related_objects([row.hold for row in missing.values()], "items")
+        template = get_template(ROW_TEMPLATE)
+        hold_url = _hold_url_prefix()
+        fresh = {key: template.render({"row": row, "hold_url": hold_url}) for key, row in missing.items()}
+        softcache.set_many(fresh, ROW_SECONDS, "the queue rows")
+        cached |= fresh
+    for key, row in keys.items():
+        row.html = _with_times(cached[key], row.hold, now)
+    return found
+
+
+def _key(row: Row, viewer: tuple) -> str:
+    """What the row's markup shows, hashed: the hold's content, env, claimant, urgency and newness, and the viewer's zone."""
+    hold, claimant = row.hold, row.claimant
+    who = (claimant.pk, claimant.get_username(), claimant.get_full_name(), claimant.email) if claimant else None
+    # The times too, which sync changes only with the digest, in case anything else ever writes them.
+    parts = (viewer, hold.pk, hold.env, hold.payload_digest, hold.created_at, hold.expires_at, who, row.urgency, row.new)
+    return "queue-row:" + hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+def _version() -> tuple:
+    """What renders every row alike: the settings read per request (tests change them), the URL and the code."""
+    return (_code_digest(), tuple(describe.currency_keys()), _hold_url_prefix())
+
+
+@functools.cache
+def _code_digest() -> str:
+    """A digest of the row template's source and of the row code's modules, made once per process."""
+    digest = hashlib.sha256(get_template(ROW_TEMPLATE).template.source.encode())
+    for name in ROW_CODE_MODULES:
+        with open(importlib.import_module(name).__file__, "rb") as source:
+            digest.update(source.read())
+    return digest.hexdigest()[:16]
+
+
+@functools.cache
+def _hold_url_prefix() -> str:
+    """The hold page's URL without its id, reversed once: the rows append the id."""
+    return reverse("hold", args=[0]).removesuffix("0/")
+
+
+def _with_times(html: str, hold: Hold, now: datetime) -> str:
+    html = html.replace(AGE_WORDS, relative.ago(hold.created_at, now), 1)
+    if hold.expires_at:
+        html = html.replace(LEFT_WORDS, relative.until(hold.expires_at, now), 1)
+    return mark_safe(html)  # noqa: S308 -- the template escaped every value; the words are Django's own
