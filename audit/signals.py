@@ -7,21 +7,32 @@ own log: every change, addition or deletion made through the admin writes a
 ``LogEntry`` in the same transaction as the change, naming the admin who made it.
 The log says which fields changed but not their values, so the user and group
 signals that fire earlier in that transaction note the values before and after
-(``_pending``), and the ``LogEntry`` picks them up. Notes left by changes made
-outside the admin (a shell, ``createuser``) are dropped when the next request starts.
+(``_pending``), and the ``LogEntry`` picks them up.
+
+Role changes made elsewhere (``createuser``, single sign-on's group mapping) go
+through the same signals and are recorded by ``recording_role_changes``, a block
+those paths wrap their changes in, inside their transaction. A user deleted in bulk in the admin
+gets a ``LogEntry`` each, but written with ``bulk_create``, which sends no signal:
+the deletion itself (``pre_delete``) records it then, naming the admin from that
+entry. Notes nobody recorded (a shell) are dropped when the next request starts.
 """
 
 from __future__ import annotations
 
 import contextvars
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
 
 from axes.signals import user_locked_out
-from django.contrib.admin.models import LogEntry
+from django.contrib.admin.models import DELETION, LogEntry
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.contrib.auth.signals import user_logged_in
+from django.contrib.contenttypes.models import ContentType
 from django.core.signals import request_started
-from django.db.models.signals import m2m_changed, post_save, pre_save
+from django.db.models.signals import m2m_changed, post_save, pre_delete, pre_save
+from django.utils import timezone
 
 from audit import events
 from audit.models import EventKind
@@ -30,6 +41,8 @@ from reviewqueue.signin import client_ip
 ROLE_FIELDS = ("is_active", "is_staff", "is_superuser")
 ROLE_MODELS = ("auth.user", "auth.group")
 ACTIONS = {1: "added", 2: "changed", 3: "deleted"}
+ADMIN_DELETION_WINDOW = timedelta(minutes=1)
+RECORDED_DELETION = "auth.user deletion on record"  # a _pending key's model: no role change to record
 
 _pending: contextvars.ContextVar[dict | None] = contextvars.ContextVar("audit_pending_role_changes", default=None)
 
@@ -39,6 +52,8 @@ def connect() -> None:
     user_logged_in.connect(signed_in, dispatch_uid="audit.signed_in")
     user_locked_out.connect(locked_out, dispatch_uid="audit.locked_out")
     pre_save.connect(user_saving, sender=User, dispatch_uid="audit.user_saving")
+    post_save.connect(user_saved, sender=User, dispatch_uid="audit.user_saved")
+    pre_delete.connect(user_deleting, sender=User, dispatch_uid="audit.user_deleting")
     pre_save.connect(group_saving, sender=Group, dispatch_uid="audit.group_saving")
     m2m_changed.connect(groups_changed, sender=User.groups.through, dispatch_uid="audit.groups_changed")
     m2m_changed.connect(permissions_changed, sender=Group.permissions.through, dispatch_uid="audit.permissions_changed")
@@ -78,6 +93,92 @@ def user_saving(sender, instance, update_fields=None, **kwargs) -> None:
     for field in ROLE_FIELDS:
         if before[field] != getattr(instance, field):
             _note("auth.user", instance.pk)["fields"][field] = [before[field], getattr(instance, field)]
+
+
+def user_saved(sender, instance, created: bool, **kwargs) -> None:
+    if created:
+        _note("auth.user", instance.pk)["added"] = True
+
+
+def user_deleting(sender, instance, **kwargs) -> None:
+    """A user's deletion, unless the admin's ``LogEntry`` for it was recorded already (a single delete)."""
+    if (_pending.get() or {}).pop((RECORDED_DELETION, str(instance.pk)), None):
+        return
+    entry = (
+        LogEntry.objects.filter(
+            content_type=ContentType.objects.get_for_model(sender), object_id=str(instance.pk), action_flag=DELETION,
+            action_time__gte=timezone.now() - ADMIN_DELETION_WINDOW,  # written just before, in the same request
+        )
+        .select_related("user")
+        .order_by("-action_time", "-pk")
+        .first()
+    )
+    payload = {
+        "model": "auth.user",
+        "object_id": str(instance.pk),
+        "object": instance.get_username(),
+        "action": "deleted",
+        "message": "" if entry else "outside the admin",
+        "before": _roles_now(instance.pk),
+    }
+    events.record(EventKind.ROLE_CHANGED, actor=entry.user if entry else None, payload=payload)
+
+
+@contextmanager
+def recording_role_changes(*, actor=None, source: str) -> Iterator[list]:
+    """Record the role changes made inside the block, outside the admin: by ``createuser`` or single sign-on.
+
+    Use it inside the transaction that makes the changes::
+
+        with transaction.atomic(), recording_role_changes(source="sso"):
+            role_mapping.apply(user, groups)
+
+    Users added, their ``is_active``/``is_staff``/``is_superuser`` and groups changed (through
+    ``user.groups`` or ``group.user_set``), groups renamed or given permissions: whatever the
+    signals noted in the block becomes one ``role_changed`` event per user or group when it ends
+    without an error (appended to the list it yields). ``source`` names the path; ``actor`` is
+    who made the change, None for the system. Notes made before the block are not its own and
+    are left as they were.
+    """
+    token = _pending.set({})
+    recorded: list = []
+    try:
+        yield recorded
+        recorded.extend(_record_noted(actor, source))
+    finally:
+        _pending.reset(token)
+
+
+def _record_noted(actor, source: str) -> list:
+    pending = _pending.get() or {}
+    recorded = []
+    for (model, pk), noted in list(pending.items()):
+        if model not in ROLE_MODELS:
+            continue
+        del pending[(model, pk)]
+        changes = _non_empty(noted)
+        if not noted.get("added") and changes == {"fields": {}}:
+            continue  # saved without a role change
+        payload = {
+            "model": model,
+            "object_id": pk,
+            "object": _name_of(model, pk),
+            "action": "added" if noted.get("added") else "changed",
+            "message": f"by {source}",
+            "source": source,
+            "changes": changes,
+        }
+        if model == "auth.user":
+            payload["now"] = _roles_now(pk)
+        recorded.append(events.record(EventKind.ROLE_CHANGED, actor=actor, payload=payload))
+    return recorded
+
+
+def _name_of(model: str, pk) -> str:
+    if model == "auth.user":
+        user = get_user_model().objects.filter(pk=pk).first()
+        return user.get_username() if user else ""
+    return Group.objects.filter(pk=pk).values_list("name", flat=True).first() or ""
 
 
 def group_saving(sender, instance, **kwargs) -> None:
@@ -140,12 +241,24 @@ def admin_logged(sender, instance: LogEntry, created: bool, **kwargs) -> None:
         "action": ACTIONS.get(instance.action_flag, str(instance.action_flag)),
         "message": instance.get_change_message(),
     }
-    if noted:
+    if noted and _non_empty(noted) != {"fields": {}}:
         payload["changes"] = _non_empty(noted)
-    if model == "auth.user" and instance.action_flag != 3:
+    if model == "auth.user" and instance.action_flag != DELETION:
         payload["now"] = _roles_now(instance.object_id)
+    if model == "auth.user" and instance.action_flag == DELETION:
+        payload["before"] = _roles_now(instance.object_id)
+        _note_recorded_deletion(instance.object_id)
     kind = EventKind.ROLE_CHANGED if model in ROLE_MODELS else EventKind.SETTING_CHANGED
     events.record(kind, actor=instance.user, payload=payload)
+
+
+def _note_recorded_deletion(pk) -> None:
+    """Tell ``user_deleting`` that this deletion is on record already."""
+    pending = _pending.get()
+    if pending is None:
+        pending = {}
+        _pending.set(pending)
+    pending[(RECORDED_DELETION, str(pk))] = True
 
 
 def _non_empty(noted: dict) -> dict:

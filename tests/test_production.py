@@ -128,6 +128,10 @@ def test_the_readme_production_setup_syncs_holds_and_serves_the_login_page(
         stylesheet = re.search(r'<link[^>]+rel="stylesheet"[^>]+href="([^"]+)"', login.text)
         assert login.status_code == 200 and 'name="password"' in login.text
         assert stylesheet and web.get(stylesheet.group(1)).status_code == 200  # collectstatic's output is served
+        # The probes, as the README's Kubernetes example sends them: ready once every env synced and beat ran.
+        assert web.get("/healthz").json() == {"status": "alive"}
+        ready = wait_until(lambda: (response := web.get("/readyz")).status_code == 200 and response, timeout=90, interval=1)
+        assert ready.json()["status"] == "ready" and set(ready.json()["checks"]) >= {"database", "broker", "beat"}
 
 
 def production_section(readme: Path) -> tuple[str, list[str]]:

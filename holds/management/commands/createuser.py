@@ -3,6 +3,7 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from audit.signals import recording_role_changes
 from reviewqueue import roles
 
 ROLE_GROUPS = {"reviewer": [roles.REVIEWERS], "auditor": [roles.AUDITORS], "admin": []}
@@ -17,8 +18,11 @@ class Command(BaseCommand):
         parser.add_argument("--email", default="")
         parser.add_argument("--password", help="Without it, the user must be given one with changepassword.")
 
-    @transaction.atomic
     def handle(self, *args, username, role, email, password, **options):
+        with transaction.atomic(), recording_role_changes(source="createuser"):
+            self._create_or_update(username, role, email, password)
+
+    def _create_or_update(self, username, role, email, password):
         user, created = get_user_model().objects.get_or_create(username=username)
         if email:
             user.email = email

@@ -1,0 +1,127 @@
+"""A load balancer and Kubernetes can ask whether Review Queue is alive and whether it is ready to serve."""
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from holds import heartbeat
+from holds.models import SyncState
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def everything_running(samples, settings):
+    """One env synced just now (by ``samples``) and a periodic task that just ran."""
+    settings.AGENTOS_ENVS = ["default"]
+    heartbeat.record_run("holds.tasks.sync_holds")
+
+
+def test_healthz_answers_without_signing_in_and_without_touching_the_database(client):
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get("/healthz")
+
+    assert response.status_code == 200
+    assert response.json() == {"status": "alive"}
+    assert len(queries) == 0
+    assert response["Cache-Control"].startswith("max-age=0")
+
+
+def test_readyz_is_200_when_database_broker_syncs_and_beat_are_all_fine(client, everything_running):
+    response = client.get("/readyz")
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "ready"
+    assert set(body["checks"]) == {"database", "broker", "sync:default", "beat"}
+    assert all(check["ok"] for check in body["checks"].values())
+
+
+def test_readyz_is_503_naming_an_env_whose_last_sync_is_older_than_three_intervals(client, everything_running, settings):
+    SyncState.objects.filter(env="default").update(
+        last_success_at=timezone.now() - timedelta(seconds=3 * settings.SYNC_INTERVAL_SECONDS + 5)
+    )
+
+    response = client.get("/readyz")
+
+    assert response.status_code == 503
+    assert response.json()["checks"]["sync:default"]["ok"] is False
+    assert response.json()["checks"]["database"]["ok"] is True
+
+
+def test_readyz_is_503_for_an_env_never_synced(client, everything_running, settings):
+    settings.AGENTOS_ENVS = ["default", "staging"]
+
+    check = client.get("/readyz").json()["checks"]["sync:staging"]
+
+    assert check == {"ok": False, "detail": "never synced"}
+
+
+def test_readyz_is_503_when_beat_has_been_silent_for_minutes(client, everything_running):
+    heartbeat.record_run("holds.tasks.sync_holds", timezone.now() - timedelta(minutes=10))
+
+    response = client.get("/readyz")
+
+    assert response.status_code == 503
+    assert response.json()["checks"]["beat"]["ok"] is False
+
+
+def test_readyz_and_the_queue_banner_agree_on_when_beat_and_sync_are_stale(client, everything_running, settings):
+    from holds import queue
+
+    interval = timedelta(seconds=settings.SYNC_INTERVAL_SECONDS)
+    verdicts = []
+    for age in (2 * interval, 3 * interval + timedelta(seconds=1)):
+        heartbeat.record_run("holds.tasks.sync_holds", timezone.now() - age)
+        SyncState.objects.filter(env="default").update(last_success_at=timezone.now() - age)
+        checks = client.get("/readyz").json()["checks"]
+        freshness = queue.freshness(timezone.now())
+        verdicts.append((checks["beat"]["ok"], freshness.periodic_stopped, checks["sync:default"]["ok"], freshness.stale))
+
+    assert verdicts == [(True, False, True, False), (False, True, False, True)]
+
+
+def test_a_down_broker_is_reported_without_its_url_or_password(client, everything_running, settings):
+    # A closed port on this machine, with a password in the URL that must not come back.
+    settings.CELERY_BROKER_URL = "redis://:hunter2secret@127.0.0.1:1/0"
+
+    response = client.get("/readyz")
+
+    assert response.status_code == 503
+    assert response.json()["checks"]["broker"] == {"ok": False, "detail": "down: cannot connect"}
+    assert b"hunter2secret" not in response.content and b"127.0.0.1:1" not in response.content
+
+
+def test_a_down_database_is_reported_as_down_without_its_dsn(client, settings):
+    from django.db import connections
+
+    broken = connections["default"]
+    saved = dict(broken.settings_dict)
+    broken.close()
+    broken.settings_dict.update(PORT="1", PASSWORD="s3cr3t-password")
+    try:
+        response = client.get("/readyz")
+    finally:
+        broken.close()
+        broken.settings_dict.clear()
+        broken.settings_dict.update(saved)
+
+    assert response.status_code == 503
+    body = json.loads(response.content)
+    assert body["checks"]["database"] == {"ok": False, "detail": "down: cannot connect"}
+    assert "sync:default" not in body["checks"]
+    assert b"s3cr3t" not in response.content and b"5432" not in response.content and b"port" not in response.content.lower()
+
+
+def test_the_probes_are_not_sent_to_sign_in_even_with_an_expired_session(client, alice, everything_running, settings):
+    client.force_login(alice)
+    session = client.session
+    session.set_expiry(timezone.now() - timedelta(minutes=1))
+    session.save()
+
+    assert client.get("/healthz").status_code == 200
+    assert client.get("/readyz").status_code == 200
