@@ -79,7 +79,7 @@ def test_the_hold_page_and_the_queue_show_the_currency(alice_client, usd_refund)
     queue = alice_client.get(reverse("queue")).content.decode()
 
     assert "Approving: Refunds 20.00 USD on order A-1001" in page
-    assert '<td class="amount">20.00 USD</td>' in queue
+    assert '<td class="amount cell-amount" data-label="Amount">20.00 USD</td>' in queue
 
 
 def test_agent_text_in_the_sentence_stays_escaped(alice_client, samples):

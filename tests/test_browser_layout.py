@@ -53,7 +53,7 @@ def site(browser, live_server, samples, alice, bob, audrey, celery_processes, im
     page.locator("#decide-form input[type=radio][value=approve]").check()
     chromium.send_with_keyboard(page)
     expect(page.locator(".state.applied")).to_be_visible(timeout=15000)
-    context.close()
+    chromium.close_quietly(context)
 
     claimed = Hold.objects.filter(status=Hold.Status.OPEN).exclude(pk=samples["h_13"].pk).first()
     assert claims.claim(claimed, bob)
@@ -185,7 +185,7 @@ def test_every_page_fits_the_screen_and_passes_axe_in_light_and_dark(browser, si
                 else:
                     page.goto(where)
                 problems += _problems_on(page, f"{name} at {viewport}, {scheme}")
-            context.close()
+            chromium.close_quietly(context)
 
     assert not problems, "\n".join(problems)
 
@@ -200,7 +200,7 @@ def test_on_a_touch_phone_targets_fit_a_thumb_and_no_keyboard_help_is_offered(br
     small = _smaller_than_a_thumb(page, ".topbar a, .topbar button, tr.hold-row, tr.hold-row a, tr.hold-row input")
     chromium.open_hold(page, samples["h_13"])
     small += _smaller_than_a_thumb(page, "#decide-form label.choice, #decide-form button, .topbar a, .topbar button")
-    context.close()
+    chromium.close_quietly(context)
 
     assert not small, small
 

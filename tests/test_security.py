@@ -20,6 +20,7 @@ from holds import decisions
 from holds.decisions import ItemChoice
 from reviewqueue import roles
 from reviewqueue.signin import client_ip
+from tests import test_browser as chromium
 from tests.conftest import make_user
 from tests.test_browser import browser  # noqa: F401  (the module's Chromium, shared)
 
@@ -268,7 +269,7 @@ def test_the_main_pages_run_under_the_policy_without_a_single_violation(browser,
     page.get_by_role("button", name="Review decision").click()
     expect(page.get_by_role("heading", name="Check your decision")).to_be_visible()
     seen["summary"] = page.evaluate("window.violations")
-    context.close()
+    chromium.close_quietly(context)
 
     assert {url: found for url, found in seen.items() if found} == {}
     assert [problem for problem in problems if "Content Security Policy" in problem or "eval" in problem] == []
