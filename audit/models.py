@@ -34,6 +34,11 @@ class EventKind(models.TextChoices):
     SETTING_CHANGED = "setting_changed", "Setting changed"
 
 
+# What the audit list opens on: decisions and what became of them, without the sign-ins and notifications around them.
+DECISION_KINDS = (EventKind.DECISION_SUBMITTED, EventKind.WITHDRAWN, EventKind.APPLIED, EventKind.NOT_APPLIED,
+                  EventKind.EXPIRED, EventKind.DECIDED_ELSEWHERE)
+
+
 class AuditImmutable(Exception):
     """Raised when code tries to change or remove an audit event."""
 
@@ -97,6 +102,8 @@ class AuditEvent(models.Model):
             models.Index(fields=["hold_id", "-at", "-sequence"], name="audit_hold_at"),
             models.Index(fields=["run_id", "-at", "-sequence"], name="audit_run_at"),
             models.Index(fields=["outcome", "-at", "-sequence"], condition=~Q(outcome=""), name="audit_outcome_at"),
+            # The list's first page reads the newest decisions without stepping over every sign-in and hold seen.
+            models.Index(fields=["-at", "-sequence"], condition=Q(kind__in=DECISION_KINDS), name="audit_decisions_at"),
         ]
 
     def __str__(self) -> str:

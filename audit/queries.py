@@ -19,7 +19,7 @@ from django.db import connection
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from audit.models import AuditEvent, EventKind
+from audit.models import DECISION_KINDS, AuditEvent, EventKind
 from audit.payloads import ITEM_ACTIONS
 from reviewqueue import readers
 
@@ -27,9 +27,6 @@ PAGE_SIZE = 50
 USER_ID_MAX = 2**31 - 1  # auth's users have 32-bit ids
 EXPORT_CHUNK = 2000
 LIST_COLUMNS_DEFERRED = ("search_text", "prev_hash")
-# What the list opens on: decisions and what became of them, without the sign-ins and notifications around them.
-DECISION_KINDS = (EventKind.DECISION_SUBMITTED, EventKind.WITHDRAWN, EventKind.APPLIED, EventKind.NOT_APPLIED,
-                  EventKind.EXPIRED, EventKind.DECIDED_ELSEWHERE)
 DECISIONS, ALL_EVENTS = "decisions", "all"
 VIEWS = (DECISIONS, ALL_EVENTS)
 
