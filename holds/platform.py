@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import logging
 import math
@@ -353,6 +354,16 @@ def _error_message(response: httpx.Response) -> str:
     return str(message or response.reason_phrase or f"HTTP {response.status_code}")
 
 
+@functools.cache
+def _tls_context():
+    """The trust store httpx would load (certifi, or SSL_CERT_FILE/SSL_CERT_DIR), loaded once a process.
+
+    Loading it takes 20-30 ms, and every delivery task opens a client of its own:
+    that was most of the time between a reviewer's confirm and the worker's POST.
+    """
+    return httpx.create_ssl_context()
+
+
 class PlatformClient:
     """A synchronous client for one platform: use it as a context manager, or call ``close()``."""
 
@@ -371,6 +382,7 @@ class PlatformClient:
             timeout=timeout,
             transport=transport,
             follow_redirects=False,
+            verify=_tls_context(),
         )
 
     @classmethod
