@@ -55,10 +55,15 @@ class Row:
 def rows(events) -> list[Row]:
     """Each event with its summary and edits, the notifications' recipients named in one query for all."""
     events = list(events)
+    names = recipient_names(events)
+    return [Row(event, summary(event, names), edits(event)) for event in events]
+
+
+def recipient_names(events: list[AuditEvent]) -> dict[str, str]:
+    """The people notification events were addressed to, named by their recipient key ("user:4"), in one query."""
     user_ids = recipient_user_ids(events)
     users = get_user_model().objects.filter(pk__in=user_ids) if user_ids else []
-    names = {f"{USER_RECIPIENT}{user.pk}": naming.name(user) for user in users}
-    return [Row(event, summary(event, names), edits(event)) for event in events]
+    return {f"{USER_RECIPIENT}{user.pk}": naming.name(user) for user in users}
 
 
 def recipient_user_ids(events) -> set[int]:

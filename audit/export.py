@@ -32,12 +32,12 @@ def lines(filters: queries.Filters) -> Iterator[str]:
     writer = csv.writer(_Echo())
     yield writer.writerow(HEADER)
     for chunk in itertools.batched(queries.each(queries.filtered(filters)), queries.EXPORT_CHUNK):
-        for described in describe.rows(chunk):  # names the notifications' recipients, one query a chunk
-            yield writer.writerow([_cell(value) for value in row(described)])
+        names = describe.recipient_names(chunk)  # one query a chunk
+        for event in chunk:
+            yield writer.writerow([_cell(value) for value in row(event, names)])
 
 
-def row(described: describe.Row) -> list:
-    event = described.event
+def row(event, names: dict[str, str]) -> list:
     return [
         event.sequence,
         event.at.isoformat(),
@@ -51,7 +51,7 @@ def row(described: describe.Row) -> list:
         " ".join(event.item_ids),
         event.actions,
         event.outcome,
-        described.summary,
+        describe.summary(event, names),
         json.dumps(event.payload, sort_keys=True, ensure_ascii=False),
         event.hash,
     ]
