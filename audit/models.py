@@ -18,6 +18,8 @@ class EventKind(models.TextChoices):
     RELEASED = "released", "Released"
     TAKEN_OVER = "taken_over", "Taken over"
     DECISION_SUBMITTED = "decision_submitted", "Decision submitted"
+    APPROVAL_GIVEN = "approval_given", "Approval given"
+    ESCALATED = "escalated", "Escalated"
     WITHDRAWN = "withdrawn", "Decision withdrawn"
     DELIVERY_ATTEMPT = "delivery_attempt", "Delivery attempt"
     APPLIED = "applied", "Applied"
@@ -35,8 +37,8 @@ class EventKind(models.TextChoices):
 
 
 # What the audit list opens on: decisions and what became of them, without the sign-ins and notifications around them.
-DECISION_KINDS = (EventKind.DECISION_SUBMITTED, EventKind.WITHDRAWN, EventKind.APPLIED, EventKind.NOT_APPLIED,
-                  EventKind.EXPIRED, EventKind.DECIDED_ELSEWHERE)
+DECISION_KINDS = (EventKind.APPROVAL_GIVEN, EventKind.ESCALATED, EventKind.DECISION_SUBMITTED, EventKind.WITHDRAWN,
+                  EventKind.APPLIED, EventKind.NOT_APPLIED, EventKind.EXPIRED, EventKind.DECIDED_ELSEWHERE)
 
 
 class AuditImmutable(Exception):

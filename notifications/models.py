@@ -54,6 +54,7 @@ class Notification(models.Model):
         EXPIRED = "expired", "Expired undecided"
         NOT_APPLIED = "not_applied", "Decision not applied"
         UNDELIVERED = "undelivered", "Decision still undelivered"
+        ESCALATED = "escalated", "Escalated"
 
     class Channel(models.TextChoices):
         EMAIL = "email", "Email"

@@ -37,6 +37,8 @@ INSTALLED_APPS = [
     "django_htmx",
     "axes",
     "holds",
+    "approvals",
+    "teams",
     "notifications",
     "audit",
     "operations",

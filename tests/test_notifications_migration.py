@@ -5,30 +5,15 @@ from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.auth.models import Permission
 from django.contrib.contenttypes.models import ContentType
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
 from notifications.models import DigestState, Notification, NotificationSettings, WebhookChannel
-
-MOVED_APPS = ("holds", "notifications")
-
-
-def migrate(targets: list[tuple[str, str | None]]):
-    """Migrate the test database to ``targets``; return the models as they are there."""
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    return executor.loader.project_state([node for node in targets if node[1] is not None]).apps
-
-
-def latest() -> list[tuple[str, str]]:
-    return MigrationExecutor(connection).loader.graph.leaf_nodes()
+from tests.migrating import back_to, latest, migrate
 
 
 def before_the_move() -> list[tuple[str, str | None]]:
     """Holds as it was before notifications had an app of their own; every other app as it is now."""
-    return [("holds", "0005_sync_quarantine"), ("notifications", None)] + [
-        node for node in latest() if node[0] not in MOVED_APPS
-    ]
+    return back_to(("holds", "0005_sync_quarantine"), ("notifications", None))
 
 
 @pytest.mark.django_db(transaction=True)

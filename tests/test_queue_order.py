@@ -5,14 +5,13 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.urls import reverse
 from django.utils import timezone
 
 from holds import queue, sync
 from holds.models import Hold
 from reviewqueue import readers
+from tests.migrating import back_to, latest, migrate
 
 pytestmark = pytest.mark.django_db
 
@@ -189,21 +188,11 @@ def test_sync_follows_an_amount_the_agent_changes(platform_client, platform_stat
 # The migration fills the holds mirrored before it
 
 
-def latest() -> list[tuple[str, str]]:
-    return MigrationExecutor(connection).loader.graph.leaf_nodes()
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_fills_the_amount_of_holds_mirrored_before_it_in_batches(monkeypatch):
     monkeypatch.setattr(importlib.import_module("holds.migrations.0009_queue_amount"), "BATCH", 2)
     try:
-        old = migrate([("holds", "0008_undo_window")] + [node for node in latest() if node[0] != "holds"])
+        old = migrate(back_to(("holds", "0008_undo_window")))
         OldHold, OldItem = old.get_model("holds", "Hold"), old.get_model("holds", "HoldItem")
         now = timezone.now()
         amounts = {"h_1": ["49.90", 129], "h_2": [None], "h_3": ["7.5"], "h_4": [], "h_5": [10**30, "3"]}
