@@ -1,0 +1,129 @@
+"""Which approval policy applies to a hold, and why, in words a reviewer reads on the page.
+
+A policy matches a hold when its env, agent and capability globs match (a blank one
+matches anything) and, if it has a condition, when some item's data holds a number at
+the condition's key that passes it. Numbers are read as the edit rules read them
+(``as_decimal``): a decimal string or a JSON number, never true or a word.
+
+Of the matching policies the most specific wins: each exact pattern counts 2, each glob
+1, a condition 1; on a tie, the one needing more approvals (the stricter) wins, then the
+name, so the choice never depends on the order rows come back in. A hold no policy
+matches needs one approval, as it always did.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import operator
+from collections.abc import Iterable
+from decimal import Decimal
+
+from approvals.models import ApprovalPolicy
+from reviewqueue.jsonvalues import as_decimal
+
+GLOB_CHARACTERS = frozenset("*?[")
+COMPARISONS = {
+    ApprovalPolicy.Operator.GREATER: operator.gt,
+    ApprovalPolicy.Operator.AT_LEAST: operator.ge,
+    ApprovalPolicy.Operator.LESS: operator.lt,
+    ApprovalPolicy.Operator.AT_MOST: operator.le,
+    ApprovalPolicy.Operator.EQUAL: operator.eq,
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Requirement:
+    """What a hold needs under its policy: ``reason`` says why, e.g. "Needs 2 approvals: amount 1,200.00 > 500"."""
+
+    policy: ApprovalPolicy
+    approvals_required: int
+    reason: str
+
+    @property
+    def needs_several(self) -> bool:
+        return self.approvals_required > 1
+
+
+def glob_matches(pattern: str, value: str) -> bool:
+    """Case-sensitive shell-style matching (``prod-*``); a blank pattern matches anything."""
+    return not pattern or fnmatch.fnmatchcase(value, pattern)
+
+
+def _pattern_weight(pattern: str) -> int:
+    if not pattern:
+        return 0
+    return 1 if GLOB_CHARACTERS & set(pattern) else 2
+
+
+def specificity(policy: ApprovalPolicy) -> tuple[int, int, str]:
+    """How specific a policy is, as a sort key: larger first wins (see the module's docstring)."""
+    weight = sum(_pattern_weight(p) for p in (policy.env_pattern, policy.agent_pattern, policy.capability_pattern))
+    weight += 1 if policy.condition_key else 0
+    return weight, policy.approvals_required, policy.name
+
+
+def condition_value(policy: ApprovalPolicy, item_data: Iterable) -> Decimal | None:
+    """The first number at the condition's key, among the items' data, that passes the condition (None if none does)."""
+    compare = COMPARISONS[policy.condition_operator]
+    for data in item_data:
+        if isinstance(data, dict):
+            number = as_decimal(data.get(policy.condition_key))
+            if number is not None and compare(number, policy.condition_threshold):
+                return number
+    return None
+
+
+def requirement(hold, policies: Iterable[ApprovalPolicy], item_data: Iterable | None = None) -> Requirement | None:
+    """The requirement of the most specific of ``policies`` matching ``hold``, or None when none matches.
+
+    ``item_data`` is the data of the hold's items (read from ``hold.items`` when not given).
+    """
+    if item_data is None:
+        item_data = [item.data for item in hold.items.all()]
+    item_data = list(item_data)
+    best = None
+    for policy in policies:
+        if not (
+            glob_matches(policy.env_pattern, hold.env)
+            and glob_matches(policy.agent_pattern, hold.agent)
+            and glob_matches(policy.capability_pattern, hold.capability)
+        ):
+            continue
+        number = condition_value(policy, item_data) if policy.condition_key else None
+        if policy.condition_key and number is None:
+            continue
+        if best is None or specificity(policy) > specificity(best[0]):
+            best = (policy, number)
+    if best is None:
+        return None
+    policy, number = best
+    return Requirement(policy, policy.approvals_required, _reason(policy, number))
+
+
+def all_policies() -> list[ApprovalPolicy]:
+    return list(ApprovalPolicy.objects.select_related("later_approver_group", "escalation_group"))
+
+
+def requirement_for(hold) -> Requirement | None:
+    return requirement(hold, all_policies())
+
+
+def _reason(policy: ApprovalPolicy, number: Decimal | None) -> str:
+    count = policy.approvals_required
+    needs = "Needs 1 approval" if count == 1 else f"Needs {count} approvals"
+    if number is None:
+        return f"{needs}: policy “{policy.name}”"
+    sign = ApprovalPolicy.Operator(policy.condition_operator).label
+    return f"{needs}: {policy.condition_key} {_number(number)} {sign} {_threshold(policy.condition_threshold)}"
+
+
+def _number(value: Decimal) -> str:
+    """A number with thousands grouped, as written: 1200.00 as 1,200.00."""
+    return f"{value:,f}"
+
+
+def _threshold(value: Decimal) -> str:
+    """A threshold without the zeros its column pads it with: 500.0000 as 500, 99.5000 as 99.5."""
+    plain = value.quantize(Decimal(1)) if value == value.to_integral() else value.normalize()
+    return _number(plain)
