@@ -50,17 +50,31 @@ def content_of(columns: dict) -> dict:
     return values
 
 
+# Made once: ``json.dumps`` makes an encoder on every call that asks for other than its defaults.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
 def canonical(value) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return _CANONICAL.encode(value)
 
 
 def digest(prev_hash: str, event: AuditEvent) -> str:
     return digest_of(prev_hash, content(event))
 
 
-def digest_of(prev_hash: str, hashed_content: dict) -> str:
-    """The hash of a row whose ``content`` is ``hashed_content``, chained onto ``prev_hash``."""
-    return hashlib.sha256((prev_hash + canonical(hashed_content)).encode()).hexdigest()
+def digest_of(prev_hash: str, hashed_content: dict, canonical_payload: str | None = None) -> str:
+    """The hash of a row whose ``content`` is ``hashed_content``, chained onto ``prev_hash``.
+
+    ``canonical_payload``, the payload's ``canonical`` JSON when the caller has it
+    already, is put in place instead of dumping the payload again: the same text.
+    """
+    if canonical_payload is None:
+        text = canonical(hashed_content)
+    else:
+        # The payload is the content's only object, and a quote inside JSON text is escaped:
+        # '"payload":0' can only be its key and a placeholder value.
+        text = canonical(hashed_content | {"payload": 0}).replace('"payload":0', '"payload":' + canonical_payload, 1)
+    return hashlib.sha256((prev_hash + text).encode()).hexdigest()
 
 
 @dataclasses.dataclass(frozen=True)

@@ -37,7 +37,6 @@ HEAD_ID = 1
 BATCH_SIZE = 2000
 # The columns of ``copying``'s tuples, in order: all but the id, which the table numbers itself.
 COPY_COLUMNS = (*chain.CONTENT_FIELDS, "prev_hash", "hash")
-JSON_COLUMNS = frozenset({"item_ids", "payload"})
 KINDS = frozenset(EventKind.values)  # as sync's STATUSES: read once, not rebuilt per event
 
 
@@ -53,6 +52,9 @@ class Entry:
     env: str = ""
     run_id: str = ""
     agent: str = ""
+    # The payload is already as ``payloads.cleaned`` would give it back (JSON as decoded, made storable), as
+    # sync's are: cleaning it again would cost a JSON round trip per event.
+    clean: bool = False
 
 
 def record(
@@ -117,12 +119,12 @@ def copying(entries: Iterable[Entry]) -> Iterator[Iterator[tuple]]:
             _check_kind(entry)
             chained["sequence"] += 1
             columns = _columns(entry, chained["sequence"], now)
+            payload = chain.canonical(columns["payload"])  # dumped once, for the hash and the COPY
             columns["prev_hash"] = chained["hash"]
-            columns["hash"] = chained["hash"] = chain.digest_of(chained["hash"], chain.content_of(columns))
-            yield tuple(
-                pgcopy.json_text(columns[name]) if name in JSON_COLUMNS else columns[name]
-                for name in COPY_COLUMNS
-            )
+            columns["hash"] = chained["hash"] = chain.digest_of(chained["hash"], chain.content_of(columns), payload)
+            columns["payload"] = payload
+            columns["item_ids"] = pgcopy.json_text(columns["item_ids"])
+            yield tuple(columns[name] for name in COPY_COLUMNS)
         chained["done"] = True
 
     yield rows()
@@ -156,7 +158,7 @@ def _columns(entry: Entry, sequence: int, now) -> dict:
     """The event's hashed columns (``chain.CONTENT_FIELDS``), by name."""
     hold = entry.hold if entry.hold is not None else getattr(entry.decision, "hold", None)
     actor = entry.actor if getattr(entry.actor, "is_authenticated", False) else None
-    payload = payloads.cleaned(entry.payload)
+    payload = entry.payload if entry.clean else payloads.cleaned(entry.payload)
     hold_id = hold.hold_id if hold is not None else ""
     run_id = entry.run_id or (hold.run_id if hold is not None else "")
     return {

@@ -36,6 +36,7 @@ import dataclasses
 import hashlib
 import json
 import logging
+import operator
 import time
 import uuid
 from datetime import timedelta
@@ -144,8 +145,12 @@ def sync_env(client: platform.PlatformClient, env: str) -> SyncResult:
     return result
 
 
+# Made once: ``json.dumps`` makes an encoder on every call that asks for other than its defaults.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def _canonical_json(payload: dict) -> str:
-    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(payload)
 
 
 def _acquire_lease(env: str) -> tuple[str, SyncState] | None:
@@ -193,10 +198,11 @@ def _finish(env: str, token: str, result: SyncResult, duration_ms: int) -> None:
 
 
 class _Listed(NamedTuple):
-    """A listed hold made storable, with the digest of its payload."""
+    """A listed hold made storable, with its payload's canonical JSON and the digest of that."""
 
     hold: platform.Hold
     digest: str
+    canonical: str
 
 
 def _read_listing(client: platform.PlatformClient, env: str) -> tuple[dict[str, _Listed], list[platform.UnreadableHold]]:
@@ -214,16 +220,16 @@ def _read_listing(client: platform.PlatformClient, env: str) -> tuple[dict[str, 
 
 
 def _listed(remote: platform.Hold) -> _Listed:
-    """The hold made storable (``jsonvalues.storable``), and its payload's digest.
+    """The hold made storable (``jsonvalues.storable``), its payload's canonical JSON and digest.
 
-    One JSON dump serves both the check and the digest of the usual hold, which
-    holds nothing to change.
+    One JSON dump serves the check, the digest and the payload column of the usual
+    hold, which holds nothing to change.
     """
     canonical = _canonical_json(remote.raw)
     if may_need_storable(canonical):
         remote = platform.parse_hold(storable(remote.raw))
         canonical = _canonical_json(remote.raw)
-    return _Listed(remote, hashlib.sha256(canonical.encode()).hexdigest())
+    return _Listed(remote, hashlib.sha256(canonical.encode()).hexdigest(), canonical)
 
 
 def _column_limit(name: str) -> int:
@@ -330,7 +336,7 @@ def _write(env: str, remote: dict[str, _Listed], writes: list[_Write]) -> list[_
     new = [remote[w.hold_id] for w in writes if w.pk is None]
     with transaction.atomic():
         writes = _still_open(writes)
-        changed = [_mirror(Hold(pk=w.pk, env=env), *remote[w.hold_id], now) for w in writes if w.pk is not None]
+        changed = [_mirror(Hold(pk=w.pk, env=env), remote[w.hold_id].hold, remote[w.hold_id].digest, now) for w in writes if w.pk is not None]
         if changed:
             Hold.objects.bulk_update(changed, MIRRORED_FIELDS, batch_size=500)
             HoldItem.objects.filter(hold__in=[hold.pk for hold in changed]).delete()
@@ -363,7 +369,7 @@ def _inserts_by_copy() -> bool:
 
 def _create_new_holds(env: str, new: list[_Listed], now) -> None:
     """Insert new holds, their items and their ``hold_seen`` events through the ORM."""
-    holds = [_mirror(Hold(env=env, first_seen_at=now), remote, digest, now) for remote, digest in new]
+    holds = [_mirror(Hold(env=env, first_seen_at=now), listed.hold, listed.digest, now) for listed in new]
     Hold.objects.bulk_create(holds, batch_size=1000)
     HoldItem.objects.bulk_create(
         [item for hold, listed in zip(holds, new, strict=True) for item in _items(hold, listed.hold)], batch_size=2000
@@ -372,7 +378,7 @@ def _create_new_holds(env: str, new: list[_Listed], now) -> None:
 
 
 COPIED_HOLD_COLUMNS = ("id", "env", "first_seen_at", "hold_id", *MIRRORED_FIELDS)
-JSON_HOLD_COLUMNS = frozenset({"actions", "files", "platform_decision", "payload"})
+JSON_HOLD_COLUMNS = frozenset({"actions", "files", "platform_decision"})  # and the payload, dumped already
 ITEM_COLUMNS = ("hold_id", "position", "item_id", "title", "data")
 
 
@@ -389,20 +395,23 @@ def _copy_new_holds(env: str, new: list[_Listed], now) -> None:
         for field in Hold._meta.concrete_fields
         if field.column not in COPIED_HOLD_COLUMNS
     }
+    default_values = tuple(defaults.values())
+    copied_values = operator.itemgetter(*COPIED_HOLD_COLUMNS)
     ids = pgcopy.new_ids(Hold, len(new))
     items, seen = [], []
 
     def hold_rows():
-        for pk, (remote, digest) in zip(ids, new, strict=True):
+        for pk, (remote, digest, canonical) in zip(ids, new, strict=True):
             columns = {"id": pk, "env": env, "first_seen_at": now}
             columns |= _mirrored(remote, digest, now, first_seen_at=now, closed_at=None)
+            for name in JSON_HOLD_COLUMNS:
+                columns[name] = pgcopy.json_text(columns[name])
+            columns["payload"] = canonical  # the JSON of the digest: valid JSON of the same value
             items.extend(
                 (pk, position, item.id, item.title, pgcopy.json_text(item.data)) for position, item in enumerate(remote.items)
             )
             seen.append(_seen(_SeenHold(pk, env, remote.hold_id, remote.run_id, remote.agent), remote))
-            yield tuple(
-                pgcopy.json_text(columns[name]) if name in JSON_HOLD_COLUMNS else columns[name] for name in COPIED_HOLD_COLUMNS
-            ) + tuple(defaults.values())
+            yield copied_values(columns) + default_values
 
     pgcopy.copy(Hold, (*COPIED_HOLD_COLUMNS, *defaults), hold_rows())
     pgcopy.copy(HoldItem, ITEM_COLUMNS, items)
@@ -421,8 +430,8 @@ class _SeenHold(NamedTuple):
 
 
 def _seen(hold, remote: platform.Hold) -> audit_events.Entry:
-    """The ``hold_seen`` event of a new hold."""
-    return audit_events.Entry(EventKind.HOLD_SEEN, hold=hold, payload={
+    """The ``hold_seen`` event of a new hold (made storable, as ``_listed`` makes it: its payload is clean)."""
+    return audit_events.Entry(EventKind.HOLD_SEEN, hold=hold, clean=True, payload={
         "question": remote.question,
         "items": [{"id": item.id, "title": item.title, "data": item.data} for item in remote.items],
     })

@@ -13,10 +13,13 @@ from collections.abc import Iterable
 
 from django.db import connection
 
+# Made once: ``json.dumps`` makes an encoder on every call that asks for other than its defaults.
+_encode_json = json.JSONEncoder(ensure_ascii=False).encode
+
 
 def json_text(value) -> str | None:
     """A JSON column's value as COPY takes it; None stays SQL NULL, as the ORM stores it."""
-    return None if value is None else json.dumps(value, ensure_ascii=False)
+    return None if value is None else _encode_json(value)
 
 
 def new_ids(model, count: int) -> list[int]:

@@ -116,6 +116,20 @@ def test_rows_copied_in_bulk_chain_on_as_recorded_ones_do(samples):
     assert chain.verify().broken is None
 
 
+def test_a_copied_row_hashes_as_a_recorded_one_whatever_its_payload_looks_like(samples):
+    # The payload is dumped once for the hash and the COPY, and put into the row's content in its key's place.
+    lookalike = {"payload": 0, "note": '","payload":0,"x":"', "nested": {"payload": {"payload": 0}}, "ünïcode": "\u2028😀"}
+    before = AuditChainHead.objects.get().sequence
+
+    with transaction.atomic(), events.copying([events.Entry(EventKind.HOLD_SEEN, hold=samples["h_16"], payload=lookalike)]) as rows:
+        copy_into_the_trail(rows)
+
+    copied = AuditEvent.objects.get(sequence=before + 1)
+    assert copied.payload == lookalike
+    assert copied.hash == chain.digest(copied.prev_hash, copied)
+    assert chain.verify().broken is None
+
+
 def test_rows_not_all_copied_leave_the_chain_head_where_it_was(samples):
     entries = [events.Entry(EventKind.HOLD_SEEN, hold=samples["h_16"], payload={"n": n}) for n in range(3)]
     before = AuditChainHead.objects.get()
