@@ -78,7 +78,8 @@ class Approval(models.Model):
     """One person's approval of a hold under a policy, stored until enough people agree.
 
     Approvals count in rounds: an approver who changes the earlier approvers' decision
-    starts a new round with theirs as its first approval. The constraints make a person
+    starts a new round with theirs as its first approval, and a round approved before the
+    platform changed the hold is over (``payload_digest``). The constraints make a person
     count once per round and each place in a round be taken once, whatever races. When a
     round reaches the policy's count, the decision is made from its last approval and
     every approval of the round points at it.
@@ -92,6 +93,9 @@ class Approval(models.Model):
     round = models.PositiveIntegerField(help_text="1 for the first round; a changed decision starts the next.")
     position = models.PositiveSmallIntegerField(help_text="1 for a round's first approval, 2 for its second …")
     created_at = models.DateTimeField()
+    payload_digest = models.CharField(
+        max_length=64, help_text="The hold's payload digest when approved: once the platform changes the hold, the round is over."
+    )
     items = models.JSONField(
         help_text="What was approved, item by item: item_id, action, original_data, data (edits only) and comment."
     )
@@ -120,6 +124,9 @@ class Escalation(models.Model):
     group_name = models.CharField(max_length=150, help_text="The group's name when the hold escalated.")
     at = models.DateTimeField()
     reason = models.TextField(help_text='Why, for people: "not claimed 30 minutes after it arrived".')
+    told = models.PositiveIntegerField(
+        null=True, help_text="How many of the group's members could see the hold and were told; 0: nobody could be."
+    )
 
     def __str__(self) -> str:
         return f"{self.hold} escalated to {self.group_name}"

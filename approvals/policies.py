@@ -16,10 +16,15 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import operator
+import time
+import uuid
 from collections.abc import Iterable
 from decimal import Decimal
 
+from django.db import transaction
+
 from approvals.models import ApprovalPolicy
+from reviewqueue import softcache
 from reviewqueue.jsonvalues import as_decimal
 
 GLOB_CHARACTERS = frozenset("*?[")
@@ -34,15 +39,17 @@ COMPARISONS = {
 
 @dataclasses.dataclass(frozen=True)
 class Requirement:
-    """What a hold needs under its policy: ``reason`` says why, e.g. "Needs 2 approvals: amount 1,200.00 > 500"."""
+    """What a hold needs under its policy, and ``why``: "amount 1,200.00 > 500", or the policy's name."""
 
     policy: ApprovalPolicy
     approvals_required: int
-    reason: str
+    why: str
 
     @property
-    def needs_several(self) -> bool:
-        return self.approvals_required > 1
+    def reason(self) -> str:
+        """"Needs 2 approvals: amount 1,200.00 > 500"."""
+        count = self.approvals_required
+        return f"{'Needs 1 approval' if count == 1 else f'Needs {count} approvals'}: {self.why}"
 
 
 def glob_matches(pattern: str, value: str) -> bool:
@@ -98,24 +105,62 @@ def requirement(hold, policies: Iterable[ApprovalPolicy], item_data: Iterable | 
     if best is None:
         return None
     policy, number = best
-    return Requirement(policy, policy.approvals_required, _reason(policy, number))
+    return Requirement(policy, policy.approvals_required, _why(policy, number))
+
+
+# Every process keeps the policies it read under the version the cache names (``version``); a change to
+# a policy or a group names a new version, so every process reads them again on its next request.
+VERSION_KEY = "approval-policies-version"
+# Should a change's new version never reach the cache (it was down), a process reads the policies
+# again after this long anyway.
+KEPT_SECONDS = 60
+_kept: dict[str, tuple[float, list[ApprovalPolicy]]] = {}
 
 
 def all_policies() -> list[ApprovalPolicy]:
-    return list(ApprovalPolicy.objects.select_related("later_approver_group", "escalation_group"))
+    """Every policy, with its groups: read from the database once per version (see ``version``), then kept."""
+    current = version()
+    kept = _kept.get(current)
+    if kept and time.monotonic() - kept[0] < KEPT_SECONDS:
+        return kept[1]
+    policies = list(ApprovalPolicy.objects.select_related("later_approver_group", "escalation_group"))
+    _kept.clear()
+    _kept[current] = (time.monotonic(), policies)
+    return policies
 
 
-def requirement_for(hold) -> Requirement | None:
-    return requirement(hold, all_policies())
+def version() -> str:
+    """The policies' version, changed with every change to a policy or a group (a fresh one when the cache has none)."""
+    current = softcache.get_many([VERSION_KEY], "the approval policies' version").get(VERSION_KEY)
+    if current is None:
+        current = _new_version()
+    return current
 
 
-def _reason(policy: ApprovalPolicy, number: Decimal | None) -> str:
-    count = policy.approvals_required
-    needs = "Needs 1 approval" if count == 1 else f"Needs {count} approvals"
+def policies_changed(**kwargs) -> None:
+    """A policy or a group changed: name a new version now, for this transaction's own reads, and again once it
+    commits, since a process reading the policies in between may have kept them as they were before."""
+    _new_version()
+    transaction.on_commit(_new_version)
+
+
+def forget() -> None:
+    """Read the policies afresh (a test's rolled-back policies must not outlive it)."""
+    _new_version()
+
+
+def _new_version() -> str:
+    _kept.clear()
+    fresh = uuid.uuid4().hex
+    softcache.set_many({VERSION_KEY: fresh}, None, "the approval policies' version")
+    return fresh
+
+
+def _why(policy: ApprovalPolicy, number: Decimal | None) -> str:
     if number is None:
-        return f"{needs}: policy “{policy.name}”"
+        return f"policy “{policy.name}”"
     sign = ApprovalPolicy.Operator(policy.condition_operator).label
-    return f"{needs}: {policy.condition_key} {_number(number)} {sign} {_threshold(policy.condition_threshold)}"
+    return f"{policy.condition_key} {_number(number)} {sign} {_threshold(policy.condition_threshold)}"
 
 
 def _number(value: Decimal) -> str:

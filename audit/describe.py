@@ -16,7 +16,7 @@ from audit.models import AuditEvent, EventKind
 from audit.payloads import item_id, items_of
 from holds.models import ACTION_WORDS
 from people import naming
-from reviewqueue.jsonvalues import ABSENT, display, same_json
+from reviewqueue.jsonvalues import ABSENT, AMOUNT_KEYS, as_decimal, display, same_json
 
 LIMIT = 200
 EDIT_LIMIT = 80  # characters of one value in an edit shown in the list; the decision page shows it whole
@@ -38,6 +38,8 @@ def summary(event: AuditEvent, names: Mapping[str, str] | None = None) -> str:
     payload = event.payload or {}
     if names and event.kind in (EventKind.NOTIFICATION_SENT, EventKind.NOTIFICATION_FAILED):
         payload = {**payload, "recipient": names.get(str(payload.get("recipient")), payload.get("recipient"))}
+    if event.kind in (EventKind.APPROVAL_GIVEN, EventKind.APPROVAL_WITHDRAWN):
+        payload = {**payload, "approver": event.actor_label}
     text = _summaries.get(event.kind, _message)(payload)
     text = " ".join(str(text).split())
     return text if len(text) <= LIMIT else text[: LIMIT - 1] + "…"
@@ -84,17 +86,22 @@ def edits(event: AuditEvent) -> list[Edit]:
         return []
     found = []
     for item in items_of(event.payload or {}):
-        if item.get("action") != "edit":
-            continue
-        original, decided = item.get("original_data"), item.get("data")
-        if isinstance(original, dict) and isinstance(decided, dict):
-            keys = [*original, *(key for key in decided if key not in original)]
-            pairs = [(key, original.get(key, ABSENT), decided.get(key, ABSENT)) for key in keys]
-        else:
-            pairs = [("", original, decided)]
-        found += [Edit(item_id(item), display(key) if key else "value", _short(display(before)), _short(display(after)))
-                  for key, before, after in pairs if not same_json(before, after)]
+        found += [Edit(item_id(item), key, _short(display(before)), _short(display(after)))
+                  for key, before, after in _changes(item)]
     return found
+
+
+def _changes(item: dict) -> list[tuple[str, object, object]]:
+    """An edited item's changed values as (key, before, after); none for an approve or a reject."""
+    if item.get("action") != "edit":
+        return []
+    original, decided = item.get("original_data"), item.get("data")
+    if isinstance(original, dict) and isinstance(decided, dict):
+        keys = [*original, *(key for key in decided if key not in original)]
+        pairs = [(key, original.get(key, ABSENT), decided.get(key, ABSENT)) for key in keys]
+    else:
+        pairs = [("", original, decided)]
+    return [(display(key) if key else "value", before, after) for key, before, after in pairs if not same_json(before, after)]
 
 
 def _short(text: str) -> str:
@@ -122,6 +129,57 @@ def _submitted(payload: dict) -> str:
 
 def _action_word(action) -> str:
     return ACTION_WORDS.get(str(action), str(action)) if action else "?"
+
+
+def _approval(payload: dict) -> str:
+    """ "alice gave approval 1 of 2 under “Large refunds”: amount 1,200.00 → 1,000.00", a restart said as such."""
+    place = f"approval {payload.get('position', '?')} of {payload.get('required', '?')}"
+    under = f" under “{payload['policy']}”" if payload.get("policy") else ""
+    if payload.get("restarted"):
+        head = (f"{payload.get('approver')} changed the earlier approvers' decision, starting round "
+                f"{payload.get('round', '?')} with {place}{under}")
+    else:
+        head = f"{payload.get('approver')} gave {place}{under}"
+    said = approved(items_of(payload))
+    return f"{head}: {said}" if said else head
+
+
+def approved(items: list[dict]) -> str:
+    """What an approval did to its items: "amount 1,200.00 → 1,000.00", or "Approve A-1001, Reject A-1002"."""
+    return ", ".join(_approved_item(item, named=len(items) > 1) for item in items if isinstance(item, dict))
+
+
+def _approved_item(item: dict, named: bool) -> str:
+    """What one approval did to one item: its changes (amounts grouped as 1,200.00), or the action word and the id."""
+    changes = [f"{key} {_amount(key, before)} → {_amount(key, after)}" for key, before, after in _changes(item)]
+    if not changes:
+        return f"{_action_word(item.get('action'))} {item_id(item)}"
+    return f"{item_id(item)}: {', '.join(changes)}" if named else ", ".join(changes)
+
+
+def _amount(key: str, value) -> str:
+    number = as_decimal(value) if key in AMOUNT_KEYS else None
+    return f"{number:,f}" if number is not None and number.is_finite() else display(value)
+
+
+def _escalated(payload: dict) -> str:
+    under = f" under “{payload['policy']}”" if payload.get("policy") else ""
+    reason = f": {payload['reason']}" if payload.get("reason") else ""
+    told = payload.get("told")
+    if told == []:
+        reason += " — nobody in that group can see this hold"
+    elif isinstance(told, list):
+        reason += f" — told {', '.join(str(name) for name in told)}"
+    return f"to {payload.get('group') or '?'}{under}{reason}"
+
+
+def _approval_withdrawn(payload: dict) -> str:
+    """"alice took back approval 1 of 2 under “Large refunds” before anyone built on it: amount 1,200.00 → 1,000.00"."""
+    place = f"approval {payload.get('position', '?')} of {payload.get('required', '?')}"
+    under = f" under “{payload['policy']}”" if payload.get("policy") else ""
+    head = f"{payload.get('approver')} took back {place}{under} before anyone built on it; nothing was sent"
+    said = approved(items_of(payload))
+    return f"{head}: {said}" if said else head
 
 
 def _withdrawn(payload: dict) -> str:
@@ -176,7 +234,10 @@ _summaries = {
     EventKind.HOLD_SEEN: _hold_seen,
     EventKind.TAKEN_OVER: _taken_over,
     EventKind.DECISION_SUBMITTED: _submitted,
+    EventKind.APPROVAL_GIVEN: _approval,
+    EventKind.ESCALATED: _escalated,
     EventKind.WITHDRAWN: _withdrawn,
+    EventKind.APPROVAL_WITHDRAWN: _approval_withdrawn,
     EventKind.DELIVERY_ATTEMPT: _delivery,
     EventKind.APPLIED: _platform_said,
     EventKind.NOT_APPLIED: _platform_said,

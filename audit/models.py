@@ -21,6 +21,7 @@ class EventKind(models.TextChoices):
     APPROVAL_GIVEN = "approval_given", "Approval given"
     ESCALATED = "escalated", "Escalated"
     WITHDRAWN = "withdrawn", "Decision withdrawn"
+    APPROVAL_WITHDRAWN = "approval_withdrawn", "Approval taken back"
     DELIVERY_ATTEMPT = "delivery_attempt", "Delivery attempt"
     APPLIED = "applied", "Applied"
     NOT_APPLIED = "not_applied", "Not applied"
@@ -38,7 +39,8 @@ class EventKind(models.TextChoices):
 
 # What the audit list opens on: decisions and what became of them, without the sign-ins and notifications around them.
 DECISION_KINDS = (EventKind.APPROVAL_GIVEN, EventKind.ESCALATED, EventKind.DECISION_SUBMITTED, EventKind.WITHDRAWN,
-                  EventKind.APPLIED, EventKind.NOT_APPLIED, EventKind.EXPIRED, EventKind.DECIDED_ELSEWHERE)
+                  EventKind.APPROVAL_WITHDRAWN, EventKind.APPLIED, EventKind.NOT_APPLIED, EventKind.EXPIRED,
+                  EventKind.DECIDED_ELSEWHERE)
 
 
 class AuditImmutable(Exception):

@@ -10,8 +10,15 @@ hold_seen              ``question``, ``items``: ``[{"id", "title", "data"}]`` (`
 claimed, released      nothing needed
 taken_over             ``from``: the username whose claim was taken
 decision_submitted     ``items``: ``[{"id", "action", "original_data", "data", "comment"}]``
-                       (``decision_items``)
-withdrawn              ``items`` as for decision_submitted: what was undone, never sent
+                       (``decision_items``); for a decision a round of approvals made,
+                       ``approvals``: ``[{"approval", "approver", "at"}]`` in order
+withdrawn              ``items`` as for decision_submitted: what was undone, never sent;
+                       ``approval_withdrawn``: the pk of the approval the undo took back
+approval_given         ``approval`` (its pk), ``policy``, ``round``, ``position``, ``required``,
+                       ``restarted`` (it changed the earlier round's decision), ``items`` as
+                       for decision_submitted
+escalated              ``escalation`` (its pk), ``policy``, ``group``, ``reason``, ``told``: the
+                       usernames of the group's members who could see the hold and were told
 delivery_attempt       ``attempt`` (1, 2 …), ``outcome`` ("applied", "retry" or the final
                        outcome's code), ``message``
 applied, not_applied   ``outcome`` (``Decision.Outcome``), ``message`` (the platform's,

@@ -162,3 +162,10 @@ def decode(after: str) -> tuple[datetime, int] | None:
 def timeline(hold) -> QuerySet[AuditEvent]:
     """Every event about one hold, oldest first."""
     return AuditEvent.objects.filter(hold_id=hold.hold_id, env=hold.env).order_by("at", "sequence")
+
+
+def of_decision(decision, approval_pks: list[int]) -> QuerySet[AuditEvent]:
+    """The events naming a decision, and the approvals that led to it (recorded before it existed, so named by pk)."""
+    hold = decision.hold
+    approvals = Q(kind=EventKind.APPROVAL_GIVEN, hold_id=hold.hold_id, env=hold.env, payload__approval__in=approval_pks)
+    return AuditEvent.objects.filter(Q(decision=decision) | approvals) if approval_pks else decision.audit_events.all()

@@ -9,6 +9,14 @@ The log says which fields changed but not their values, so the user and group
 signals that fire earlier in that transaction note the values before and after
 (``_pending``), and the ``LogEntry`` picks them up.
 
+Approval policies are noted the same way: every field an admin changes, with its value
+before and after (``policy_saving``), every value of a policy added, and every value of one
+deleted (read as its ``LogEntry`` is written, just before the deletion).
+
+A team scope's patterns are noted with their values before and after, on its group (changed
+on the group's page) and on the scope itself (changed in its own list): who sees which holds
+is a role change too.
+
 Role changes made elsewhere (``createuser``, single sign-on's group mapping) go
 through the same signals and are recorded by ``recording_role_changes``, a block
 those paths wrap their changes in, inside their transaction. A user deleted in bulk in the admin
@@ -23,7 +31,9 @@ import contextvars
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
+from decimal import Decimal
 
+from approvals.models import ApprovalPolicy
 from axes.signals import user_locked_out
 from django.contrib.admin.models import DELETION, LogEntry
 from django.contrib.auth import get_user_model
@@ -37,12 +47,15 @@ from django.utils import timezone
 from audit import events
 from audit.models import EventKind
 from reviewqueue.signin import client_ip
+from teams.models import TeamScope
 
 ROLE_FIELDS = ("is_active", "is_staff", "is_superuser")
 ROLE_MODELS = ("auth.user", "auth.group")
 ACTIONS = {1: "added", 2: "changed", 3: "deleted"}
 ADMIN_DELETION_WINDOW = timedelta(minutes=1)
 RECORDED_DELETION = "auth.user deletion on record"  # a _pending key's model: no role change to record
+POLICY_MODEL = "approvals.approvalpolicy"
+SCOPE_FIELDS = ("env_patterns", "agent_patterns", "capability_patterns")
 
 _pending: contextvars.ContextVar[dict | None] = contextvars.ContextVar("audit_pending_role_changes", default=None)
 
@@ -57,6 +70,11 @@ def connect() -> None:
     pre_save.connect(group_saving, sender=Group, dispatch_uid="audit.group_saving")
     m2m_changed.connect(groups_changed, sender=User.groups.through, dispatch_uid="audit.groups_changed")
     m2m_changed.connect(permissions_changed, sender=Group.permissions.through, dispatch_uid="audit.permissions_changed")
+    pre_save.connect(policy_saving, sender=ApprovalPolicy, dispatch_uid="audit.policy_saving")
+    post_save.connect(policy_saved, sender=ApprovalPolicy, dispatch_uid="audit.policy_saved")
+    pre_save.connect(scope_saving, sender=TeamScope, dispatch_uid="audit.scope_saving")
+    post_save.connect(scope_saved, sender=TeamScope, dispatch_uid="audit.scope_saved")
+    pre_delete.connect(scope_deleting, sender=TeamScope, dispatch_uid="audit.scope_deleting")
     post_save.connect(admin_logged, sender=LogEntry, dispatch_uid="audit.admin_logged")
     request_started.connect(forget_pending, dispatch_uid="audit.forget_pending")
 
@@ -189,6 +207,64 @@ def group_saving(sender, instance, **kwargs) -> None:
         _note("auth.group", instance.pk)["fields"]["name"] = [before, instance.name]
 
 
+def policy_saving(sender, instance, **kwargs) -> None:
+    """The policy's fields an admin changed, each as [before, after] (a group by its name)."""
+    if instance.pk is None:
+        return
+    before = sender.objects.filter(pk=instance.pk).first()
+    if before is None:
+        return
+    old_values, new_values = _policy_values(before), _policy_values(instance)
+    for field, old in old_values.items():
+        if old != new_values[field]:
+            _note(POLICY_MODEL, instance.pk)["fields"][field] = [old, new_values[field]]
+
+
+def policy_saved(sender, instance, created: bool, **kwargs) -> None:
+    if created:
+        noted = _note(POLICY_MODEL, instance.pk)["fields"]
+        noted.update({field: [None, value] for field, value in _policy_values(instance).items()})
+
+
+def _policy_values(policy) -> dict:
+    """A policy's values as the audit records them: decimals as text, groups by name."""
+    values = {}
+    for field in policy._meta.concrete_fields:
+        if field.primary_key:
+            continue
+        if field.is_relation:
+            related = getattr(policy, field.name)
+            values[field.name] = related.name if related else None
+        else:
+            value = getattr(policy, field.attname)
+            if isinstance(value, Decimal):  # as the column keeps it, so that 500 and 500.0000 are no change
+                value = str(value.quantize(Decimal(10) ** -field.decimal_places))
+            values[field.name] = value
+    return values
+
+
+def scope_saving(sender, instance, **kwargs) -> None:
+    """Keep the scope's patterns as stored, for ``scope_saved`` (a new scope's are blank)."""
+    stored = sender.objects.filter(pk=instance.pk).values(*SCOPE_FIELDS).first() if instance.pk else None
+    instance._patterns_before = stored or dict.fromkeys(SCOPE_FIELDS, "")
+
+
+def scope_saved(sender, instance, **kwargs) -> None:
+    before = getattr(instance, "_patterns_before", dict.fromkeys(SCOPE_FIELDS, ""))
+    _note_scope(instance, before, {field: getattr(instance, field) for field in SCOPE_FIELDS})
+
+
+def scope_deleting(sender, instance, **kwargs) -> None:
+    _note_scope(instance, {field: getattr(instance, field) for field in SCOPE_FIELDS}, dict.fromkeys(SCOPE_FIELDS, ""))
+
+
+def _note_scope(scope, before: dict, after: dict) -> None:
+    for field in SCOPE_FIELDS:
+        if before[field] != after[field]:
+            for model, pk in (("auth.group", scope.group_id), ("teams.teamscope", scope.pk)):
+                _note(model, pk)["fields"][f"team scope {field}"] = [before[field], after[field]]
+
+
 def groups_changed(sender, instance, action, reverse, model, pk_set, **kwargs) -> None:
     """A user's groups changed, from either side (``user.groups`` or ``group.user_set``)."""
     if action not in ("post_add", "post_remove", "pre_clear"):
@@ -248,6 +324,9 @@ def admin_logged(sender, instance: LogEntry, created: bool, **kwargs) -> None:
     if model == "auth.user" and instance.action_flag == DELETION:
         payload["before"] = _roles_now(instance.object_id)
         _note_recorded_deletion(instance.object_id)
+    if model == POLICY_MODEL and instance.action_flag == DELETION:
+        policy = ApprovalPolicy.objects.filter(pk=instance.object_id).first()
+        payload["before"] = _policy_values(policy) if policy else {}
     kind = EventKind.ROLE_CHANGED if model in ROLE_MODELS else EventKind.SETTING_CHANGED
     events.record(kind, actor=instance.user, payload=payload)
 

@@ -5,7 +5,7 @@ from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 
-from audit import charts, describe, diff, export, queries, stats, timing
+from audit import approvalstats, approvers, charts, describe, diff, export, queries, stats, timing
 from audit.models import AuditEvent
 from audit.payloads import ITEM_ACTIONS
 from holds.models import Decision, Hold
@@ -55,6 +55,7 @@ def event_detail(request, sequence):
 @auditor_required
 def decision_detail(request, pk):
     decision = get_object_or_404(Decision.objects.select_related("hold", "reviewer"), pk=pk)
+    approved_by = approvers.of_decision(decision)
     context = {
         "decision": decision,
         "hold": decision.hold,
@@ -63,7 +64,10 @@ def decision_detail(request, pk):
         "waited": timing.waited(decision),
         "to_decide": timing.to_decide(decision),
         "to_deliver": timing.to_deliver(decision),
-        "events": describe.rows(decision.audit_events.select_related("actor").order_by("at", "sequence")),
+        "approvers": approved_by,
+        "events": describe.rows(
+            queries.of_decision(decision, approved_by.approval_pks).select_related("actor").order_by("at", "sequence")
+        ),
         "section": "list",
     }
     return render(request, "audit/decision.html", context)
@@ -89,6 +93,7 @@ def statistics(request):
         "stats": computed,
         "reviewer_charts": charts.for_rows("reviewer", computed.reviewers, timing.humanize),
         "agent_charts": charts.for_rows("agent", computed.agents, timing.humanize),
+        "policies": approvalstats.per_policy(period),
         "section": "stats",
     }
     return render(request, "audit/stats.html", context)

@@ -6,7 +6,12 @@ reads on the summary; the summary signs a fingerprint of every hold it lists
 (``summary_digest``). ``send`` accepts only a confirm carrying that signature for the
 same holds, action and comment, then submits each hold as its own decision through
 ``decisions.submit``: its own idempotency key, audit entry and delivery. A hold that
-changed or was decided in between is reported by name, and the others still go.
+changed or was decided in between is reported by name, and the others still go. A hold
+whose approval policy asks for several approvers gets one approval from the bulk decision,
+as from a single one (``approvals.approving``); it is sent once the count is reached. A bulk
+approve leaves out the holds the reviewer approved before (a person approves a hold once)
+and those waiting for approval of a decision other than plain approval: counting the bulk
+approve would quietly start their count again over someone's edit.
 """
 
 from __future__ import annotations
@@ -20,17 +25,22 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare
 
+from approvals import approving, rounds
+from approvals.models import Approval
 from audit.chain import canonical
 from holds import decisions, describe
 from holds.decisions import ItemChoice
 from holds.models import Decision, DecisionItem, Hold, HoldItem
 from reviewqueue import readers
+from teams import scopes
 
 ACTIONS = (DecisionItem.Action.APPROVE, DecisionItem.Action.REJECT)
 MAX_HOLDS = 500  # far above a queue page (50), short of a request that takes minutes
 MAX_COMMENT = 5000
 DIGEST_SALT = "holds.bulk.summary"
 CHANGED = "Changed since the summary you confirmed; open it to check it, then decide it on its own."
+APPROVED_BEFORE = "You approved this hold before, and a person approves a hold once: another person must give the next one."
+CHANGED_DECISION = "Waiting for approval of a changed decision: open it."
 
 
 class NotConfirmed(Exception):
@@ -39,6 +49,8 @@ class NotConfirmed(Exception):
 
 @dataclasses.dataclass(frozen=True)
 class Selection:
+    """What the reviewer picked in the queue: the holds, and the one action and comment for all their items."""
+
     hold_ids: tuple[int, ...]  # in the order the reviewer saw them, each once
     action: str
     comment: str
@@ -76,6 +88,8 @@ class Entry:
 
 @dataclasses.dataclass
 class Plan:
+    """The selected holds split into those that will be sent and those ``left_out``, each with its reason."""
+
     included: list[Entry]
     left_out: list[Entry]
     unknown: list[int]  # selected ids that name no hold
@@ -88,25 +102,30 @@ class Result:
     hold: Hold
     decision: Decision | None = None
     reason: str = ""
+    approval: Approval | None = None  # counted towards the hold's approval policy, nothing sent yet
 
 
 def plan(selection: Selection, reviewer, now: datetime | None = None) -> Plan:
     """Which of the selected holds can take the action from ``reviewer`` now, and why the others cannot."""
     now = now or timezone.now()
-    holds = _load(selection.hold_ids)
+    holds = _load(selection.hold_ids, reviewer)
+    approvals = _approvals(holds, selection)
     included, left_out = [], []
     for pk in selection.hold_ids:
         if pk in holds:
             entry = Entry(holds[pk], list(holds[pk].items.all()))
-            entry.reason = _left_out_reason(entry.hold, selection.action, reviewer, now)
+            entry.reason = _left_out_reason(entry.hold, selection.action, reviewer, now) or _approval_reason(
+                entry, approvals.get(pk, []), selection, reviewer
+            )
             (left_out if entry.reason else included).append(entry)
     return Plan(included, left_out, [pk for pk in selection.hold_ids if pk not in holds])
 
 
-def _load(hold_ids) -> dict[int, Hold]:
+def _load(hold_ids, reviewer) -> dict[int, Hold]:
+    """The selected holds the reviewer may see: one out of their team scopes is as unknown as a made-up id."""
     live = Decision.objects.filter(hold=OuterRef("pk")).exclude(state__in=Decision.NOT_LIVE)
     holds = (
-        Hold.objects.filter(pk__in=hold_ids)
+        scopes.visible(Hold.objects.filter(pk__in=hold_ids), reviewer)
         .annotate(has_live_decision=Exists(live))
         .select_related("claimed_by")
         .prefetch_related("items")
@@ -127,6 +146,35 @@ def _left_out_reason(hold: Hold, action: str, reviewer, now: datetime) -> str:
     if claimant and claimant != reviewer:
         return f"{decisions.reviewer_name(claimant)} is reviewing this hold; open it to take it over."
     return ""
+
+
+def _approvals(holds: dict[int, Hold], selection: Selection) -> dict[int, list[Approval]]:
+    """The approvals of each hold by pk, for a bulk approve (one query); none are needed for a reject."""
+    if selection.action != DecisionItem.Action.APPROVE:
+        return {}
+    found: dict[int, list[Approval]] = {}
+    for approval in Approval.objects.filter(hold__in=list(holds)):
+        found.setdefault(approval.hold_id, []).append(approval)
+    return found
+
+
+def _approval_reason(entry: Entry, approvals: list[Approval], selection: Selection, reviewer) -> str:
+    """Why a bulk approve must leave the hold out for its approvals: ``reviewer`` approved it before, or its open
+    round waits for approval of another decision (an edit, say), which the bulk approve would restart the count over."""
+    if any(approval.approver_id == reviewer.pk for approval in approvals):
+        return APPROVED_BEFORE
+    current = rounds.open_round(approvals, entry.hold.payload_digest)
+    if current and not approving.same_decision(current[0].items, selection.choices(entry.items)):
+        return CHANGED_DECISION
+    return ""
+
+
+def _round_seen(entry: Entry, approvals: dict[int, list[Approval]], selection: Selection) -> int | None:
+    """The open round a bulk approve was checked against (``approving.count`` refuses it once that round changed)."""
+    if selection.action != DecisionItem.Action.APPROVE:
+        return None
+    current = rounds.open_round(approvals.get(entry.hold.pk, []), entry.hold.payload_digest)
+    return current[-1].pk if current else approving.NO_ROUND
 
 
 def summary_digest(selection: Selection, reviewer, included: list[Entry]) -> str:
@@ -150,19 +198,30 @@ def send(selection: Selection, reviewer, signed: str) -> list[Result]:
         raise NotConfirmed
     if set(shown["holds"]) != {str(pk) for pk in selection.hold_ids}:
         raise NotConfirmed
-    holds = _load(selection.hold_ids)
+    holds = _load(selection.hold_ids, reviewer)
+    if len(holds) != len(selection.hold_ids):
+        raise NotConfirmed  # a hold left the reviewer's team scopes since the summary
+    approvals = _approvals(holds, selection)
     results = []
     for pk in selection.hold_ids:
         entry = Entry(holds[pk], list(holds[pk].items.all()))
         if not constant_time_compare(shown["holds"][str(pk)], _fingerprint(entry)):
             results.append(Result(entry.hold, reason=CHANGED))
             continue
+        if reason := _approval_reason(entry, approvals.get(pk, []), selection, reviewer):
+            results.append(Result(entry.hold, reason=reason))  # someone approved or edited since the summary
+            continue
         try:
-            decision = decisions.submit(entry.hold, reviewer, selection.choices(entry.items))
+            outcome = decisions.submit(
+                entry.hold, reviewer, selection.choices(entry.items), round_shown=_round_seen(entry, approvals, selection)
+            )
         except decisions.DecisionRefused as refused:
             results.append(Result(entry.hold, reason=refused.message))
         else:
-            results.append(Result(entry.hold, decision=decision))
+            if isinstance(outcome, Decision):
+                results.append(Result(entry.hold, decision=outcome))
+            else:
+                results.append(Result(entry.hold, approval=outcome))
     return results
 
 

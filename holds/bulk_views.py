@@ -27,7 +27,8 @@ def bulk_review(request):
     context = {
         "selection": selection,
         "sent": [result for result in results if result.decision],
-        "not_sent": [result for result in results if not result.decision],
+        "approved": [result for result in results if result.approval],
+        "not_sent": [result for result in results if not (result.decision or result.approval)],
     }
     return render(request, "holds/bulk_result.html", context)
 

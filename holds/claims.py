@@ -4,7 +4,9 @@ A claim is explicit time-based state on the hold (who, since when, until when). 
 starts when a reviewer starts deciding (merely opening a hold is presence, see
 ``presence``), and ends on a decision, a release, or when it times out: after
 ``CLAIM_MINUTES`` when taken without JavaScript, else a minute after the page's last
-heartbeat (``keep_alive``), so a closed page frees the hold within a minute. Every change is a compare-and-set update, so two reviewers
+heartbeat (``keep_alive``), so a closed page frees the hold within a minute. Once a claim ends,
+``claim_expires_at`` keeps when it did (escalation counts a hold's minutes without a claim
+from then, see ``approvals.escalation``). Every change is a compare-and-set update, so two reviewers
 opening the same hold at once cannot both win. A decision takes the claim in its
 own transaction (``take_for_decision``): a reviewer decides only a hold whose claim
 is theirs or nobody's.
@@ -73,7 +75,7 @@ def take_for_decision(hold: Hold, user, now: datetime) -> bool:
     """
     return bool(
         Hold.objects.filter(_unclaimed(now) | Q(claimed_by=user), pk=hold.pk).update(
-            claimed_by=None, claimed_at=None, claim_expires_at=None
+            claimed_by=None, claimed_at=None, claim_expires_at=now
         )
     )
 
@@ -95,6 +97,9 @@ def take_over(hold: Hold, user, now: datetime | None = None) -> None:
 def release(hold: Hold, user) -> None:
     """End ``user``'s claim on a hold, if they hold it."""
     with transaction.atomic():
-        if Hold.objects.filter(pk=hold.pk, claimed_by=user).update(claimed_by=None, claimed_at=None, claim_expires_at=None):
+        ended = Hold.objects.filter(pk=hold.pk, claimed_by=user).update(
+            claimed_by=None, claimed_at=None, claim_expires_at=timezone.now()
+        )
+        if ended:
             events.record(EventKind.RELEASED, actor=user, hold=hold)
     hold.refresh_from_db(fields=["claimed_by", "claimed_at", "claim_expires_at"])

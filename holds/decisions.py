@@ -26,6 +26,8 @@ from django.db.models import Exists, F, OuterRef, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from approvals import approving
+from approvals.models import Approval
 from audit import events as audit_events
 from audit import payloads
 from audit.models import EventKind
@@ -78,14 +80,20 @@ def platform_name(user) -> str:
     return user.email or user.get_username()
 
 
-def submit(hold: Hold, reviewer, choices: list[ItemChoice], now: datetime | None = None) -> Decision:
-    """Store ``reviewer``'s decision as the hold's live one and queue its delivery.
+def submit(
+    hold: Hold, reviewer, choices: list[ItemChoice], now: datetime | None = None, round_shown: int | None = None
+) -> Decision | Approval:
+    """Store ``reviewer``'s decision as the hold's live one and queue its delivery; or, where the hold's approval
+    policy asks for more approvers than have agreed, store it as an approval and send nothing (``approvals.approving``).
 
-    Raises ``AlreadyDecided`` when the hold has a decision (a double click, a second
-    tab, a second reviewer) and ``DecisionRefused`` when it cannot be decided, or not
-    by ``reviewer``: someone else's claim on it is running. Everything is checked and
-    the claim taken with the hold's row locked (on SQLite the transaction takes the
-    write lock), so concurrent decisions and take-overs apply one at a time.
+    Returns the decision, or the approval when nothing was sent. Raises ``AlreadyDecided``
+    when the hold has a decision (a double click, a second tab, a second reviewer) and
+    ``DecisionRefused`` when it cannot be decided, or not by ``reviewer``: someone else's
+    claim on it is running, they may not give this approval, or the round of approvals is
+    no longer the one their page showed (``round_shown``, see ``approving.count``).
+    Everything is checked and the claim taken with the hold's row locked (on SQLite the
+    transaction takes the write lock), so concurrent decisions, approvals and take-overs
+    apply one at a time.
     """
     now = now or timezone.now()
     with transaction.atomic():
@@ -96,6 +104,12 @@ def submit(hold: Hold, reviewer, choices: list[ItemChoice], now: datetime | None
         _check_decidable(locked, choices, now)
         if not claims.take_for_decision(locked, reviewer, now):
             raise DecisionRefused(f"{reviewer_name(locked.claimant(now))} is reviewing this hold; take it over first.")
+        try:
+            counted = approving.count(locked, reviewer, choices, now, round_shown)
+        except approving.NotCounted as refused:
+            raise DecisionRefused(refused.message) from None
+        if not counted.complete:
+            return counted.approval
         undo_until = now + undo_window() if settings.UNDO_SECONDS else None
         try:
             with transaction.atomic():
@@ -115,12 +129,16 @@ def submit(hold: Hold, reviewer, choices: list[ItemChoice], now: datetime | None
                 data=choice.data if choice.action == DecisionItem.Action.EDIT else None,
                 comment=choice.comment,
             )
-            for position, choice in enumerate(choices)
+            for position, choice in enumerate(counted.choices)
         )
-        audit_events.record(
-            EventKind.DECISION_SUBMITTED, actor=reviewer, hold=locked, decision=decision,
-            payload={"items": payloads.decision_items(decision)},
-        )
+        approving.link(counted.approvals, decision)
+        payload = {"items": payloads.decision_items(decision)}
+        if counted.approvals:
+            payload["approvals"] = [
+                {"approval": a.pk, "approver": a.approver.get_username(), "at": a.created_at.isoformat()}
+                for a in counted.approvals
+            ]
+        audit_events.record(EventKind.DECISION_SUBMITTED, actor=reviewer, hold=locked, decision=decision, payload=payload)
         notify.resolve_for_holds([locked.pk], notify.RESOLVED_BY_DECISION, f"decided by {reviewer_name(reviewer)}", now)
         transaction.on_commit(lambda: enqueue_delivery(decision.pk, countdown=settings.UNDO_SECONDS))
     return decision
@@ -133,9 +151,11 @@ def undo_window() -> timedelta:
 def withdraw(decision_id: int, reviewer, now: datetime | None = None) -> Decision:
     """Withdraw ``reviewer``'s decision in its undo window: it is never sent, and the hold is theirs to decide again.
 
-    Refused (``TooLateToUndo``) once the window ended or a delivery attempt started;
-    withdrawing twice is harmless. The reviewer gets the hold's claim back, so
-    nobody else slips in while they decide again.
+    A decision that completed a round of approvals takes its reviewer's approval back with
+    it: the round is open again one approval short (``approving.uncount``). Refused
+    (``TooLateToUndo``) once the window ended or a delivery attempt started; withdrawing
+    twice is harmless. The reviewer gets the hold's claim back, so nobody else slips in
+    while they decide again.
     """
     now = now or timezone.now()
     hold_pk = Decision.objects.filter(pk=decision_id, reviewer=reviewer).values_list("hold", flat=True).first()
@@ -152,13 +172,14 @@ def withdraw(decision_id: int, reviewer, now: datetime | None = None) -> Decisio
             if decision.state == Decision.State.WITHDRAWN:
                 return decision
             raise TooLateToUndo("Too late to undo: the decision is already on its way to the platform.")
+        uncounted = approving.uncount(decision)
         claims.claim(hold, reviewer, now)
         if hold.status == Hold.Status.OPEN:
             notify.reopen_for_hold(hold.pk, since=decision.created_at)
-        audit_events.record(
-            EventKind.WITHDRAWN, actor=reviewer, hold=decision.hold, decision=decision,
-            payload={"items": payloads.decision_items(decision)},
-        )
+        payload = {"items": payloads.decision_items(decision)}
+        if uncounted:
+            payload["approval_withdrawn"] = uncounted.pk
+        audit_events.record(EventKind.WITHDRAWN, actor=reviewer, hold=decision.hold, decision=decision, payload=payload)
     return decision
 
 
@@ -217,7 +238,7 @@ def deliver(decision_id: int, client: platform.PlatformClient) -> float | None:
     ]
     try:
         decided = client.post_decision(
-            hold.env, hold.hold_id, items, platform_name(decision.reviewer), str(decision.idempotency_key)
+            hold.env, hold.hold_id, items, approving.decided_by(decision, platform_name), str(decision.idempotency_key)
         )
     except platform.HoldNotOpen as error:
         if error.hold:

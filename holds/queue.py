@@ -15,23 +15,26 @@ import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, ClassVar
 
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, Expression, F, Func, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
+from approvals import badges, rounds
 from holds import describe, heartbeat
 from holds.models import Decision, FilterValue, Hold, PeriodicRun, SyncState
 from reviewqueue import readers, softcache
 from reviewqueue.jsonvalues import AMOUNT_KEYS, as_decimal
+from teams import scopes
 
 PAGE_SIZE = 50
 EXPIRING_WITHIN = {"15m": timedelta(minutes=15), "1h": timedelta(hours=1), "4h": timedelta(hours=4), "24h": timedelta(days=1)}
 URGENT = timedelta(minutes=15)
 SOON = timedelta(hours=1)
 CLAIM_CHOICES = ("mine", "unclaimed")
+APPROVAL_CHOICES = ("mine",)  # "mine": holds whose open round of approvals the reviewer may join
 
 
 def _no_key(value: str, name: str) -> None:
@@ -106,6 +109,7 @@ class Filters:
     env: str = ""
     expiring: str = ""
     claim: str = ""  # one of CLAIM_CHOICES
+    approval: str = ""  # one of APPROVAL_CHOICES
     q: str = ""
     min_amount: Decimal | None = None  # a range over a hold's largest amount, both ends included
     max_amount: Decimal | None = None
@@ -120,6 +124,7 @@ class Filters:
             env=readers.text(query.get("env", ""), "env"),
             expiring=readers.choice(query.get("expiring", ""), "expiring", EXPIRING_WITHIN),
             claim=readers.choice(query.get("claim", ""), "claim", CLAIM_CHOICES),
+            approval=readers.choice(query.get("approval", ""), "approval", APPROVAL_CHOICES),
             q=readers.text(query.get("q", ""), "q"),
             min_amount=_amount(query.get("min_amount", ""), "min_amount"),
             max_amount=_amount(query.get("max_amount", ""), "max_amount"),
@@ -156,7 +161,11 @@ def open_holds(now: datetime | None = None) -> QuerySet[Hold]:
 
 
 def filtered(filters: Filters, user, now: datetime) -> QuerySet[Hold]:
-    holds = open_holds(now)
+    """The open holds in ``user``'s team scopes that pass ``filters``: the queue, its search and its new-holds count.
+
+    ``user`` None reads every open hold, as no reviewer does: for query plans and benchmarks.
+    """
+    holds = open_holds(now) if user is None else scopes.visible(open_holds(now), user)
     if filters.agent:
         holds = holds.filter(agent=filters.agent)
     if filters.capability:
@@ -169,6 +178,8 @@ def filtered(filters: Filters, user, now: datetime) -> QuerySet[Hold]:
         holds = holds.filter(claimed_by=user, claim_expires_at__gt=now)
     elif filters.claim == "unclaimed":
         holds = holds.filter(Q(claimed_by__isnull=True) | Q(claim_expires_at__lte=now))
+    if filters.approval == "mine":
+        holds = rounds.joinable_by(user, holds)
     if filters.q:
         holds = holds.filter(search_text__contains=filters.q.lower())
     if filters.sort == "amount":
@@ -198,20 +209,43 @@ def page(holds: QuerySet[Hold], after: str, sort: str = DEFAULT_SORT) -> tuple[l
     if position:
         holds = holds.filter(order.after(*position[1:]))
     holds = ordered(holds, sort)
-    # The columns a row shows and its cache key names, no more; no items: holds/queue_rows.py
-    # reads them only for the rows it has to render.
-    rows = list(holds.select_related("claimed_by").only(*ROW_FIELDS)[: PAGE_SIZE + 1])
-    if len(rows) <= PAGE_SIZE:
-        return rows, ""
-    rows = rows[:PAGE_SIZE]
-    return rows, cursor_of(rows[-1], sort)
+    # Plain values, no model instances: most rows come from the cache, and holds/queue_rows.py
+    # reads the holds whole (with their items) only for the rows it has to render.
+    holds = holds.annotate(open_approvals=badges.open_round_size())
+    listed = [Listed(*values) for values in holds.values_list(*Listed.COLUMNS)[: PAGE_SIZE + 1]]
+    if len(listed) <= PAGE_SIZE:
+        return listed, ""
+    listed = listed[:PAGE_SIZE]
+    return listed, cursor_of(listed[-1], sort)
 
 
-ROW_FIELDS = (
-    "env", "hold_id", "question", "agent", "capability", "created_at", "expires_at", "first_seen_at", "amount",
-    "payload_digest", "claim_expires_at", "claimed_by__username", "claimed_by__first_name", "claimed_by__last_name",
-    "claimed_by__email",
-)
+@dataclasses.dataclass(slots=True)
+class Listed:
+    """A hold as a queue page lists it: what a row's cache key names, its approval badge needs and the cursor reads."""
+
+    COLUMNS: ClassVar = (
+        "pk", "hold_id", "env", "agent", "capability", "payload_digest", "created_at", "expires_at", "first_seen_at",
+        "amount", "claimed_by_id", "claim_expires_at", "claimed_by__username", "claimed_by__first_name",
+        "claimed_by__last_name", "claimed_by__email", "open_approvals",
+    )
+
+    pk: int
+    hold_id: str
+    env: str
+    agent: str
+    capability: str
+    payload_digest: str
+    created_at: datetime
+    expires_at: datetime | None
+    first_seen_at: datetime
+    amount: Decimal | None
+    claimed_by_id: int | None
+    claim_expires_at: datetime | None
+    claimant_username: str | None
+    claimant_first_name: str | None
+    claimant_last_name: str | None
+    claimant_email: str | None
+    open_approvals: int  # how many approvals the hold's open round has
 
 
 def cursor_of(hold: Hold, sort: str = DEFAULT_SORT) -> str:
@@ -356,6 +390,10 @@ def freshness(now: datetime, states: list[SyncState] | None = None) -> Freshness
 def next_for(user, now: datetime) -> Hold | None:
     """The hold a reviewer should open next: the first in queue order that nobody else is deciding (a live claim).
 
-    Holds others merely have open (presence) are not skipped: looking locks nothing.
+    Holds waiting for an approval the reviewer may give come first (someone else approved, and
+    the decision waits on a second pair of eyes); holds they approved already are skipped: it is
+    someone else's turn. Holds others merely have open (presence) are not skipped: looking locks nothing.
     """
-    return open_holds(now).filter(Q(claimed_by__isnull=True) | Q(claim_expires_at__lte=now) | Q(claimed_by=user)).first()
+    unclaimed = Q(claimed_by__isnull=True) | Q(claim_expires_at__lte=now) | Q(claimed_by=user)
+    free = scopes.visible(open_holds(now), user).filter(unclaimed)
+    return rounds.joinable_by(user, free).first() or rounds.not_approved_by(user, free).first()

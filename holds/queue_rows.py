@@ -3,7 +3,7 @@
 A row's key names everything its markup shows: the hold's platform content (its
 payload digest, which sync changes with every change of content, items included),
 its env, whoever has a live claim on it, its urgency band, whether it is new to the
-reviewer, the viewer's time zone and language, and a version of what renders it (the
+reviewer, its approval badge, the viewer's time zone and language, and a version of what renders it (the
 settings it reads, the hold page's URL, and the source of the row template and of the
 code writing its values). Whatever changes what a row says therefore changes its key,
 and a stale row is never read.
@@ -20,12 +20,13 @@ import hashlib
 import importlib
 from datetime import datetime
 
-from django.db.models import prefetch_related_objects
+from django.contrib.auth import get_user_model
 from django.template.loader import get_template
 from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.safestring import mark_safe
 
+from approvals.badges import Badge
 from holds import describe
 from holds import queue as holds_queue
 from holds.models import Hold
@@ -36,7 +37,7 @@ ROW_TEMPLATE = "holds/queue/_row.html"
 # The modules whose code writes a row's values: a deploy changing one reads no old row.
 ROW_CODE_MODULES = (
     "holds.queue_rows", "holds.queue", "holds.describe", "reviewqueue.jsonvalues", "people.naming",
-    "people.templatetags.people",
+    "people.templatetags.people", "approvals.badges", "approvals.policies",
 )
 # Comments agent text can never produce: every value in the row template is escaped, which turns "<" into "&lt;".
 AGE_WORDS = "<!--age-->"
@@ -45,41 +46,82 @@ ROW_SECONDS = 24 * 3600  # a row nobody asks for again leaves the cache within a
 
 
 class Row:
-    """One row of the queue: the hold, its urgency band, who claims it, whether it is new, and its ``html``.
+    """One row of the queue: the hold as listed, its urgency band, who claims it, whether it is new, and its ``html``.
 
-    ``items`` and ``amounts`` are read only when the row's markup is rendered (or a caller asks).
+    ``hold`` is the page's ``Listed`` hold, or the whole hold for a row that had to be rendered;
+    ``items`` and ``amounts`` read the whole hold (once) when asked for.
     """
 
-    def __init__(self, hold: Hold, now: datetime, loaded_at: datetime):
-        self.hold = hold
-        self.urgency = holds_queue.urgency(hold, now)
-        self.claimant = hold.claimant(now)
-        self.new = hold.first_seen_at > loaded_at
+    def __init__(self, listed: holds_queue.Listed, now: datetime, loaded_at: datetime, approvals: Badge | None = None):
+        self.hold = listed
+        self.approvals = approvals  # the approval badge, for a hold that needs several approvals or has some
+        self.urgency = holds_queue.urgency(listed, now)
+        self.claimant = _claimant(listed, now)
+        self.new = listed.first_seen_at > loaded_at
         self.html = ""
 
     @functools.cached_property
+    def whole(self) -> Hold:
+        if isinstance(self.hold, Hold):
+            return self.hold
+        return Hold.objects.select_related("claimed_by").prefetch_related("items").get(pk=self.hold.pk)
+
+    @functools.cached_property
     def items(self) -> list:
-        return list(self.hold.items.all())
+        return list(self.whole.items.all())
 
     @functools.cached_property
     def amounts(self) -> list[str]:
-        return holds_queue.amounts(self.hold)
+        return holds_queue.amounts(self.whole)
 
 
-def rows(holds: list[Hold], now: datetime, loaded_at: datetime) -> list[Row]:
-    """The queue's rows for ``holds``, their markup read from the cache in one round trip or rendered and stored."""
-    found = [Row(hold, now, loaded_at) for hold in holds]
+def _claimant(listed: holds_queue.Listed, now: datetime):
+    """The user with a live claim on the listed hold, made from the listed values (unsaved: for showing only)."""
+    if not (listed.claimed_by_id and listed.claim_expires_at and listed.claim_expires_at > now):
+        return None
+    return get_user_model()(
+        pk=listed.claimed_by_id, username=listed.claimant_username, first_name=listed.claimant_first_name,
+        last_name=listed.claimant_last_name, email=listed.claimant_email,
+    )
+
+
+# What the row template reads of a hold it renders, besides its items and claimant.
+RENDERED_FIELDS = (
+    "env", "hold_id", "question", "agent", "capability", "created_at", "expires_at", "first_seen_at", "amount",
+    "payload_digest", "claim_expires_at", "claimed_by__username", "claimed_by__first_name", "claimed_by__last_name",
+    "claimed_by__email",
+)
+
+
+def rows(
+    listed: list[holds_queue.Listed], now: datetime, loaded_at: datetime, approvals: dict[int, Badge] | None = None
+) -> list[Row]:
+    """The queue's rows for the ``listed`` holds, their markup read from the cache in one round trip or rendered.
+
+    A rendered row is stored only if the hold, read again whole to render it, still has the key
+    it was listed with: a row rendered from a hold that changed in between is shown, never kept.
+    ``approvals`` gives the approval badge of the holds that have one, by pk (see ``approvals.badges``).
+    """
+    approvals = approvals or {}
+    found = [Row(hold, now, loaded_at, approvals.get(hold.pk)) for hold in listed]
     viewer = (_version(), timezone.get_current_timezone_name(), translation.get_language())
     keys = {_key(row, viewer): row for row in found}
     cached = softcache.get_many(list(keys), "the queue rows")
     missing = {key: row for key, row in keys.items() if key not in cached}
     if missing:
-        prefetch_related_objects([row.hold for row in missing.values()], "items")
+        wholes = Hold.objects.select_related("claimed_by").only(*RENDERED_FIELDS).prefetch_related("items")
+        by_pk = wholes.in_bulk([row.hold.pk for row in missing.values()])
         template = get_template(ROW_TEMPLATE)
         hold_url = _hold_url_prefix()
-        fresh = {key: template.render({"row": row, "hold_url": hold_url}) for key, row in missing.items()}
-        softcache.set_many(fresh, ROW_SECONDS, "the queue rows")
-        cached |= fresh
+        fresh = {}
+        for key, row in missing.items():
+            row.hold = by_pk[row.hold.pk]
+            row.claimant = row.hold.claimant(now)
+            cached[key] = template.render({"row": row, "hold_url": hold_url})
+            if _key(row, viewer) == key:
+                fresh[key] = cached[key]
+        if fresh:
+            softcache.set_many(fresh, ROW_SECONDS, "the queue rows")
     for key, row in keys.items():
         row.html = _with_times(cached[key], row.hold, now)
     return found
@@ -90,7 +132,10 @@ def _key(row: Row, viewer: tuple) -> str:
     hold, claimant = row.hold, row.claimant
     who = (claimant.pk, claimant.get_username(), claimant.get_full_name(), claimant.email) if claimant else None
     # The times too, which sync changes only with the digest, in case anything else ever writes them.
-    parts = (viewer, hold.pk, hold.env, hold.payload_digest, hold.created_at, hold.expires_at, who, row.urgency, row.new)
+    parts = (
+        viewer, hold.pk, hold.env, hold.payload_digest, hold.created_at, hold.expires_at, who, row.urgency, row.new,
+        row.approvals,
+    )
     return "queue-row:" + hashlib.sha256(repr(parts).encode()).hexdigest()
 
 

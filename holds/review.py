@@ -23,6 +23,7 @@ from reviewqueue.jsonvalues import storable
 
 ACTIONS = (DecisionItem.Action.APPROVE, DecisionItem.Action.REJECT)
 SUMMARY_SALT = "holds.review.summary"
+MAX_COMMENT = 5000  # of a reject sent with one comment for every item, as of a bulk decision's
 
 
 @dataclasses.dataclass
@@ -128,29 +129,37 @@ def choices(reviews: list[ItemReview]) -> list[ItemChoice]:
     ]
 
 
-def summary_digest(hold: Hold, reviewer, reviews: list[ItemReview]) -> str:
-    """The signed digest of the choices a summary shows, for its confirm form to carry back."""
-    return signing.Signer(salt=SUMMARY_SALT).sign(_fingerprint(hold, reviewer, reviews))
+def rejecting_all(hold: Hold, comment: str) -> list[ItemChoice]:
+    """Every item of the hold rejected, each with ``comment``."""
+    return [ItemChoice(item_id=item.item_id, action=DecisionItem.Action.REJECT, comment=comment) for item in hold.items.all()]
 
 
-def confirms_summary(hold: Hold, reviewer, reviews: list[ItemReview], signed: str) -> bool:
-    """Whether ``signed`` is the digest of exactly these choices, shown to this reviewer for this hold.
+def summary_digest(hold: Hold, reviewer, reviews: list[ItemReview], round_shown: int) -> str:
+    """The signed digest of the choices a summary shows and of the round of approvals it shows them against
+    (its latest approval's id, ``approving.NO_ROUND`` for none), for its confirm form to carry back."""
+    return signing.Signer(salt=SUMMARY_SALT).sign(_fingerprint(hold, reviewer, reviews, round_shown))
 
-    A forged confirm has no valid signature; a digest from other choices, another hold
-    or another reviewer signs a different fingerprint.
+
+def confirms_summary(hold: Hold, reviewer, reviews: list[ItemReview], signed: str, round_shown: int | None) -> bool:
+    """Whether ``signed`` is the digest of exactly these choices and this round, shown to this reviewer for this hold.
+
+    A forged confirm has no valid signature; a digest from other choices, another round,
+    another hold or another reviewer signs a different fingerprint.
     """
     try:
         shown = signing.Signer(salt=SUMMARY_SALT).unsign(signed)
     except signing.BadSignature:
         return False
-    return constant_time_compare(shown, _fingerprint(hold, reviewer, reviews))
+    return constant_time_compare(shown, _fingerprint(hold, reviewer, reviews, round_shown))
 
 
-def _fingerprint(hold: Hold, reviewer, reviews: list[ItemReview]) -> str:
-    """A hash of what the summary shows: per item what is sent and the agent's data it is set against."""
+def _fingerprint(hold: Hold, reviewer, reviews: list[ItemReview], round_shown: int | None) -> str:
+    """A hash of what the summary shows: per item what is sent and the agent's data it is set against, and the
+    round of approvals the decision joins or restarts."""
     shown = {
         "hold": [hold.pk, hold.env, hold.hold_id],
         "reviewer": reviewer.pk,
+        "round": round_shown,
         "items": [
             [choice.item_id, choice.action, choice.data, choice.comment, item_review.item.data]
             for choice, item_review in zip(choices(reviews), reviews, strict=True)

@@ -9,11 +9,15 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from approvals import approving, badges, rounds
+from approvals import page as approvals_page
+from approvals.models import Approval
 from holds import claims, decisions, form_layout, platform, presence, review, runs
 from holds import queue as holds_queue
 from holds import queue_rows
 from holds.models import Decision, Hold
 from reviewqueue import readers, roles
+from teams import scopes
 
 INLINE_IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
 SUMMARY_NOT_CONFIRMED = "Nothing was sent: the decision did not match a summary shown to you. Check it, then send it."
@@ -39,7 +43,7 @@ def _queue(request):
     new_holds = matching.filter(first_seen_at__gt=loaded_at) if loaded_at < now else None
     states, new_count = holds_queue.sync_states_and_new_count(new_holds)
     context = {
-        "rows": queue_rows.rows(holds, now, loaded_at),
+        "rows": queue_rows.rows(holds, now, loaded_at, badges.badges(holds)),
         "next_cursor": next_cursor,
         "filters": filters,
         "expiring_options": holds_queue.EXPIRING_WITHIN,
@@ -51,7 +55,8 @@ def _queue(request):
     }
     if request.htmx and request.htmx.target == "queue-body":
         return render(request, "holds/_queue_body.html", context)
-    return render(request, "holds/queue.html", context | {"choices": holds_queue.filter_values(states)})
+    choices = scopes.offered_values(request.user, holds_queue.filter_values(states))  # no other team's agents
+    return render(request, "holds/queue.html", context | {"choices": choices})
 
 
 def _loaded_at(request, now):
@@ -77,7 +82,8 @@ def _hold_context(hold, reviews=None, error="", viewer=None, decision=_UNREAD, n
     else:
         looking = presence.others_looking(hold, viewer, now)
     reviews = reviews if reviews is not None else _reviews_to_show(hold, decision, viewer)
-    return _presence_context(hold, viewer, now, looking) | {
+    approvals = approvals_page.page_context(hold, viewer) if decidable else {}
+    return _presence_context(hold, viewer, now, looking) | approvals | {
         "reviews": reviews,
         "error_links": form_layout.error_links(reviews),
         "decision": decision,
@@ -90,15 +96,23 @@ def _hold_context(hold, reviews=None, error="", viewer=None, decision=_UNREAD, n
     }
 
 
-def _hold_for_page(pk):
-    """The hold with everything its page shows, in three queries: the hold with its claimant and
-    latest decision (and that decision's reviewer), the hold's items, and the decision's items."""
+def _hold_or_404(request, pk, holds=Hold.objects):
+    """The hold ``pk`` of ``holds``; 404 when there is none, or when it is out of the reviewer's team
+    scopes, so that an id reveals nothing."""
+    return get_object_or_404(scopes.visible(holds.all(), request.user), pk=pk)
+
+
+def _hold_for_page(request, pk):
+    """The hold with everything its page shows, in three queries: the hold with its claimant,
+    escalation and latest decision (and that decision's reviewer), the hold's items, and the decision's items."""
     latest = Decision.objects.filter(hold=OuterRef("pk")).order_by("-created_at", "-pk").values("pk")[:1]
-    hold = get_object_or_404(
+    hold = _hold_or_404(
+        request,
+        pk,
         Hold.objects.annotate(page_decision=FilteredRelation("decisions", condition=Q(decisions__pk=Subquery(latest))))
-        .select_related("claimed_by", "page_decision__reviewer")
+        .select_related("claimed_by", "page_decision__reviewer", "escalation")
+        .annotate(**approvals_page.page_annotations())
         .prefetch_related("items"),
-        pk=pk,
     )
     decision = getattr(hold, "page_decision", None)  # absent, not None, when the hold has no decision
     if decision is not None:
@@ -131,7 +145,7 @@ def _presence_context(hold, viewer, now, looking=None):
 @reviewer_required
 def hold_detail(request, pk):
     """Show the hold; opening it tells the others who is looking, and claims nothing."""
-    hold, decision = _hold_for_page(pk)
+    hold, decision = _hold_for_page(request, pk)
     context = _hold_context(hold, viewer=request.user, decision=decision, note_presence=True)
     return render(request, "holds/hold.html", context)
 
@@ -140,7 +154,7 @@ def hold_detail(request, pk):
 @require_POST
 def hold_heartbeat(request, pk):
     """The open page's heartbeat: renews the reviewer's presence and their claim; answers who else is there."""
-    hold = get_object_or_404(Hold.objects.select_related("claimed_by"), pk=pk)
+    hold = _hold_or_404(request, pk, Hold.objects.select_related("claimed_by"))
     now = timezone.now()
     closed = bool(decisions.closed_reason(hold, now) or hold.live_decision())
     if not closed:
@@ -156,7 +170,7 @@ def hold_heartbeat(request, pk):
 @require_POST
 def claim_hold(request, pk):
     """"I'll take this": the reviewer starts deciding. From the page's script the heartbeat keeps the claim alive."""
-    hold = get_object_or_404(Hold.objects.select_related("claimed_by"), pk=pk)
+    hold = _hold_or_404(request, pk, Hold.objects.select_related("claimed_by"))
     now = timezone.now()
     claims.claim(hold, request.user, now, lasting=presence.live_window() if request.htmx else None)
     if not request.htmx:
@@ -168,7 +182,7 @@ def claim_hold(request, pk):
 @require_POST
 def leave_hold(request, pk):
     """The page closed (its ``pagehide`` beacon): the reviewer is no longer looking, nor deciding."""
-    hold = get_object_or_404(Hold, pk=pk)
+    hold = _hold_or_404(request, pk)
     presence.leave(hold, request.user)
     claims.release(hold, request.user)
     return HttpResponse(status=204)
@@ -178,7 +192,7 @@ def leave_hold(request, pk):
 @require_POST
 def hold_review(request, pk):
     """Check the submitted form; show the summary, or store the decision once confirmed."""
-    hold = get_object_or_404(Hold, pk=pk)
+    hold = _hold_or_404(request, pk)
     reviews, valid = review.read(hold, request.POST)
     if request.POST.get("back") == "yes":
         return render(request, "holds/hold.html", _hold_context(hold, reviews, viewer=request.user))
@@ -186,26 +200,81 @@ def hold_review(request, pk):
         return render(request, "holds/hold.html", _hold_context(hold, reviews, viewer=request.user), status=422)
     if request.POST.get("confirm") != "yes":
         return _summary(request, hold, reviews)
-    if not review.confirms_summary(hold, request.user, reviews, request.POST.get("digest", "")):
+    round_shown = readers.integer(request.POST.get("round", ""), "round", minimum=0, maximum=readers.ID_MAX)
+    if not review.confirms_summary(hold, request.user, reviews, request.POST.get("digest", ""), round_shown):
         return _summary(request, hold, reviews, SUMMARY_NOT_CONFIRMED, status=409)
     try:
-        decisions.submit(hold, request.user, review.choices(reviews))
+        decisions.submit(hold, request.user, review.choices(reviews), round_shown=round_shown)
     except decisions.DecisionRefused as refused:
         return render(request, "holds/hold.html", _hold_context(hold, reviews, refused.message, viewer=request.user), status=409)
     return redirect("hold", pk=hold.pk)
 
 
 def _summary(request, hold, reviews, message="", status=200):
-    """The summary of a valid form, signed so that only what it shows can be confirmed."""
+    """The summary of a valid form, signed so that only what it shows can be confirmed, against the round of
+    approvals it shows."""
+    standing = rounds.standing(hold)
+    round_shown = standing.approvals[-1].pk if standing.approvals else approving.NO_ROUND
     context = _presence_context(hold, request.user, timezone.now()) | {
-        "reviews": reviews, "digest": review.summary_digest(hold, request.user, reviews), "message": message, "on_summary": True,
+        "reviews": reviews, "digest": review.summary_digest(hold, request.user, reviews, round_shown), "message": message,
+        "on_summary": True, "standing": standing, "round_shown": round_shown,
     }
     return render(request, "holds/summary.html", context, status=status)
 
 
+def _refused(request, hold, refused):
+    """The hold page again, with why the reviewer's action was refused (409: the hold's state decided it)."""
+    return render(request, "holds/hold.html", _hold_context(hold, error=refused.message, viewer=request.user), status=409)
+
+
+@reviewer_required
+@require_POST
+def hold_approve(request, pk):
+    """"Approve as it is": give the open round's next approval to the decision the page showed."""
+    hold = _hold_or_404(request, pk)
+    shown = readers.identifier(request.POST.get("approval", ""), "approval")
+    if shown is None:
+        raise readers.BadValue("approval", "say which approval you agree with")
+    try:
+        choices = [decisions.ItemChoice(**choice) for choice in approving.choices_to_approve(hold, shown)]
+        decisions.submit(hold, request.user, choices, round_shown=shown)
+    except (decisions.DecisionRefused, approving.NotCounted) as refused:
+        return _refused(request, hold, refused)
+    return redirect("hold", pk=hold.pk)
+
+
+@reviewer_required
+@require_POST
+def approval_undo(request, pk):
+    """Take back one's own approval in its undo window: the round is one approval short again."""
+    hold = _hold_or_404(request, pk)
+    approval_id = readers.identifier(request.POST.get("approval", ""), "approval")
+    if approval_id is None:
+        raise readers.BadValue("approval", "say which approval to take back")
+    approval = get_object_or_404(Approval, pk=approval_id, hold=hold)
+    try:
+        approving.withdraw(approval.pk, request.user, timezone.now())
+    except approving.NotCounted as refused:
+        return _refused(request, hold, refused)
+    return redirect("hold", pk=hold.pk)
+
+
+@reviewer_required
+@require_POST
+def hold_reject(request, pk):
+    """Reject every item at once with one comment: what an earlier approver, who may not approve again, may still do."""
+    hold = _hold_or_404(request, pk)
+    comment = readers.text(request.POST.get("comment", "").replace("\r\n", "\n"), "comment", review.MAX_COMMENT)
+    try:
+        decisions.submit(hold, request.user, review.rejecting_all(hold, comment))
+    except decisions.DecisionRefused as refused:
+        return _refused(request, hold, refused)
+    return redirect("hold", pk=hold.pk)
+
+
 @reviewer_required
 def decision_status(request, pk):
-    hold = get_object_or_404(Hold, pk=pk)
+    hold = _hold_or_404(request, pk)
     decision = hold.latest_decision()
     if decision is None:
         raise Http404("This hold has no decision yet.")
@@ -223,7 +292,7 @@ def decision_status(request, pk):
 @require_POST
 def decision_undo(request, pk):
     """Undo: withdraw the reviewer's decision in its window; nothing is sent and they may decide again."""
-    hold = get_object_or_404(Hold, pk=pk)
+    hold = _hold_or_404(request, pk)
     decision_id = readers.identifier(request.POST.get("decision", ""), "decision")
     if decision_id is None:
         raise readers.BadValue("decision", "say which decision to undo")
@@ -231,7 +300,7 @@ def decision_undo(request, pk):
     try:
         decisions.withdraw(decision.pk, request.user)
     except decisions.DecisionRefused as refused:
-        return render(request, "holds/hold.html", _hold_context(hold, error=refused.message, viewer=request.user), status=409)
+        return _refused(request, hold, refused)
     return redirect("hold", pk=hold.pk)
 
 
@@ -245,7 +314,7 @@ def next_hold(request):
 @reviewer_required
 def take_over(request, pk):
     """Ask to confirm, then take the hold's claim from whoever holds it."""
-    hold = get_object_or_404(Hold.objects.select_related("claimed_by"), pk=pk)
+    hold = _hold_or_404(request, pk, Hold.objects.select_related("claimed_by"))
     if request.method != "POST":
         return render(request, "holds/take_over.html", {"hold": hold, "claimant": hold.claimant(timezone.now())})
     claims.take_over(hold, request.user)
@@ -255,14 +324,14 @@ def take_over(request, pk):
 @reviewer_required
 @require_POST
 def release(request, pk):
-    hold = get_object_or_404(Hold, pk=pk)
+    hold = _hold_or_404(request, pk)
     claims.release(hold, request.user)
     return redirect("queue")
 
 
 @reviewer_required
 def run_context(request, pk):
-    hold = get_object_or_404(Hold, pk=pk)
+    hold = _hold_or_404(request, pk)
     with platform.PlatformClient.from_settings() as client:
         run, error = runs.run_context(hold, client)
     context = {"hold": hold, "run": run, "error": error, "customer_message": runs.customer_message(run)}
@@ -272,7 +341,7 @@ def run_context(request, pk):
 @reviewer_required
 def hold_file(request, pk, file_id):
     """Stream a hold's file through the app, so the API key stays on the server."""
-    hold = get_object_or_404(Hold, pk=pk)
+    hold = _hold_or_404(request, pk)
     attached = next((file for file in hold.files if file.get("id") == file_id), None)
     if attached is None:
         raise Http404("No such file on this hold.")

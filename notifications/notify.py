@@ -20,6 +20,9 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
+from approvals.models import Approval, ApprovalPolicy
+from approvals.waiting import open_rounds
+from approvals.wording import approval_words
 from holds import queue as holds_queue
 from holds import wording
 from holds.models import Decision, Hold
@@ -27,6 +30,7 @@ from notifications import digest, sending
 from notifications.models import DigestState, Notification, NotificationSettings, WebhookChannel
 from people import zones
 from reviewqueue import roles
+from teams import scopes
 
 Event = Notification.Event
 Channel = Notification.Channel
@@ -41,6 +45,7 @@ DEFAULT_CHANNELS = {
     Event.EXPIRING_SOON: [Channel.IN_APP, Channel.EMAIL],
     Event.EXPIRED: [Channel.IN_APP, Channel.EMAIL],
     Event.NOT_APPLIED: [Channel.IN_APP, Channel.EMAIL],
+    Event.ESCALATED: [Channel.IN_APP, Channel.EMAIL],
 }
 USER_CHANNELS = [Channel.IN_APP, Channel.EMAIL]
 # A decision still undelivered is announced to whoever asked to hear of decisions not applied.
@@ -48,10 +53,16 @@ PREFERENCE_FOR = {Event.UNDELIVERED: Event.NOT_APPLIED}
 
 
 def subscribable_events(user) -> list[str]:
+    """The events of the user's roles; expiries when they gave an approval of an open hold (its expiry would tell
+    them); escalations when they are in a policy's escalation group."""
     events = []
     for group, group_events in EVENTS_FOR_ROLE.items():
         if roles.in_group(user, group):
             events += [event for event in group_events if event not in events]
+    if Event.EXPIRED not in events and Approval.objects.filter(approver=user, hold__status=Hold.Status.OPEN).exists():
+        events.append(Event.EXPIRED)
+    if ApprovalPolicy.objects.filter(escalation_group__in=user.groups.all()).exists():
+        events.append(Event.ESCALATED)
     return events
 
 
@@ -90,6 +101,9 @@ class Message:
     holds: list = dataclasses.field(default_factory=list)
     # Writes (body, holds) again in the time zone active when called: each person reads times in their own zone.
     in_zone: Callable[[], tuple[str, list]] | None = None
+    # The Hold rows ``holds`` lists: like ``hold``, each must be in a recipient's team scopes (``create``).
+    listed: list[Hold] = dataclasses.field(default_factory=list)
+    to_webhooks: bool = True  # False for a copy of a subject that the webhooks receive in another message
 
 
 def expiring_soon(holds: list[Hold], now: datetime) -> list[Notification]:
@@ -113,20 +127,46 @@ def expiring_soon(holds: list[Hold], now: datetime) -> list[Notification]:
 
 
 def expired(holds: list[Hold]) -> list[Notification]:
-    """Tell the auditors these holds expired with nobody deciding them."""
+    """Tell the auditors these holds expired with nobody deciding them, and the approvers of a round left waiting."""
     auditors = list(_members(roles.AUDITORS))
+    lapsed = open_rounds(holds)
 
     def body(hold: Hold) -> str:
-        return f"{hold.agent} asked: {hold.question}\nNobody decided before {wording.moment(hold.expires_at)}; the agent was told so."
+        said = f"{hold.agent} asked: {hold.question}\nNobody decided before {wording.moment(hold.expires_at)}; the agent was told so."
+        if hold.pk in lapsed:
+            said += "\nIt was waiting for its next approval: " + "; ".join(
+                f"{approval_words(approval)} at {wording.moment(approval.created_at)}"
+                for approval in lapsed[hold.pk]
+            ) + ". Those approvals lapsed with it."
+        return said
 
     return create(Event.EXPIRED, [
         Message(
-            f"hold:{hold.pk}", auditors,
-            title=f"Expired undecided: {_short(hold.question)}",
+            f"hold:{hold.pk}", [*(approval.approver for approval in lapsed.get(hold.pk, [])), *auditors],
+            title=f"{'Expired waiting for approval' if hold.pk in lapsed else 'Expired undecided'}: {_short(hold.question)}",
             body=body(hold), link=link_to(hold), hold=hold, in_zone=lambda hold=hold: (body(hold), []),
         )
         for hold in holds
     ])
+
+
+def escalated(escalations: list[tuple]) -> list[Notification]:
+    """Tell the members of each escalation's group who may see its hold, given with it as (escalation, members),
+    that the hold has waited too long (the ``approvals.escalation`` rule)."""
+    messages = []
+    for escalation, members in escalations:
+        hold = escalation.hold
+
+        def body(hold=hold, escalation=escalation) -> str:
+            return (f"{hold.agent} asked: {hold.question}\nEscalated to {escalation.group_name} at "
+                    f"{wording.moment(escalation.at)}: {escalation.reason}.")
+
+        messages.append(Message(
+            f"hold:{hold.pk}", members,
+            title=f"Escalated to {escalation.group_name}: {_short(hold.question)}",
+            body=body(), link=link_to(hold), hold=hold, in_zone=lambda body=body: (body(), []),
+        ))
+    return create(Event.ESCALATED, messages)
 
 
 def not_applied(decision: Decision) -> list[Notification]:
@@ -182,10 +222,22 @@ def digest_new_holds(now: datetime | None = None) -> list[Notification]:
 
 
 def new_holds_digest(holds: list[Hold], now: datetime) -> list[Notification]:
-    """One message per subscribed reviewer listing ``holds``."""
+    """One message per subscribed reviewer listing those of ``holds`` in their team scopes; the webhooks' lists all."""
     if not holds:
         return []
+    reviewers = list(_members(roles.REVIEWERS))
+    scopes.load(reviewers)
+    audiences: dict[tuple[Hold, ...], list] = {tuple(holds): []}  # the holds listed → the reviewers who may see them
+    for reviewer in reviewers:
+        audiences.setdefault(tuple(hold for hold in holds if scopes.may_see(reviewer, hold)), []).append(reviewer)
+    return create(Event.NEW_HOLDS, [
+        _digest(list(listed), recipients, now, to_webhooks=listed == tuple(holds))
+        for listed, recipients in audiences.items() if listed
+    ])
 
+
+def _digest(holds: list[Hold], recipients: list, now: datetime, to_webhooks: bool) -> Message:
+    """The digest listing ``holds``, to ``recipients``."""
     def listed() -> list[dict]:
         return [
             {"pk": h.pk, "hold_id": h.hold_id, "question": _short(h.question), "agent": h.agent, "link": link_to(h),
@@ -198,23 +250,28 @@ def new_holds_digest(holds: list[Hold], now: datetime) -> list[Notification]:
         return digest.body(written), written
 
     body, written = in_zone()
-    return create(Event.NEW_HOLDS, [Message(
-        f"digest:{now.isoformat()}", list(_members(roles.REVIEWERS)),
+    return Message(
+        f"digest:{now.isoformat()}", recipients,
         title=digest.title(written), body=body,
-        link=settings.SITE_URL + reverse("queue"), holds=written, in_zone=in_zone,
-    )])
+        link=settings.SITE_URL + reverse("queue"), holds=written, in_zone=in_zone, listed=holds, to_webhooks=to_webhooks,
+    )
 
 
 def create(event: str, messages: list[Message]) -> list[Notification]:
     """Address each message to its recipients (and the webhooks that want the event) once, and queue the sending.
 
-    A constant number of queries however many messages: preferences are read
+    A recipient gets a message only when its hold, and every hold it lists, is in their team
+    scopes (``teams.scopes``): every kind of notification is narrowed here. Webhooks are the
+    admin's integrations and are not scoped.
+
+    A constant number of queries however many messages: preferences and scopes are read
     once for all recipients, and the rows are written in bulk.
     """
     if not messages:
         return []
     now = timezone.now()
     users = {user.pk: user for message in messages for user in message.recipients if user}
+    scopes.load(user for message in messages for user in message.recipients)
     channels_of = _channels_by_user(users.values(), event)
     zone_of = zones.zones_of(users.values())
     webhooks = [w for w in WebhookChannel.objects.filter(active=True) if PREFERENCE_FOR.get(event, event) in w.events]
@@ -223,7 +280,8 @@ def create(event: str, messages: list[Message]) -> list[Notification]:
         common = {"event": event, "subject_key": message.subject_key, "hold": message.hold, "decision": message.decision,
                   "title": message.title[:300], "body": message.body, "link": message.link, "holds": list(message.holds),
                   "created_at": now, "next_attempt_at": now}
-        for user in {user.pk: user for user in message.recipients if user}.values():
+        recipients = {user.pk: user for user in message.recipients if user}.values()
+        for user in scopes.users_who_may_see([message.hold, *message.listed], recipients):
             personal = common
             if message.in_zone:
                 with timezone.override(zone_of[user.pk]):
@@ -236,7 +294,7 @@ def create(event: str, messages: list[Message]) -> list[Notification]:
                 rows.append(Notification(channel=channel, recipient_key=f"user:{user.pk}", user=user,
                                          status=Notification.Status.SENT if sent else Notification.Status.PENDING,
                                          sent_at=now if sent else None, **personal))
-        for webhook in webhooks:
+        for webhook in webhooks if message.to_webhooks else []:
             rows.append(Notification(channel=Channel.WEBHOOK, recipient_key=f"webhook:{webhook.pk}", webhook=webhook, **common))
     Notification.objects.bulk_create(rows, ignore_conflicts=True, batch_size=1000)
     pending = list(
@@ -261,11 +319,16 @@ def _channels_by_user(users, event: str) -> dict[int, list[str]]:
     }
 
 
+def in_app_for(user):
+    """The user's in-app messages, but those about a hold no longer in their team scopes (a scope narrowed since)."""
+    messages = Notification.objects.filter(user=user, channel=Channel.IN_APP)
+    in_scope = scopes.visible_holds_q(user, prefix="hold__")
+    return messages if in_scope is None else messages.filter(Q(hold__isnull=True) | in_scope)
+
+
 def unread_count(user) -> int:
     """The bell's count: in-app messages neither read nor resolved."""
-    return Notification.objects.filter(
-        user=user, channel=Channel.IN_APP, read_at__isnull=True, resolved_at__isnull=True
-    ).count()
+    return in_app_for(user).filter(read_at__isnull=True, resolved_at__isnull=True).count()
 
 
 # Which events each change to a hold resolves: see ``resolve_for_holds``.

@@ -18,9 +18,7 @@ def bell(request):
 
 
 def inbox(request):
-    notifications = Notification.objects.filter(user=request.user, channel=Notification.Channel.IN_APP).order_by(
-        "-created_at", "-pk"
-    )[:INBOX_SIZE]
+    notifications = notify.in_app_for(request.user).order_by("-created_at", "-pk")[:INBOX_SIZE]
     return render(request, "notifications/inbox.html", {"notifications": notifications})
 
 

@@ -13,14 +13,26 @@ GROUPS = (REVIEWERS, AUDITORS)
 def in_group(user: AbstractBaseUser | AnonymousUser, group: str) -> bool:
     if not user.is_authenticated or not user.is_active:
         return False
-    return user.is_superuser or group in _group_names(user)
+    return user.is_superuser or group in group_names(user)
 
 
-def _group_names(user) -> frozenset[str]:
-    """The user's groups, read once per user object (so once per request for ``request.user``)."""
+# Read with the user's groups, in the same query, for ``teams.scopes``: each group's team scope (None: none).
+SCOPE_COLUMNS = ("team_scope__pk", "team_scope__env_patterns", "team_scope__agent_patterns", "team_scope__capability_patterns")
+
+
+def group_names(user) -> frozenset[str]:
+    """The names of the user's groups, read once per user object (see ``groups_with_scopes``)."""
     if not hasattr(user, "_group_names"):
-        user._group_names = frozenset(user.groups.values_list("name", flat=True))
+        user._group_names = frozenset(name for name, *_ in groups_with_scopes(user))
     return user._group_names
+
+
+def groups_with_scopes(user) -> list[tuple]:
+    """The user's groups as (name, *SCOPE_COLUMNS), read once per user object (so once per request for
+    ``request.user``): one query tells both their roles and their team scopes."""
+    if not hasattr(user, "_groups_with_scopes"):
+        user._groups_with_scopes = list(user.groups.values_list("name", *SCOPE_COLUMNS))
+    return user._groups_with_scopes
 
 
 def can_review(user) -> bool:

@@ -330,6 +330,11 @@ CELERY_BEAT_SCHEDULE |= {
 }
 # The whole audit chain is walked hourly, its outcome kept for /metrics and the alert on a broken chain.
 CELERY_BEAT_SCHEDULE["verify-audit-chain"] = {"task": "operations.tasks.verify_audit_chain", "schedule": 3600.0}
+# Holds left waiting past their approval policy's limits are escalated to its group (approvals/escalation.py).
+ESCALATION_SWEEP_SECONDS = env.integer("ESCALATION_SWEEP_SECONDS", 60, minimum=1)
+CELERY_BEAT_SCHEDULE["escalate-holds"] = {
+    "task": "approvals.tasks.escalate_waiting_holds", "schedule": float(ESCALATION_SWEEP_SECONDS),
+}
 
 # Email (Django 6.1's MAILERS): SMTP to EMAIL_HOST, or printed to the console (the worker's output), which is
 # the default only with DEBUG on: in production it must be chosen with EMAIL_BACKEND=console.

@@ -10,6 +10,7 @@ import pytest
 import redis
 from django.db import connection
 
+from approvals import policies
 from holds import platform, sync
 from reviewqueue import roles
 from simulator.server import PlatformServer
@@ -17,6 +18,12 @@ from simulator.state import PlatformState
 
 API_KEY = "test-api-key"
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def approval_policies_read_afresh():
+    """Each test reads the approval policies from its own database: those of the last test were rolled back."""
+    policies.forget()
 
 
 @pytest.fixture

@@ -75,6 +75,9 @@ def admin_form_data(response) -> dict:
             data[name] = [str(part) for part in value]
         elif value is not None:
             data[name] = value
+    for inline in response.context.get("inline_admin_formsets", []):  # e.g. a group's team scope, left blank
+        management = inline.formset.management_form
+        data.update({management[name].html_name: management[name].value() for name in management.fields})
     return data
 
 
@@ -225,6 +228,24 @@ def test_a_submitted_decision_records_each_items_action_original_and_submitted_d
     assert second["comment"] == "partial refund"
 
 
+def test_an_approval_short_of_its_policys_count_records_approval_given_and_sends_nothing(samples, alice):
+    from approvals.models import ApprovalPolicy
+
+    ApprovalPolicy.objects.create(name="Two for h_12", env_pattern="default", approvals_required=2)
+    hold = samples["h_12"]
+
+    approval = decisions.submit(hold, alice, [ItemChoice("A-1001", "approve", comment="fine")])
+
+    event = only(EventKind.APPROVAL_GIVEN)
+    assert (event.actor, event.hold_id, event.decision, event.actions) == (alice, "h_12", None, "approve")
+    assert event.payload | {"items": None} == {
+        "approval": approval.pk, "policy": "Two for h_12", "round": 1, "position": 1, "required": 2, "restarted": False,
+        "items": None,
+    }
+    assert event.payload["items"][0]["id"] == "A-1001" and event.payload["items"][0]["comment"] == "fine"
+    assert trail(EventKind.DECISION_SUBMITTED) == []
+
+
 def test_a_refused_decision_records_nothing(samples, alice, bob):
     hold = samples["h_12"]
     decisions.submit(hold, alice, [ItemChoice("A-1001", "approve")])
@@ -342,8 +363,51 @@ def test_every_kind_has_a_test_here():
     no_longer_written = {EventKind.SIGN_IN_FAILED}
     covered = {
         EventKind.HOLD_SEEN, EventKind.CLAIMED, EventKind.RELEASED, EventKind.TAKEN_OVER,
-        EventKind.DECISION_SUBMITTED, EventKind.WITHDRAWN, EventKind.DELIVERY_ATTEMPT, EventKind.APPLIED, EventKind.NOT_APPLIED,
+        EventKind.DECISION_SUBMITTED, EventKind.APPROVAL_GIVEN, EventKind.WITHDRAWN, EventKind.DELIVERY_ATTEMPT, EventKind.APPLIED, EventKind.NOT_APPLIED,
         EventKind.EXPIRED, EventKind.DECIDED_ELSEWHERE, EventKind.NOTIFICATION_SENT, EventKind.NOTIFICATION_FAILED,
         EventKind.SIGNED_IN, EventKind.LOCKED_OUT, EventKind.ROLE_CHANGED, EventKind.SETTING_CHANGED,
+        EventKind.ESCALATED, EventKind.APPROVAL_WITHDRAWN,
     }
     assert covered | no_longer_written == set(EventKind)
+
+
+def test_the_escalation_sweep_records_each_escalation_with_its_policy_group_reason_and_who_was_told(samples):
+    from approvals import escalation
+    from approvals.models import ApprovalPolicy
+
+    leads = Group.objects.create(name="Finance leads")
+    make_user("fiona", "Finance leads")
+    ApprovalPolicy.objects.create(
+        name="Waiting h_12", env_pattern="default", agent_pattern=samples["h_12"].agent, approvals_required=2,
+        escalate_after_minutes=30, escalation_group=leads,
+    )
+    Hold.objects.exclude(pk=samples["h_12"].pk).update(status=Hold.Status.DECIDED)
+
+    with time_machine.travel(samples["h_12"].first_seen_at + timedelta(minutes=31), tick=False):
+        [made] = escalation.sweep()
+
+    event = only(EventKind.ESCALATED)
+    assert (event.actor, event.hold_id, event.decision) == (None, "h_12", None)
+    assert event.payload == {
+        "escalation": made.pk, "policy": "Waiting h_12", "group": "Finance leads", "reason": "not claimed for 30 minutes",
+        "told": ["fiona"],
+    }
+
+
+def test_an_approval_taken_back_records_approval_withdrawn_without_a_decision(samples, alice, settings):
+    from approvals import approving
+    from approvals.models import ApprovalPolicy
+
+    settings.UNDO_SECONDS = 10
+    ApprovalPolicy.objects.create(name="Two for h_12", env_pattern="default", approvals_required=2)
+    approval = decisions.submit(samples["h_12"], alice, [ItemChoice("A-1001", "approve", comment="fine")])
+
+    approving.withdraw(approval.pk, alice, timezone.now())
+
+    event = only(EventKind.APPROVAL_WITHDRAWN)
+    assert (event.actor, event.hold_id, event.decision, event.actions) == (alice, "h_12", None, "approve")
+    assert event.payload | {"items": None} == {
+        "approval": approval.pk, "policy": "Two for h_12", "round": 1, "position": 1, "required": 2, "items": None,
+    }
+    assert describe.summary(event).startswith("alice took back approval 1 of 2 under “Two for h_12”")
+    assert trail(EventKind.WITHDRAWN) == []

@@ -102,3 +102,22 @@ def test_opening_a_hold_in_autocommit_opens_no_transaction(samples, alice):
 
     assert_nothing_wasted(statements)
     assert sum(sql.startswith("WITH noted AS (INSERT") for sql in statements) == 1
+
+
+def test_a_hold_waiting_for_its_second_approval_shows_the_round_in_at_most_8_queries(samples, alice, bob):
+    from django.contrib.auth.models import Group
+
+    from approvals.models import ApprovalPolicy
+    from reviewqueue import roles
+
+    hold = samples["h_12"]
+    ApprovalPolicy.objects.create(  # the page checks that bob is in the group the second approval needs
+        name="Two for h_12", env_pattern="default", agent_pattern=hold.agent, approvals_required=2,
+        later_approver_group=Group.objects.get(name=roles.REVIEWERS),
+    )
+    decisions.submit(hold, alice, approve_all(hold))
+
+    page, statements = open_page(signed_in(bob), hold)
+
+    assert_nothing_wasted(statements)
+    assert "1 of 2 approvals: alice approved" in page and 'id="approve-as-is-form"' in page

@@ -1,0 +1,95 @@
+"""The admin of approval policies, and a read-only record of the approvals given.
+
+A policy's changes are audited as every admin change is (``audit.signals``), with the values
+of its changed fields before and after.
+"""
+
+from django import forms
+from django.contrib import admin
+
+from approvals.models import Approval, ApprovalPolicy
+from reviewqueue import readers
+from reviewqueue.admin import CappedCountPaginator, ReadOnlyAdmin
+
+CONDITION_FIELDS = ("condition_key", "condition_operator", "condition_threshold")
+
+
+class ApprovalPolicyForm(forms.ModelForm):
+    class Meta:
+        model = ApprovalPolicy
+        fields = "__all__"
+        error_messages = {
+            "approvals_required": {
+                "min_value": "A policy needs 1, 2 or 3 approvals.",
+                "max_value": "A policy needs 1, 2 or 3 approvals.",
+            },
+        }
+
+    def clean(self):
+        """A condition is a key, an operator and a threshold: all three, or none."""
+        cleaned = super().clean()
+        given = {name: cleaned.get(name) not in ("", None) for name in CONDITION_FIELDS}
+        if any(given.values()) and not all(given.values()):
+            for name, present in given.items():
+                if not present and name not in self.errors:
+                    self.add_error(name, "A condition needs a key, a comparison and a threshold; give all three or none.")
+        return cleaned
+
+
+@admin.register(ApprovalPolicy)
+class ApprovalPolicyAdmin(admin.ModelAdmin):
+    form = ApprovalPolicyForm
+    list_display = (
+        "name", "env_pattern", "agent_pattern", "capability_pattern", "condition", "approvals_required",
+        "later_approver_group", "escalation_group",
+    )
+    list_select_related = ("later_approver_group", "escalation_group")
+    search_fields = ("name",)
+    fieldsets = (
+        (None, {"fields": ("name",)}),
+        ("Which holds", {"fields": ("env_pattern", "agent_pattern", "capability_pattern", *CONDITION_FIELDS)}),
+        ("Approvals", {"fields": ("approvals_required", "later_approver_group")}),
+        ("Escalation", {"fields": ("escalate_after_minutes", "escalate_at_percent", "escalation_group")}),
+    )
+
+    @admin.display(description="condition")
+    def condition(self, policy: ApprovalPolicy) -> str:
+        if not policy.condition_key:
+            return "—"
+        sign = ApprovalPolicy.Operator(policy.condition_operator).label
+        return f"{policy.condition_key} {sign} {policy.condition_threshold.normalize():f}"
+
+
+class PolicyNameFilter(admin.SimpleListFilter):
+    """Choices from the policies' names (a small table): listing the distinct names approvals carry would read them all.
+
+    An approval keeps its policy's name as it was, so one given under a policy since renamed
+    or deleted is found by searching, not here.
+    """
+
+    title = "policy"
+    parameter_name = "policy_name"
+
+    def lookups(self, request, model_admin):
+        return [(name, name) for name in ApprovalPolicy.objects.order_by("name").values_list("name", flat=True)]
+
+    def queryset(self, request, queryset):
+        name = readers.text(self.value() or "", self.parameter_name)
+        return queryset.filter(policy_name=name) if name else queryset
+
+
+@admin.register(Approval)
+class ApprovalAdmin(ReadOnlyAdmin):
+    """Approvals are the record of who agreed to what: nobody edits or deletes them here.
+
+    Nothing here counts or scans the whole table: the paginator counts at most ``COUNT_LIMIT``
+    rows and the policy filter's choices come from ``ApprovalPolicy``.
+    """
+
+    list_display = ("hold", "round", "position", "approvals_required", "approver", "policy_name", "created_at", "decision")
+    list_select_related = ("hold", "approver", "decision")
+    list_filter = (PolicyNameFilter,)
+    search_fields = ("hold__hold_id", "approver__username")
+    ordering = ("-pk",)
+    paginator = CappedCountPaginator
+    show_full_result_count = False

@@ -1,0 +1,265 @@
+"""Four eyes: counting approvals until a hold's policy is satisfied, and only then deciding.
+
+``holds.decisions.submit``, which every decision passes (a single decision, a bulk one, a
+forged POST), calls ``count`` with the hold's row locked; nothing here runs outside that lock.
+The rules:
+
+- How many approvals a hold needs is computed when each decision is taken, from the
+  policies as they are then (``approvals.policies``); each approval keeps the policy's name
+  and count as they were.
+- A decision that approves nothing (every item rejected) is sent at once, under any policy,
+  from anyone, an earlier approver included: rejecting needs no four eyes. It links the open
+  round's approvals, which ends the round.
+- Otherwise, while the count is 1 and no round is open, the decision is sent as always.
+- Else the decision counts as an approval. A person approves a hold once: anyone who gave
+  an approval of it, in any round, is refused another, whatever decision it carries (a
+  unique constraint backs that up within a round). When it equals the open round's
+  decision (the same action for every item and, for edits, the same data; comments may
+  differ, and each item is sent with the latest comment given on it) it takes the round's
+  next place. Anything else starts the next round with it in first place (``restarted``).
+  The places after the first need the policy's ``later_approver_group`` when it has one.
+- A round is open only while the hold is what its approvals approved (``rounds.open_round``):
+  once sync records the platform's change to the hold, the next approval starts a new round.
+- A page that showed the open round (or none) passes the latest approval it showed as
+  ``round_shown`` (``NO_ROUND`` for none); when the round is no longer that one, the
+  decision is refused (``RoundChanged``), so that nobody approves what they did not see.
+- Each approval is recorded (``approval_given``) and ends its approver's claim, as a
+  decision does, so that the next approver finds the hold free. Nothing is sent until
+  the round reaches the count; the decision is then made as any other (idempotency key,
+  undo window), by the last approver, and links every approval of the round.
+- Undo of that decision in its window takes the last approval back with it: the round is
+  open again at n-1 of n (``uncount``). An approval that sent nothing may be taken back by
+  its giver within ``UNDO_SECONDS`` too, while it is the open round's last (``withdraw``,
+  audited as ``approval_withdrawn``).
+
+The platform learns every approver: ``decided_by`` names them in order, each as
+``platform_name`` names a single reviewer, joined by ", " (e.g. "alice@example.com,
+bob@example.com"). The Holds API contract only says that ``decided_by`` names the reviewer
+for the platform's own records, as a string; a list in one string is our assumption.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+
+from django.db import IntegrityError, transaction
+
+from approvals import rounds
+from approvals.models import Approval
+from approvals.policies import all_policies
+from audit import events as audit_events
+from audit.models import EventKind
+from holds import claims
+from holds.models import DecisionItem, Hold
+from reviewqueue.jsonvalues import same_json
+
+
+class NotCounted(Exception):
+    """The approval cannot be given by this person; ``message`` says why, for them."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class RoundChanged(NotCounted):
+    """The open round is no longer the one the page showed: someone approved, changed or decided meanwhile."""
+
+    def __init__(self):
+        super().__init__("The decision changed since this page showed it; check it again below.")
+
+
+NO_ROUND = 0  # ``round_shown`` of a page that showed no open round (approval ids start at 1)
+
+
+@dataclasses.dataclass(frozen=True)
+class Counted:
+    """What a decision became: ``approvals`` to link to the decision when ``complete``, else the ``approval`` stored.
+
+    ``choices`` are what to send once complete: the decision's, each item with its latest comment.
+    """
+
+    complete: bool
+    choices: list
+    approvals: list[Approval] = dataclasses.field(default_factory=list)
+    approval: Approval | None = None
+
+
+def count(hold: Hold, approver, choices: list, now: datetime, round_shown: int | None = None) -> Counted:
+    """Count ``approver``'s ``choices`` for ``hold`` (locked by the caller) under its policy; see the module's rules.
+
+    ``round_shown`` is the open round's latest approval as the approver's page showed it
+    (``NO_ROUND``: none), when it showed one. Raises ``NotCounted`` for an approval its
+    giver may not give, ``RoundChanged`` when the round is no longer the one shown.
+    """
+    approvals = list(Approval.objects.filter(hold=hold).select_related("approver"))
+    standing = rounds.standing(hold, all_policies(), approvals)
+    current = standing.approvals
+    if round_shown is not None and (current[-1].pk if current else NO_ROUND) != round_shown:
+        raise RoundChanged
+    if all(choice.action == DecisionItem.Action.REJECT for choice in choices):
+        return Counted(True, choices, current)
+    found, required = standing.requirement, standing.required
+    if required <= 1 and not current:
+        return Counted(True, choices)
+    if standing.has_approved(approver):
+        raise NotCounted(standing.refusal_for(approver))
+    if current and same_decision(current[0].items, choices):
+        if refusal := standing.refusal_for(approver):
+            raise NotCounted(refusal)
+        round_number, position, restarted = current[0].round, len(current) + 1, False
+    else:
+        if required <= 1:
+            return Counted(True, choices)  # no policy asks for more now: a new decision goes as always
+        round_number = max((approval.round for approval in approvals), default=0) + 1
+        position, restarted, current = 1, bool(current), []
+    approval = _store(hold, approver, choices, found, round_number, position, now)
+    audit_events.record(
+        EventKind.APPROVAL_GIVEN, actor=approver, hold=hold,
+        payload={
+            "approval": approval.pk, "policy": approval.policy_name, "round": round_number, "position": position,
+            "required": required, "restarted": restarted, "items": _audit_items(approval.items),
+        },
+    )
+    round_approvals = [*current, approval]
+    if position < required:
+        return Counted(False, choices, round_approvals, approval)
+    return Counted(True, _with_latest_comments(choices, round_approvals), round_approvals, approval)
+
+
+def link(approvals: list[Approval], decision) -> None:
+    """Point the round's approvals at the decision they led to: the round is over."""
+    Approval.objects.filter(pk__in=[approval.pk for approval in approvals]).update(decision=decision)
+
+
+def uncount(decision) -> Approval | None:
+    """Undo of ``decision`` in its window: its round is open again, without the approval that completed it.
+
+    The approval its reviewer gave at the decision's moment (the last place) is removed, so
+    the round is back at n-1 of n; a rejection was no approval, and leaves the round as it
+    was. The audit trail keeps both the approval and its withdrawal. Returns the removed approval.
+    """
+    linked = list(Approval.objects.filter(decision=decision).order_by("position"))
+    final = _completing(decision, linked)
+    Approval.objects.filter(decision=decision).update(decision=None)
+    if final:
+        final.delete()
+    return final
+
+
+def withdraw(approval_id: int, approver, now: datetime) -> Approval:
+    """Take back ``approver``'s own approval in its undo window (``UNDO_SECONDS``), while it is the open round's last.
+
+    Nothing was sent for it, so nothing is lost: the round is one approval short again and the
+    approver gets the hold's claim back, as after the Undo of a decision. Raises ``NotCounted``
+    for anyone else's approval, one a later approval or a decision built on, or once the window ended.
+    """
+    hold_pk = Approval.objects.filter(pk=approval_id, approver=approver).values_list("hold", flat=True).first()
+    if hold_pk is None:
+        raise NotCounted("Only the person who gave an approval can take it back.")
+    with transaction.atomic():
+        hold = Hold.objects.select_for_update().get(pk=hold_pk)
+        current = rounds.open_round(Approval.objects.filter(hold=hold), hold.payload_digest)
+        if not current or current[-1].pk != approval_id or not rounds.undoable(current[-1], now):
+            raise NotCounted("Too late to take this approval back: its undo window is over, or it counted towards more.")
+        approval = current[-1]
+        approval.delete()
+        claims.claim(hold, approver, now)
+        audit_events.record(
+            EventKind.APPROVAL_WITHDRAWN, actor=approver, hold=hold,
+            payload={
+                "approval": approval_id, "policy": approval.policy_name, "round": approval.round,
+                "position": approval.position, "required": approval.approvals_required, "items": _audit_items(approval.items),
+            },
+        )
+    return approval
+
+
+def decided_by(decision, platform_name) -> str:
+    """Who decided, for the platform: every approver of the round the decision completed, in order; else its reviewer
+    (a decision without approvals, or a later approver's reject). See the module's docstring."""
+    linked = list(decision.approvals.select_related("approver").order_by("position"))
+    if _completing(decision, linked):
+        return ", ".join(platform_name(approval.approver) for approval in linked)
+    return platform_name(decision.reviewer)
+
+
+def _completing(decision, linked: list[Approval]) -> Approval | None:
+    """The approval that completed the round and made ``decision``, if any: the round's last, given by the decision's
+    reviewer in a place that reached the count. An earlier approver's reject links the round without completing it."""
+    final = linked[-1] if linked else None
+    if final and final.approver_id == decision.reviewer_id and final.position >= final.approvals_required:
+        return final
+    return None
+
+
+def choices_to_approve(hold: Hold, round_shown: int) -> list[dict]:
+    """The choices of "approve as it is": the open round's decision, when its latest approval is still ``round_shown``.
+
+    Given as ``ItemChoice``'s keyword arguments, without the earlier approvers' comments (the
+    decision sent carries them anyway). Raises ``RoundChanged`` otherwise; ``count`` checks
+    the round again under the hold's lock.
+    """
+    current = rounds.open_round(Approval.objects.filter(hold=hold), hold.payload_digest)
+    if not current or current[-1].pk != round_shown:
+        raise RoundChanged
+    return [
+        {"item_id": item["item_id"], "action": item["action"], "data": item.get("data"), "comment": ""}
+        for item in current[0].items
+    ]
+
+
+def _store(hold, approver, choices, found, round_number, position, now) -> Approval:
+    originals = {item.item_id: item.data for item in hold.items.all()}
+    try:
+        with transaction.atomic():
+            return Approval.objects.create(
+                hold=hold, policy=found.policy if found else None, policy_name=found.policy.name if found else "",
+                approvals_required=found.approvals_required if found else 1, approver=approver,
+                round=round_number, position=position, created_at=now, payload_digest=hold.payload_digest,
+                items=[
+                    {
+                        "item_id": choice.item_id,
+                        "action": choice.action,
+                        "original_data": originals[choice.item_id],
+                        "data": choice.data if choice.action == DecisionItem.Action.EDIT else None,
+                        "comment": choice.comment,
+                    }
+                    for choice in choices
+                ],
+            )
+    except IntegrityError:
+        # Only reachable without the hold's lock; the constraints keep a person to one place a round.
+        raise NotCounted("This approval was given already; reload the hold to see where it stands.") from None
+
+
+def same_decision(items: list[dict], choices: list) -> bool:
+    """Whether ``choices`` decide every item as ``items`` did: the same action and, for an edit, the same data."""
+    if len(items) != len(choices):
+        return False
+    for item, choice in zip(items, choices, strict=True):
+        if item["item_id"] != choice.item_id or item["action"] != choice.action:
+            return False
+        if choice.action == DecisionItem.Action.EDIT and not same_json(item.get("data"), choice.data):
+            return False
+    return True
+
+
+def _with_latest_comments(choices: list, approvals: list[Approval]) -> list:
+    """The choices, each item carrying the latest comment the round's approvers wrote on it ("" if none did)."""
+    completed = []
+    for position, choice in enumerate(choices):
+        comments = [approval.items[position].get("comment") or "" for approval in approvals]
+        latest = next((comment for comment in reversed(comments) if comment), "")
+        completed.append(dataclasses.replace(choice, comment=latest))
+    return completed
+
+
+def _audit_items(items: list[dict]) -> list[dict]:
+    """The approval's items as ``audit.payloads.decision_items`` shapes a decision's."""
+    return [
+        {key: item.get(source) for key, source in
+         (("id", "item_id"), ("action", "action"), ("original_data", "original_data"), ("data", "data"), ("comment", "comment"))}
+        for item in items
+    ]

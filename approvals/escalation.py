@@ -1,0 +1,178 @@
+"""Escalation: tell a policy's escalation group about a hold left waiting too long, once per hold.
+
+A hold escalates when it is open and undecided, its winning policy (``policies.requirement``)
+names an escalation group, and either
+
+- nobody has held a claim on it for ``escalate_after_minutes``: counted from the later of
+  its arrival in the queue (``first_seen_at``: before that no reviewer could have claimed it,
+  so a hold that sat on the platform while sync was down does not escalate the moment it
+  shows up) and the end of its last claim (``claim_expires_at``, which a release, an
+  approval or a lapse leaves at the moment the claim ended, see ``holds.claims``); a hold
+  claimed for 29 minutes then released waits the policy's whole minutes again. Or
+- ``escalate_at_percent`` of its lifetime, from the agent's ask (``created_at``) to its
+  expiry, has gone, claimed or not; a hold that never expires has no lifetime to use up.
+
+The sweep reads, in SQL, only the open holds not yet escalated that one of the escalating
+policies could apply to (its env, agent and capability globs, and its condition's key in
+some item's data) and that are past that policy's own thresholds. Which policy wins, and
+its condition's number, are decided in Python: a hold whose most specific policy does not
+escalate is read but left alone. A run escalates at most ``BATCH`` holds, oldest (first
+mirrored) first, reading the candidates in pages of ``BATCH``; after an outage the rest
+follow in the next runs.
+
+``Escalation`` is unique per hold, so of two sweeps at once (two beats) only one creates
+it: each row is inserted in a savepoint, and only the sweep whose insert succeeded records
+the audit event and notifies, in the same transaction. The group's members are told only
+about a hold their team scopes let them see; the escalation records how many were
+(``told``), and the audit names them, so an escalation nobody could be told about says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime, timedelta
+
+from django.db import IntegrityError, transaction
+from django.db.models import DateTimeField, DurationField, Exists, ExpressionWrapper, F, OuterRef, Q, Value
+from django.db.models.lookups import LessThanOrEqual
+from django.utils import timezone
+
+from approvals import policies
+from approvals.models import ApprovalPolicy, Escalation
+from audit import events as audit_events
+from audit.models import EventKind
+from holds import queue as holds_queue
+from holds.models import Hold, HoldItem
+from notifications import notify
+from teams import scopes
+
+BATCH = 500
+
+
+@dataclasses.dataclass(frozen=True)
+class Due:
+    """A hold to escalate, under ``policy``, for ``reason`` (in words: "not claimed for 30 minutes")."""
+
+    hold: Hold
+    policy: ApprovalPolicy
+    reason: str
+
+
+def sweep(now: datetime | None = None) -> list[Escalation]:
+    """Escalate the holds that are due, at most ``BATCH``, oldest first; return the escalations this sweep made."""
+    now = now or timezone.now()
+    every_policy = policies.all_policies()
+    escalating = [policy for policy in every_policy if escalates(policy)]
+    if not escalating:
+        return []
+    due, after = [], 0
+    while len(due) < BATCH:
+        page = list(candidates(escalating, now).filter(pk__gt=after).prefetch_related("items")[:BATCH])
+        for hold in page:
+            requirement = policies.requirement(hold, every_policy)
+            reason = due_reason(requirement.policy, hold, now) if requirement else ""
+            if reason:
+                due.append(Due(hold, requirement.policy, reason))
+        if len(page) < BATCH:
+            break
+        after = page[-1].pk
+    return escalate(due[:BATCH], now)
+
+
+def escalates(policy: ApprovalPolicy) -> bool:
+    return bool(policy.escalation_group_id and (policy.escalate_after_minutes or policy.escalate_at_percent))
+
+
+def candidates(escalating: list[ApprovalPolicy], now: datetime):
+    """Open, undecided, not yet escalated holds that one of ``escalating`` may apply to and that are past its
+    thresholds, oldest first."""
+    past_one = Q(pk__in=[])
+    for policy in escalating:
+        past_one |= _may_apply(policy) & _past_thresholds(policy, now)
+    return (
+        holds_queue.open_holds(now)
+        .filter(past_one)
+        .exclude(Exists(Escalation.objects.filter(hold=OuterRef("pk"))))
+        .order_by("pk")
+    )
+
+
+def _may_apply(policy: ApprovalPolicy) -> Q:
+    """The holds ``policy``'s globs match and, with a condition, with an item holding its key (its number is
+    checked in Python, as ``policies.requirement`` reads it)."""
+    try:
+        matching = scopes.Scope.of(policy.env_pattern, policy.agent_pattern, policy.capability_pattern).q()
+    except scopes.InvalidPattern:
+        matching = Q()  # a glob SQL cannot read as fnmatch does: Python alone decides
+    if policy.condition_key:
+        matching &= Exists(HoldItem.objects.filter(hold=OuterRef("pk"), data__has_key=policy.condition_key))
+    return matching
+
+
+def _past_thresholds(policy: ApprovalPolicy, now: datetime) -> Q:
+    past = Q(pk__in=[])
+    if policy.escalate_after_minutes:
+        since = now - timedelta(minutes=policy.escalate_after_minutes)
+        past |= Q(first_seen_at__lte=since) & (Q(claim_expires_at__isnull=True) | Q(claim_expires_at__lte=since))
+    if policy.escalate_at_percent:
+        past |= Q(expires_at__isnull=False) & Q(LessThanOrEqual(_share_due_at(policy.escalate_at_percent), Value(now)))
+    return past
+
+
+def _share_due_at(percent: int):
+    """When ``percent`` of a hold's lifetime (ask to expiry) has gone, in SQL: portable to SQLite too."""
+    lifetime = ExpressionWrapper(F("expires_at") - F("created_at"), output_field=DurationField())
+    share = ExpressionWrapper(lifetime * Value(percent) / Value(100), output_field=DurationField())
+    return ExpressionWrapper(F("created_at") + share, output_field=DateTimeField())
+
+
+def unclaimed_since(hold: Hold, now: datetime) -> datetime | None:
+    """Since when nobody has held a claim on ``hold``: its arrival or its last claim's end; None while claimed."""
+    if hold.claim_expires_at and hold.claim_expires_at > now:
+        return None
+    return max(hold.first_seen_at, hold.claim_expires_at or hold.first_seen_at)
+
+
+def due_reason(policy: ApprovalPolicy, hold: Hold, now: datetime) -> str:
+    """Why ``hold`` escalates under ``policy`` now, in words; blank when it does not."""
+    if not escalates(policy):
+        return ""
+    minutes = policy.escalate_after_minutes
+    since = unclaimed_since(hold, now)
+    if minutes and since and since + timedelta(minutes=minutes) <= now:
+        return f"not claimed for {minutes} minute{'s' if minutes != 1 else ''}"
+    percent = policy.escalate_at_percent
+    if percent and hold.expires_at and hold.created_at + (hold.expires_at - hold.created_at) * percent / 100 <= now:
+        return f"{percent} % of its time before expiry gone"
+    return ""
+
+
+def escalate(due: list[Due], now: datetime) -> list[Escalation]:
+    """Create each hold's escalation unless another sweep did first, then tell its group and the audit."""
+    members: dict[int, list] = {}
+    made = []
+    with transaction.atomic():
+        for item in due:
+            group = item.policy.escalation_group
+            if group.pk not in members:
+                members[group.pk] = list(group.user_set.filter(is_active=True).order_by("username"))
+            told = scopes.users_who_may_see([item.hold], members[group.pk])
+            escalation = Escalation(
+                hold=item.hold, policy=item.policy, group=group, group_name=group.name, at=now, reason=item.reason,
+                told=len(told),
+            )
+            try:
+                with transaction.atomic():
+                    escalation.save()
+            except IntegrityError:
+                continue  # another sweep escalated it first
+            made.append((escalation, told))
+        notify.escalated(made)
+        audit_events.record_many(
+            audit_events.Entry(EventKind.ESCALATED, hold=escalation.hold, payload={
+                "escalation": escalation.pk, "policy": escalation.policy.name, "group": escalation.group_name,
+                "reason": escalation.reason, "told": [person.get_username() for person in told],
+            })
+            for escalation, told in made
+        )
+    return [escalation for escalation, _ in made]

@@ -1,0 +1,82 @@
+"""What the hold page shows of a hold's approvals: the open round's decision item by item, and what the viewer may do."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from approvals import rounds, wording
+from approvals.models import Approval, ApprovalPolicy
+from holds import describe, editing
+from holds.models import ACTION_WORDS, DecisionItem, Hold
+
+
+@dataclasses.dataclass(frozen=True)
+class ShownItem:
+    """One item of the open round's decision as the next approver reads it."""
+
+    item_id: str
+    title: str
+    word: str
+    sentence: str
+    changes: list[editing.Change]
+    comments: list[tuple[str, str]]  # (approver's username, comment), in the round's order
+
+
+def shown_items(hold: Hold, approvals: list[Approval]) -> list[ShownItem]:
+    """The round's decision item by item: what it does, its edits (original → new) and every approver's comment."""
+    if not approvals:
+        return []
+    titles = {item.item_id: item.title for item in hold.items.all()}
+    shown = []
+    for position, item in enumerate(approvals[0].items):
+        edited = item["action"] == DecisionItem.Action.EDIT
+        data = item.get("data") if edited else item.get("original_data")
+        title = titles.get(item["item_id"], "")
+        comments = [
+            (approval.approver.get_username(), approval.items[position].get("comment"))
+            for approval in approvals
+            if approval.items[position].get("comment")
+        ]
+        shown.append(ShownItem(
+            item_id=item["item_id"], title=title, word=ACTION_WORDS.get(item["action"], item["action"]),
+            sentence="" if item["action"] == DecisionItem.Action.REJECT else describe.sentence(title, data, item["item_id"]),
+            changes=editing.changes(item.get("original_data"), item.get("data")) if edited else [],
+            comments=comments,
+        ))
+    return shown
+
+
+def page_annotations() -> dict:
+    """Annotations for the hold page's one query of the hold: whether any policy exists, and any approval of it,
+    so that a hold neither concerns costs no query more (``page_context``)."""
+    return {
+        "any_policy": Exists(ApprovalPolicy.objects.all()),
+        "any_approval": Exists(Approval.objects.filter(hold=OuterRef("pk"))),
+    }
+
+
+def standing_on_page(hold: Hold, approvals: list[Approval]) -> rounds.Standing:
+    """The hold's standing, without reading the policies when ``page_annotations`` found none."""
+    return rounds.standing(hold, None if getattr(hold, "any_policy", True) else [], approvals)
+
+
+def page_context(hold: Hold, viewer) -> dict:
+    """What the hold page shows ``viewer`` of the hold's approvals (see ``holds/_approvals.html``).
+
+    ``superseded`` are the approvals of a round the platform's change to the hold ended: shown
+    as history, they no longer count.
+    """
+    approvals = list(Approval.objects.filter(hold=hold).select_related("approver")) if getattr(hold, "any_approval", True) else []
+    found = standing_on_page(hold, approvals)
+    last = found.approvals[-1] if found.approvals else None
+    return {
+        "standing": found,
+        "round_items": shown_items(hold, found.approvals),
+        "superseded": [wording.approval_words(approval) for approval in rounds.superseded_round(approvals, hold.payload_digest)],
+        "approval_refusal": found.refusal_for(viewer) if viewer else "",
+        "approved_by_viewer": bool(viewer) and found.needs_several and found.has_approved(viewer),
+        "undoable_approval": last if last and viewer and last.approver_id == viewer.pk and rounds.undoable(last, timezone.now()) else None,
+    }

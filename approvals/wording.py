@@ -1,0 +1,44 @@
+"""The words for an approval: who approved, and what they changed or rejected."""
+
+from __future__ import annotations
+
+from approvals.models import Approval
+from holds.models import DecisionItem
+from reviewqueue.jsonvalues import as_decimal, display
+
+
+def approval_words(approval: Approval) -> str:
+    """"alice approved 1,200.00 → 1,000.00": who, and what they changed or rejected."""
+    edits, rejected = [], []
+    for item in approval.items:
+        if item.get("action") == DecisionItem.Action.REJECT:
+            rejected.append(str(item.get("item_id")))
+        elif item.get("action") == DecisionItem.Action.EDIT:
+            edits.extend(_changes(item.get("original_data"), item.get("data")))
+    words = f"{approval.approver.get_username()} approved"
+    if len(edits) == 1:
+        words += f" {edits[0][1]}"
+    elif edits:
+        words += " " + ", ".join(f"{key} {change}" for key, change in edits)
+    if rejected:
+        words += f", rejected {', '.join(rejected)}"
+    return words
+
+
+def _changes(original, edited) -> list[tuple[str, str]]:
+    """Each changed top-level value of an item's data, as (key, "before → after")."""
+    if not (isinstance(original, dict) and isinstance(edited, dict)):
+        return [("value", f"{_shown(original)} → {_shown(edited)}")]
+    keys = list(original) + [key for key in edited if key not in original]
+    return [
+        (str(key), f"{_shown(original.get(key))} → {_shown(edited.get(key))}")
+        for key in keys
+        if original.get(key) != edited.get(key) or (key in original) != (key in edited)
+    ]
+
+
+def _shown(value) -> str:
+    number = as_decimal(value)
+    if number is not None and number.is_finite():
+        return f"{number:,f}"
+    return "(absent)" if value is None else display(value)

@@ -1,0 +1,280 @@
+"""Which holds a user may see: the one module that reads team scopes.
+
+A user's scopes are those of their groups that have one (``TeamScope``); a hold is visible to
+them when it is in any of these. A user in no scoped group sees every hold, as does a
+superuser, and so does a member of a scope that limits nothing (every field blank). Anonymous
+users see none. Views answer 404 for a hold out of scope, so that an id reveals nothing.
+
+Patterns are shell-style globs with ``glob_matches``' semantics (``*``, ``?``, ``[abc]``,
+``[a-z]``, ``[!abc]``, case-sensitive), matched in Python against one hold and in SQL, as
+anchored regular expressions that escape everything else, against a queryset: the same
+expression runs on PostgreSQL (``~``) and on SQLite (Django's ``REGEXP``, Python's ``re``).
+A pattern a reviewer's queue could not read the same way in both (an unclosed ``[``, a range
+running backwards) is refused by ``check_patterns``, the admin form's validation.
+
+A user's scopes are read once per user object: once a request for ``request.user``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import string
+from collections.abc import Iterable
+
+from django.db.models import Q
+
+from approvals.policies import glob_matches
+from reviewqueue import roles
+from teams.models import TeamScope
+
+FIELDS = ("env", "agent", "capability")
+GLOB_CHARACTERS = frozenset("*?[")
+LONGEST_PATTERN = 300
+# Characters a regular expression could read as syntax: each is written escaped, in both engines
+# a plain character. Letters, digits and "_" never are escaped: "\d" or "\w" would be a class.
+SYNTAX = frozenset(string.punctuation) - {"_"}
+
+
+class InvalidPattern(ValueError):
+    """A glob that ``check_patterns`` refuses; the message is for the admin who wrote it."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Scope:
+    """One group's scope: per field, the globs one of which a hold's value must match (none: any value)."""
+
+    env: tuple[str, ...] = ()
+    agent: tuple[str, ...] = ()
+    capability: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, env_patterns: str, agent_patterns: str, capability_patterns: str) -> Scope:
+        return cls(patterns(env_patterns), patterns(agent_patterns), patterns(capability_patterns))
+
+    @property
+    def unlimited(self) -> bool:
+        return not (self.env or self.agent or self.capability)
+
+    def contains(self, hold) -> bool:
+        return all(
+            not globs or any(glob_matches(glob, getattr(hold, field)) for glob in globs)
+            for field, globs in self._by_field()
+        )
+
+    def q(self, prefix: str = "") -> Q:
+        found = Q()
+        for field, globs in self._by_field():
+            if globs:
+                found &= _matching_any(prefix + field, globs)
+        return found
+
+    def _by_field(self):
+        return ((field, getattr(self, field)) for field in FIELDS)
+
+
+def patterns(text: str) -> tuple[str, ...]:
+    """The globs of one field as the admin wrote them: one a line, blanks around them and blank lines dropped."""
+    return tuple(line.strip() for line in text.splitlines() if line.strip())
+
+
+# Reading a user's scopes
+
+
+def scopes_of(user) -> list[Scope] | None:
+    """The user's scopes: None when they see every hold (no scoped group, or a superuser); [] for nobody's.
+
+    Read with the user's groups, in the query that tells their roles (``roles.groups_with_scopes``).
+    """
+    if not hasattr(user, "_team_scopes"):
+        if _known_unread(user):
+            user._team_scopes = _unread_scopes(user)
+        else:
+            rows = [fields for _, scope_pk, *fields in roles.groups_with_scopes(user) if scope_pk is not None]
+            user._team_scopes = _union([Scope.of(*fields) for fields in rows])
+    return user._team_scopes
+
+
+def load(users: Iterable) -> None:
+    """Read the scopes of each of ``users`` not read yet, in one query, and keep them on the user object."""
+    unread = [user for user in users if user is not None and not hasattr(user, "_team_scopes")]
+    found: dict[int, list[Scope]] = {}
+    wanted = {user.pk for user in unread if not _known_unread(user)}
+    if wanted:
+        rows = TeamScope.objects.filter(group__user__in=wanted).values_list(
+            "group__user", "env_patterns", "agent_patterns", "capability_patterns"
+        )
+        for user_pk, *fields in rows:
+            found.setdefault(user_pk, []).append(Scope.of(*fields))
+    for user in unread:
+        user._team_scopes = _unread_scopes(user) if _known_unread(user) else _union(found.get(user.pk, []))
+
+
+def _known_unread(user) -> bool:
+    """Whether the user's scopes go without reading: a superuser's, and those of anyone signed out or inactive."""
+    return user.is_superuser or not user.is_authenticated or not user.is_active
+
+
+def _unread_scopes(user) -> list | None:
+    """An active superuser sees every hold (None); anyone signed out or inactive, none ([])."""
+    return None if user.is_superuser and user.is_active else []
+
+
+def _union(scopes: list[Scope]) -> list[Scope] | None:
+    """What a user in these scoped groups sees: None (every hold) for no group, or one limiting nothing."""
+    return None if not scopes or any(scope.unlimited for scope in scopes) else scopes
+
+
+# Asking about holds
+
+
+def visible_holds_q(user, prefix: str = "") -> Q | None:
+    """A filter on holds (or, with ``prefix`` such as ``"hold__"``, on rows pointing to one) keeping those
+    the user may see; None when they may see all."""
+    scopes = scopes_of(user)
+    if scopes is None:
+        return None
+    return _any_of([scope.q(prefix) for scope in scopes], prefix)
+
+
+def visible(holds, user):
+    """``holds`` (a queryset) narrowed to those the user may see."""
+    condition = visible_holds_q(user)
+    return holds if condition is None else holds.filter(condition)
+
+
+def may_see(user, hold) -> bool:
+    scopes = scopes_of(user)
+    return scopes is None or any(scope.contains(hold) for scope in scopes)
+
+
+def users_who_may_see(holds: Iterable, users: Iterable) -> list:
+    """Those of ``users`` who may see every one of ``holds`` (None entries skipped): recipients of a notification.
+
+    Reads the scopes of the users not read yet in one query; ``load`` them first to share it among several calls.
+    """
+    users = [user for user in users if user is not None]
+    holds = [hold for hold in holds if hold is not None]
+    load(users)
+    return [user for user in users if all(may_see(user, hold) for hold in holds)]
+
+
+def offered_values(user, choices: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The queue's filter choices (env, agent, capability → values) that the user's scopes admit.
+
+    Each value is checked against its own field's patterns only: an agent whose name a
+    scope admits is offered even if its holds are all in envs that scope leaves out.
+    """
+    scopes = scopes_of(user)
+    if scopes is None:
+        return choices
+
+    def admitted(field: str, value: str) -> bool:
+        globs_per_scope = (getattr(scope, field) for scope in scopes)
+        return any(not globs or any(glob_matches(glob, value) for glob in globs) for globs in globs_per_scope)
+
+    return {field: [value for value in values if admitted(field, value)] for field, values in choices.items()}
+
+
+# Globs: checked, then written as regular expressions
+
+
+def check_patterns(text: str) -> tuple[str, ...]:
+    """The globs of ``text``, each checked; raise ``InvalidPattern`` naming the first one that cannot be a glob here."""
+    globs = patterns(text)
+    for glob in globs:
+        if len(glob) > LONGEST_PATTERN:
+            raise InvalidPattern(f"“{glob[:40]}…” is longer than {LONGEST_PATTERN} characters.")
+        _parse(glob)
+    return globs
+
+
+def _matching_any(field: str, globs: tuple[str, ...]) -> Q:
+    """Rows whose ``field`` matches one of ``globs``: literal ones by equality, the others by one regular expression."""
+    literal = [glob for glob in globs if not GLOB_CHARACTERS & set(glob)]
+    wild = [glob for glob in globs if GLOB_CHARACTERS & set(glob)]
+    conditions = [Q(**{f"{field}__in": literal})] if literal else []
+    if wild:
+        conditions.append(Q(**{f"{field}__regex": glob_regex(*wild)}))
+    return _any_of(conditions)
+
+
+def _any_of(conditions: list[Q], prefix: str = "") -> Q:
+    """Rows meeting one of ``conditions``; none for no condition."""
+    if not conditions:
+        return Q(**{f"{prefix}pk__in": []})
+    found = conditions[0]
+    for condition in conditions[1:]:
+        found |= condition
+    return found
+
+
+def glob_regex(*globs: str) -> str:
+    """One regular expression matching a whole value that one of ``globs`` matches, on PostgreSQL and in Python alike.
+
+    ``(?s)`` lets ``.`` match a newline in both; ``\\A`` and ``\\Z`` anchor at the value's very ends in both.
+    """
+    return r"(?s)\A(?:" + "|".join(_regex(_parse(glob)) for glob in globs) + r")\Z"
+
+
+def _escaped(character: str) -> str:
+    return "\\" + character if character in SYNTAX else character
+
+
+def _regex(tokens: list) -> str:
+    written = []
+    for token in tokens:
+        if token == "*":
+            written.append(".*")
+        elif token == "?":
+            written.append(".")
+        elif isinstance(token, str):
+            written.append(_escaped(token))
+        else:
+            negated, members = token
+            inside = "".join(
+                _escaped(low) if low == high else f"{_escaped(low)}-{_escaped(high)}" for low, high in members
+            )
+            written.append(f"[{'^' if negated else ''}{inside}]")
+    return "".join(written)
+
+
+def _parse(glob: str) -> list:
+    """The glob as fnmatch reads it, in tokens: "*", "?", a literal character, or a set (negated, [(low, high), …])."""
+    tokens: list = []
+    i, n = 0, len(glob)
+    while i < n:
+        character = glob[i]
+        i += 1
+        if character == "*":
+            if not tokens or tokens[-1] != "*":
+                tokens.append("*")
+        elif character == "?":
+            tokens.append("?")
+        elif character == "[":
+            # As fnmatch: a "!" first negates, and a "]" first (after any "!") is a member.
+            j = i + 1 if i < n and glob[i] == "!" else i
+            j = j + 1 if j < n and glob[j] == "]" else j
+            end = glob.find("]", j)
+            if end < 0:
+                raise InvalidPattern(f"In “{glob}”, a “[” opens a set that no “]” closes; write [[] for a plain “[”.")
+            negated = glob[i] == "!"
+            tokens.append((negated, _members(glob, glob[i + 1 if negated else i:end])))
+            i = end + 1
+        else:
+            tokens.append(character)
+    return tokens
+
+
+def _members(glob: str, inside: str) -> list[tuple[str, str]]:
+    members, k = [], 0
+    while k < len(inside):
+        if k + 2 < len(inside) and inside[k + 1] == "-":
+            low, high = inside[k], inside[k + 2]
+            if low > high:
+                raise InvalidPattern(f"In “{glob}”, the range “{low}-{high}” runs backwards: write “{high}-{low}”.")
+            members.append((low, high))
+            k += 3
+        else:
+            members.append((inside[k], inside[k]))
+            k += 1
+    return members
