@@ -14,12 +14,12 @@ import dataclasses
 import hashlib
 from collections import defaultdict
 
-from django.db.models import Case, Exists, F, Func, IntegerField, OuterRef, Q, Subquery, Value, When
-from django.db.models.functions import Coalesce
+from django.db.models import IntegerField
+from django.db.models.expressions import RawSQL
 
 from approvals import policies
 from approvals.models import Approval
-from holds.models import HoldItem
+from holds.models import Hold, HoldItem
 from reviewqueue import softcache
 
 REQUIREMENT_SECONDS = 24 * 3600  # one nobody asks for again (its hold decided, say) leaves the cache within a day
@@ -33,20 +33,23 @@ class Badge:
     why: str
 
 
-def open_round_size():
+def open_round_size() -> RawSQL:
     """An expression for the hold queryset: how many approvals the hold's open round has (0 without one).
 
     The SQL twin of ``rounds.open_round``: the approvals of the hold's latest round, unless any of them
-    is linked to a decision or approved the hold as it was before the platform changed it (the round is over).
+    is linked to a decision or approved the hold as it was before the platform changed it (the round
+    is over). Written as SQL because the ORM takes longer to build these nested subqueries (about
+    1.5 ms) than the whole rest of the queue's query; it runs as is on PostgreSQL and SQLite.
     """
-    latest = Approval.objects.filter(hold=OuterRef("hold")).order_by("-round").values("round")[:1]
-    in_round = Approval.objects.filter(hold=OuterRef("pk"), round=Subquery(latest))
-    over = Q(decision__isnull=False) | ~Q(payload_digest=OuterRef("payload_digest"))
-    # COUNT as a plain function, not an aggregate: one scalar subquery, without a GROUP BY.
-    size = in_round.order_by().annotate(size=Func(F("pk"), function="COUNT", output_field=IntegerField())).values("size")
-    return Case(
-        When(Exists(in_round.filter(over)), then=Value(0)),
-        default=Coalesce(Subquery(size), 0),
+    hold, approval = Hold._meta.db_table, Approval._meta.db_table
+    return RawSQL(
+        f"""COALESCE((
+            SELECT CASE WHEN MAX(CASE WHEN a.decision_id IS NOT NULL OR a.payload_digest <> {hold}.payload_digest
+                                      THEN 1 ELSE 0 END) = 1 THEN 0 ELSE COUNT(*) END
+            FROM {approval} a
+            WHERE a.hold_id = {hold}.id AND a.round = (SELECT MAX(b.round) FROM {approval} b WHERE b.hold_id = {hold}.id)
+        ), 0)""",
+        (),
         output_field=IntegerField(),
     )
 

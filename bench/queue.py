@@ -78,7 +78,7 @@ def run(options) -> None:
     print(f"sync of {options.holds} open holds: {time.perf_counter() - started:.1f} s")
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")  # as autovacuum soon would: without statistics Postgres picks no queue index
-    browser = Client()
+    browser = Client(HTTP_HOST="localhost")  # a host ALLOWED_HOSTS names
     browser.force_login(make_user("bench", roles.REVIEWERS))
     deep_cursor = page_21(browser, "/?")
     deep_amount_cursor = page_21(browser, "/?sort=amount&")
@@ -201,7 +201,7 @@ import django
 django.setup()
 from django.contrib.auth.models import User
 from django.test import Client
-browser = Client()
+browser = Client(HTTP_HOST="localhost")  # a host ALLOWED_HOSTS names
 browser.force_login(User.objects.get(username="bench"))
 print("ready", flush=True)
 for line in sys.stdin:
@@ -281,7 +281,7 @@ def with_and_without_policies(options) -> None:
         cursor.execute("ANALYZE")
     reviewer = make_user("bench", roles.REVIEWERS)
     finance_leads = Group.objects.create(name="Finance leads")
-    browser = Client()
+    browser = Client(HTTP_HOST="localhost")  # a host ALLOWED_HOSTS names
     browser.force_login(reviewer)
     agents = ["llamaindex-support", "upsonic-support", "support-agno", "support-openai-agents", "*-support", "support-*"]
 
