@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from django.db.models import Exists, OuterRef
+from django.db.models import BooleanField
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from approvals import rounds, wording
-from approvals.models import Approval, ApprovalPolicy
+from approvals.models import Approval
+from approvals.policies import all_policies
 from holds import describe, editing
 from holds.models import ACTION_WORDS, DecisionItem, Hold
 
@@ -50,17 +52,17 @@ def shown_items(hold: Hold, approvals: list[Approval]) -> list[ShownItem]:
 
 
 def page_annotations() -> dict:
-    """Annotations for the hold page's one query of the hold: whether any policy exists, and any approval of it,
-    so that a hold neither concerns costs no query more (``page_context``)."""
-    return {
-        "any_policy": Exists(ApprovalPolicy.objects.all()),
-        "any_approval": Exists(Approval.objects.filter(hold=OuterRef("pk"))),
-    }
+    """Annotations for the hold page's one query of the hold: whether it has any approval, so that a hold without
+    costs no query more (``page_context``; the policies come from ``policies.all_policies``, kept per process).
+
+    Written as SQL: the ORM takes longer to build an ``Exists`` than the database to answer it.
+    """
+    hold, approval = Hold._meta.db_table, Approval._meta.db_table
+    return {"any_approval": RawSQL(f"EXISTS (SELECT 1 FROM {approval} a WHERE a.hold_id = {hold}.id)", (), BooleanField())}
 
 
 def standing_on_page(hold: Hold, approvals: list[Approval]) -> rounds.Standing:
-    """The hold's standing, without reading the policies when ``page_annotations`` found none."""
-    return rounds.standing(hold, None if getattr(hold, "any_policy", True) else [], approvals)
+    return rounds.standing(hold, all_policies(), approvals)
 
 
 def page_context(hold: Hold, viewer) -> dict:
