@@ -259,7 +259,7 @@ if REDIS_URL:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
     # Shared by every web process: the queue's rendered rows (holds/queue_rows.py). Without
     # REDIS_URL each process keeps its own in memory, which is as correct, only colder.
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {"default": {"BACKEND": "reviewqueue.rediscache.RedisCache", "LOCATION": REDIS_URL}}
 else:
     CELERY_BROKER_URL = "filesystem://"
     _BROKER_DIR = VAR_DIR / "broker"

@@ -62,7 +62,7 @@ def _hold(platform_state, platform_client, **fields) -> str:
 
 
 def test_the_cache_is_redis_and_a_second_look_renders_no_row(client, bob, platform_client, platform_state):
-    assert settings.CACHES["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache"
+    assert settings.CACHES["default"]["BACKEND"] == "reviewqueue.rediscache.RedisCache"
     _hold(platform_state, platform_client, question="Refund the broken kettle?")
     client.force_login(bob)
     client.get(reverse("queue"))
