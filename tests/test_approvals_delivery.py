@@ -1,15 +1,15 @@
 """Approvals and delivery with a real Celery worker: the round's last approval sends exactly one POST, races included."""
 
-import threading
+import functools
 
 import pytest
-from django.db import connection
 from django.urls import reverse
 
 from approvals.models import Approval
 from holds.models import Decision
 from reviewqueue import roles
 from tests.conftest import make_user, wait_until
+from tests.concurrently import at_once
 from tests.forms import fields_of
 from tests import approvals_setup
 from tests.approvals_setup import confirm, decision_posts, lowered_to, signed_in
@@ -52,18 +52,10 @@ def test_two_second_approvers_at_the_same_moment_make_one_decision_and_one_deliv
     confirm(signed_in(alice), refund, **lowered_to(refund, "1000.00"))
     clients = [signed_in(bob), signed_in(carol)]
     forms = [fields_of(client.get(reverse("hold", args=[refund.pk])).content.decode(), "approve-as-is-form") for client in clients]
-    answers, barrier = [], threading.Barrier(2)
-
     def approve(client, form):
-        barrier.wait()
-        answers.append(client.post(reverse("hold-approve", args=[refund.pk]), form).status_code)
-        connection.close()
+        return client.post(reverse("hold-approve", args=[refund.pk]), form).status_code
 
-    approvers = [threading.Thread(target=approve, args=pair) for pair in zip(clients, forms, strict=True)]
-    for approver in approvers:
-        approver.start()
-    for approver in approvers:
-        approver.join()
+    answers = at_once(*(functools.partial(approve, client, form) for client, form in zip(clients, forms, strict=True)))
     decision = applied(refund)
 
     assert sorted(answers) == [302, 409]

@@ -3,13 +3,11 @@
 And a hold that expires while waiting for its next approval tells the approvers who gave theirs.
 """
 
-import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
 import time_machine
 from django.contrib.auth.models import Group
-from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 
@@ -24,6 +22,7 @@ from notifications.models import Notification, WebhookChannel
 from people.models import Preference
 from reviewqueue import roles
 from teams.models import TeamScope
+from tests.concurrently import at_once
 from tests.conftest import make_user, wait_until
 
 pytestmark = pytest.mark.django_db
@@ -241,18 +240,7 @@ def test_two_sweeps_at_once_escalate_each_hold_once_and_tell_each_member_once(pl
     holds = [add_refund(platform_client, platform_state, f"h_{n}") for n in range(5)]
     policy()
     Hold.objects.update(first_seen_at=timezone.now() - timedelta(hours=1))
-    made, barrier = [], threading.Barrier(2)
-
-    def sweep():
-        barrier.wait()
-        made.extend(escalation.sweep())
-        connection.close()
-
-    sweepers = [threading.Thread(target=sweep) for _ in range(2)]
-    for sweeper in sweepers:
-        sweeper.start()
-    for sweeper in sweepers:
-        sweeper.join()
+    made = [escalated for run in at_once(escalation.sweep, escalation.sweep) for escalated in run]
 
     assert sorted(e.hold_id for e in made) == sorted(hold.pk for hold in holds)
     assert Escalation.objects.count() == len(holds)

@@ -1,11 +1,9 @@
 """Expiry and reminders: holds close on time, once, and people hear about them once."""
 
-import threading
 from datetime import timedelta
 
 import pytest
 import time_machine
-from django.db import connection
 from django.utils import timezone
 
 from holds import decisions, expiry, queue, sync, wording
@@ -13,6 +11,7 @@ from holds.decisions import ItemChoice
 from holds.models import Decision, Hold
 from notifications import notify
 from notifications.models import Notification
+from tests.concurrently import at_once
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_delivery")]
 
@@ -68,18 +67,7 @@ def test_a_hold_not_yet_due_stays_open(samples):
 def test_two_sweeps_at_once_expire_each_hold_once_and_send_one_message(samples, audrey):
     for hold in samples.values():
         Hold.objects.filter(pk=hold.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
-    results, barrier = [], threading.Barrier(2)
-
-    def sweep():
-        barrier.wait()
-        results.append(expiry.sweep())
-        connection.close()
-
-    sweepers = [threading.Thread(target=sweep) for _ in range(2)]
-    for sweeper in sweepers:
-        sweeper.start()
-    for sweeper in sweepers:
-        sweeper.join()
+    results = at_once(expiry.sweep, expiry.sweep)
 
     expired = [hold.pk for result in results for hold in result]
     assert sorted(expired) == sorted(hold.pk for hold in samples.values())
