@@ -28,7 +28,7 @@ def test_two_reviewers_approve_a_large_refund_and_the_platform_receives_one_post
     alices, bobs = reviewers
 
     alices.goto(f"/holds/{refund.pk}/")
-    expect(alices.locator(".approval-reason")).to_have_text("Needs 2 approvals: amount 1,200.00 > 500")
+    expect(alices.locator(".approval-reason")).to_have_text("Needs 2 approvals: amount 1,200.00 > 500 (policy “Large refunds”)")
     alices.get_by_label("amount").fill("1000.00")
     alices.get_by_role("radio", name="Approve").check()
     alices.get_by_role("button", name="Review decision").click()
