@@ -48,8 +48,8 @@ ROW_SECONDS = 24 * 3600  # a row nobody asks for again leaves the cache within a
 class Row:
     """One row of the queue: the hold as listed, its urgency band, who claims it, whether it is new, and its ``html``.
 
-    ``hold`` is the page's ``Listed`` hold, or the whole hold for a row that had to be rendered;
-    ``items`` and ``amounts`` read the whole hold (once) when asked for.
+    ``hold`` is the page's ``Listed`` hold, or, for a row that had to be rendered, the whole hold
+    with its items: ``items`` and ``amounts``, which the row template reads, are a rendered row's.
     """
 
     def __init__(self, listed: holds_queue.Listed, now: datetime, loaded_at: datetime, approvals: Badge | None = None):
@@ -61,18 +61,12 @@ class Row:
         self.html = ""
 
     @functools.cached_property
-    def whole(self) -> Hold:
-        if isinstance(self.hold, Hold):
-            return self.hold
-        return Hold.objects.select_related("claimed_by").prefetch_related("items").get(pk=self.hold.pk)
-
-    @functools.cached_property
     def items(self) -> list:
-        return list(self.whole.items.all())
+        return list(self.hold.items.all())
 
     @functools.cached_property
     def amounts(self) -> list[str]:
-        return holds_queue.amounts(self.whole)
+        return holds_queue.amounts(self.hold)
 
 
 def _claimant(listed: holds_queue.Listed, now: datetime):
