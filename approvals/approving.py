@@ -21,7 +21,7 @@ The rules:
 - A round is open only while the hold is what its approvals approved (``rounds.open_round``):
   once sync records the platform's change to the hold, the next approval starts a new round.
 - A page that showed the open round (or none) passes the latest approval it showed as
-  ``round_shown`` (``NO_ROUND`` for none); when the round is no longer that one, the
+  ``round_shown`` (``rounds.NO_ROUND`` for none); when the round is no longer that one, the
   decision is refused (``RoundChanged``), so that nobody approves what they did not see.
 - Each approval is recorded (``approval_given``) and ends its approver's claim, as a
   decision does, so that the next approver finds the hold free. Nothing is sent until
@@ -47,7 +47,6 @@ from django.db import IntegrityError, transaction
 
 from approvals import rounds
 from approvals.models import Approval
-from approvals.policies import all_policies
 from audit import events as audit_events
 from audit.models import EventKind
 from holds import claims
@@ -70,9 +69,6 @@ class RoundChanged(NotCounted):
         super().__init__("The decision changed since this page showed it; check it again below.")
 
 
-NO_ROUND = 0  # ``round_shown`` of a page that showed no open round (approval ids start at 1)
-
-
 @dataclasses.dataclass(frozen=True)
 class Counted:
     """What a decision became: ``approvals`` to link to the decision when ``complete``, else the ``approval`` stored.
@@ -90,13 +86,13 @@ def count(hold: Hold, approver, choices: list, now: datetime, round_shown: int |
     """Count ``approver``'s ``choices`` for ``hold`` (locked by the caller) under its policy; see the module's rules.
 
     ``round_shown`` is the open round's latest approval as the approver's page showed it
-    (``NO_ROUND``: none), when it showed one. Raises ``NotCounted`` for an approval its
+    (``rounds.NO_ROUND``: none), when it showed one. Raises ``NotCounted`` for an approval its
     giver may not give, ``RoundChanged`` when the round is no longer the one shown.
     """
     approvals = list(Approval.objects.filter(hold=hold).select_related("approver"))
-    standing = rounds.standing(hold, all_policies(), approvals)
+    standing = rounds.standing(hold, approvals=approvals)
     current = standing.approvals
-    if round_shown is not None and (current[-1].pk if current else NO_ROUND) != round_shown:
+    if round_shown is not None and rounds.shown(current) != round_shown:
         raise RoundChanged
     if all(choice.action == DecisionItem.Action.REJECT for choice in choices):
         return Counted(True, choices, current)

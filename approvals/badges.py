@@ -60,8 +60,9 @@ def badges(listed: list) -> dict[int, Badge]:
     ``listed`` are the queue's ``holds.queue.Listed`` holds: pk, env, agent, capability,
     payload digest and the open round's size.
     """
-    current = policies.all_policies()
-    required = _requirements(listed, current) if current else {}
+    version = policies.version()
+    current = policies.all_policies(version)
+    required = _requirements(listed, current, version) if current else {}
     found = {}
     for hold in listed:
         count, why = required.get(hold.pk, (1, ""))
@@ -80,9 +81,9 @@ def badge_words(required: int, given: int) -> str:
     return f"Needs {required} approvals" if required > 1 else ""
 
 
-def _requirements(listed: list, current: list) -> dict[int, tuple[int, str]]:
-    """(approvals required, why) of each listed hold, read from the cache or worked out and stored."""
-    version = policies.version()
+def _requirements(listed: list, current: list, version: str) -> dict[int, tuple[int, str]]:
+    """(approvals required, why) of each listed hold under the policies of ``version``, read from the cache or worked
+    out and stored."""
     keys = {_key(version, hold): hold for hold in listed}
     found = softcache.get_many(list(keys), "the holds' approval requirements")
     missing = {key: hold for key, hold in keys.items() if key not in found}

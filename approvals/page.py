@@ -10,7 +10,6 @@ from django.utils import timezone
 
 from approvals import rounds, wording
 from approvals.models import Approval
-from approvals.policies import all_policies
 from holds import describe, editing
 from holds.models import ACTION_WORDS, DecisionItem, Hold
 
@@ -61,10 +60,6 @@ def page_annotations() -> dict:
     return {"any_approval": RawSQL(f"EXISTS (SELECT 1 FROM {approval} a WHERE a.hold_id = {hold}.id)", (), BooleanField())}
 
 
-def standing_on_page(hold: Hold, approvals: list[Approval]) -> rounds.Standing:
-    return rounds.standing(hold, all_policies(), approvals)
-
-
 def page_context(hold: Hold, viewer) -> dict:
     """What the hold page shows ``viewer`` of the hold's approvals (see ``holds/_approvals.html``).
 
@@ -72,7 +67,7 @@ def page_context(hold: Hold, viewer) -> dict:
     as history, they no longer count.
     """
     approvals = list(Approval.objects.filter(hold=hold).select_related("approver")) if getattr(hold, "any_approval", True) else []
-    found = standing_on_page(hold, approvals)
+    found = rounds.standing(hold, approvals=approvals)
     last = found.approvals[-1] if found.approvals else None
     return {
         "standing": found,

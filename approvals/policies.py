@@ -117,9 +117,10 @@ KEPT_SECONDS = 60
 _kept: dict[str, tuple[float, list[ApprovalPolicy]]] = {}
 
 
-def all_policies() -> list[ApprovalPolicy]:
-    """Every policy, with its groups: read from the database once per version (see ``version``), then kept."""
-    current = version()
+def all_policies(current: str | None = None) -> list[ApprovalPolicy]:
+    """Every policy, with its groups: read from the database once per version (``current``, read when not given:
+    see ``version``), then kept."""
+    current = current or version()
     kept = _kept.get(current)
     if kept and time.monotonic() - kept[0] < KEPT_SECONDS:
         return kept[1]

@@ -32,6 +32,14 @@ from holds.models import Hold
 from reviewqueue import roles
 
 
+NO_ROUND = 0  # the round a page shows when it shows no open round (approval ids start at 1)
+
+
+def shown(current: list[Approval]) -> int:
+    """How a page names the open round it shows, for ``approving.count`` to check: its latest approval's id."""
+    return current[-1].pk if current else NO_ROUND
+
+
 @dataclasses.dataclass(frozen=True)
 class Standing:
     """A hold's requirement under the current policies, its open round's approvals in order, and ``approvers``:
@@ -39,7 +47,7 @@ class Standing:
 
     requirement: Requirement | None
     approvals: list[Approval]
-    approvers: frozenset[int] = frozenset()
+    approvers: frozenset[int]
 
     @property
     def required(self) -> int:
@@ -74,7 +82,7 @@ class Standing:
 
     def has_approved(self, user) -> bool:
         """Whether ``user`` approved the hold, in its open round or an earlier one."""
-        return user.pk in self.approvers or any(approval.approver_id == user.pk for approval in self.approvals)
+        return user.pk in self.approvers
 
     def refusal_for(self, user) -> str:
         """Why ``user`` may not give the hold's next approval ("" when they may): they approved it already, in any

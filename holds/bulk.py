@@ -28,7 +28,7 @@ from django.utils.crypto import constant_time_compare
 from approvals import approving, rounds
 from approvals.models import Approval
 from audit.chain import canonical
-from holds import decisions, describe
+from holds import decisions, describe, review
 from holds.decisions import ItemChoice
 from holds.models import Decision, DecisionItem, Hold, HoldItem
 from reviewqueue import readers
@@ -36,7 +36,6 @@ from teams import scopes
 
 ACTIONS = (DecisionItem.Action.APPROVE, DecisionItem.Action.REJECT)
 MAX_HOLDS = 500  # far above a queue page (50), short of a request that takes minutes
-MAX_COMMENT = 5000
 DIGEST_SALT = "holds.bulk.summary"
 CHANGED = "Changed since the summary you confirmed; open it to check it, then decide it on its own."
 APPROVED_BEFORE = "You approved this hold before, and a person approves a hold once: another person must give the next one."
@@ -65,7 +64,7 @@ class Selection:
         action = readers.choice(form.get("action", ""), "action", ACTIONS)
         if not action:
             raise readers.BadValue("action", "choose approve or reject")
-        comment = readers.text(form.get("comment", "").replace("\r\n", "\n"), "comment", MAX_COMMENT)
+        comment = readers.text(form.get("comment", "").replace("\r\n", "\n"), "comment", review.MAX_COMMENT)
         return cls(tuple(hold_ids), action, comment)
 
     def choices(self, items: list[HoldItem]) -> list[ItemChoice]:
@@ -115,7 +114,7 @@ def plan(selection: Selection, reviewer, now: datetime | None = None) -> Plan:
         if pk in holds:
             entry = Entry(holds[pk], list(holds[pk].items.all()))
             entry.reason = _left_out_reason(entry.hold, selection.action, reviewer, now) or _approval_reason(
-                entry, approvals.get(pk, []), selection, reviewer
+                entry, approvals.get(pk, []), _open_round(entry, approvals), selection, reviewer
             )
             (left_out if entry.reason else included).append(entry)
     return Plan(included, left_out, [pk for pk in selection.hold_ids if pk not in holds])
@@ -158,23 +157,24 @@ def _approvals(holds: dict[int, Hold], selection: Selection) -> dict[int, list[A
     return found
 
 
-def _approval_reason(entry: Entry, approvals: list[Approval], selection: Selection, reviewer) -> str:
-    """Why a bulk approve must leave the hold out for its approvals: ``reviewer`` approved it before, or its open
-    round waits for approval of another decision (an edit, say), which the bulk approve would restart the count over."""
+def _open_round(entry: Entry, approvals: dict[int, list[Approval]]) -> list[Approval]:
+    return rounds.open_round(approvals.get(entry.hold.pk, []), entry.hold.payload_digest)
+
+
+def _approval_reason(entry: Entry, approvals: list[Approval], current: list[Approval], selection: Selection, reviewer) -> str:
+    """Why a bulk approve must leave the hold out for its approvals (all of them, and ``current``, its open round):
+    ``reviewer`` approved it before, or its open round waits for approval of another decision (an edit, say), which
+    the bulk approve would restart the count over."""
     if any(approval.approver_id == reviewer.pk for approval in approvals):
         return APPROVED_BEFORE
-    current = rounds.open_round(approvals, entry.hold.payload_digest)
     if current and not approving.same_decision(current[0].items, selection.choices(entry.items)):
         return CHANGED_DECISION
     return ""
 
 
-def _round_seen(entry: Entry, approvals: dict[int, list[Approval]], selection: Selection) -> int | None:
+def _round_seen(current: list[Approval], selection: Selection) -> int | None:
     """The open round a bulk approve was checked against (``approving.count`` refuses it once that round changed)."""
-    if selection.action != DecisionItem.Action.APPROVE:
-        return None
-    current = rounds.open_round(approvals.get(entry.hold.pk, []), entry.hold.payload_digest)
-    return current[-1].pk if current else approving.NO_ROUND
+    return rounds.shown(current) if selection.action == DecisionItem.Action.APPROVE else None
 
 
 def summary_digest(selection: Selection, reviewer, included: list[Entry]) -> str:
@@ -208,12 +208,13 @@ def send(selection: Selection, reviewer, signed: str) -> list[Result]:
         if not constant_time_compare(shown["holds"][str(pk)], _fingerprint(entry)):
             results.append(Result(entry.hold, reason=CHANGED))
             continue
-        if reason := _approval_reason(entry, approvals.get(pk, []), selection, reviewer):
+        current = _open_round(entry, approvals)
+        if reason := _approval_reason(entry, approvals.get(pk, []), current, selection, reviewer):
             results.append(Result(entry.hold, reason=reason))  # someone approved or edited since the summary
             continue
         try:
             outcome = decisions.submit(
-                entry.hold, reviewer, selection.choices(entry.items), round_shown=_round_seen(entry, approvals, selection)
+                entry.hold, reviewer, selection.choices(entry.items), round_shown=_round_seen(current, selection)
             )
         except decisions.DecisionRefused as refused:
             results.append(Result(entry.hold, reason=refused.message))

@@ -97,7 +97,8 @@ def submit(
     """
     now = now or timezone.now()
     with transaction.atomic():
-        locked = Hold.objects.select_for_update().get(pk=hold.pk)
+        # Its items once: the checks, the policy's condition and the stored originals all read them.
+        locked = Hold.objects.select_for_update().prefetch_related("items").get(pk=hold.pk)
         existing = locked.live_decision()
         if existing:
             raise AlreadyDecided(existing)

@@ -23,7 +23,7 @@ from reviewqueue.jsonvalues import storable
 
 ACTIONS = (DecisionItem.Action.APPROVE, DecisionItem.Action.REJECT)
 SUMMARY_SALT = "holds.review.summary"
-MAX_COMMENT = 5000  # of a reject sent with one comment for every item, as of a bulk decision's
+MAX_COMMENT = 5000  # of one comment sent with every item: a reject-all, or a bulk decision's
 
 
 @dataclasses.dataclass
@@ -136,7 +136,7 @@ def rejecting_all(hold: Hold, comment: str) -> list[ItemChoice]:
 
 def summary_digest(hold: Hold, reviewer, reviews: list[ItemReview], round_shown: int) -> str:
     """The signed digest of the choices a summary shows and of the round of approvals it shows them against
-    (its latest approval's id, ``approving.NO_ROUND`` for none), for its confirm form to carry back."""
+    (its latest approval's id, ``rounds.NO_ROUND`` for none), for its confirm form to carry back."""
     return signing.Signer(salt=SUMMARY_SALT).sign(_fingerprint(hold, reviewer, reviews, round_shown))
 
 

@@ -192,7 +192,7 @@ def leave_hold(request, pk):
 @require_POST
 def hold_review(request, pk):
     """Check the submitted form; show the summary, or store the decision once confirmed."""
-    hold = _hold_or_404(request, pk)
+    hold = _hold_or_404(request, pk, Hold.objects.prefetch_related("items"))
     reviews, valid = review.read(hold, request.POST)
     if request.POST.get("back") == "yes":
         return render(request, "holds/hold.html", _hold_context(hold, reviews, viewer=request.user))
@@ -214,7 +214,7 @@ def _summary(request, hold, reviews, message="", status=200):
     """The summary of a valid form, signed so that only what it shows can be confirmed, against the round of
     approvals it shows."""
     standing = rounds.standing(hold)
-    round_shown = standing.approvals[-1].pk if standing.approvals else approving.NO_ROUND
+    round_shown = rounds.shown(standing.approvals)
     context = _presence_context(hold, request.user, timezone.now()) | {
         "reviews": reviews, "digest": review.summary_digest(hold, request.user, reviews, round_shown), "message": message,
         "on_summary": True, "standing": standing, "round_shown": round_shown,
