@@ -23,12 +23,11 @@ from collections.abc import Iterable
 
 from django.db.models import Q
 
-from approvals.policies import glob_matches
+from approvals.policies import GLOB_CHARACTERS, glob_matches
 from reviewqueue import roles
 from teams.models import TeamScope
 
 FIELDS = ("env", "agent", "capability")
-GLOB_CHARACTERS = frozenset("*?[")
 LONGEST_PATTERN = 300
 # Characters a regular expression could read as syntax: each is written escaped, in both engines
 # a plain character. Letters, digits and "_" never are escaped: "\d" or "\w" would be a class.
@@ -56,10 +55,12 @@ class Scope:
         return not (self.env or self.agent or self.capability)
 
     def contains(self, hold) -> bool:
-        return all(
-            not globs or any(glob_matches(glob, getattr(hold, field)) for glob in globs)
-            for field, globs in self._by_field()
-        )
+        return all(self.admits(field, getattr(hold, field)) for field in FIELDS)
+
+    def admits(self, field: str, value: str) -> bool:
+        """Whether ``value`` of ``field`` (env, agent or capability) matches one of the field's globs, if it has any."""
+        globs = getattr(self, field)
+        return not globs or any(glob_matches(glob, value) for glob in globs)
 
     def q(self, prefix: str = "") -> Q:
         found = Q()
@@ -167,12 +168,10 @@ def offered_values(user, choices: dict[str, list[str]]) -> dict[str, list[str]]:
     scopes = scopes_of(user)
     if scopes is None:
         return choices
-
-    def admitted(field: str, value: str) -> bool:
-        globs_per_scope = (getattr(scope, field) for scope in scopes)
-        return any(not globs or any(glob_matches(glob, value) for glob in globs) for globs in globs_per_scope)
-
-    return {field: [value for value in values if admitted(field, value)] for field, values in choices.items()}
+    return {
+        field: [value for value in values if any(scope.admits(field, value) for scope in scopes)]
+        for field, values in choices.items()
+    }
 
 
 # Globs: checked, then written as regular expressions
