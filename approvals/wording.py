@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from approvals.models import Approval
 from holds.models import DecisionItem
-from reviewqueue.jsonvalues import as_decimal, display
+from reviewqueue.jsonvalues import display, grouped
 
 
 def approval_words(approval: Approval) -> str:
@@ -38,7 +38,4 @@ def _changes(original, edited) -> list[tuple[str, str]]:
 
 
 def _shown(value) -> str:
-    number = as_decimal(value)
-    if number is not None and number.is_finite():
-        return f"{number:,f}"
-    return "(absent)" if value is None else display(value)
+    return grouped(value) or ("(absent)" if value is None else display(value))

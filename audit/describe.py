@@ -16,7 +16,7 @@ from audit.models import AuditEvent, EventKind
 from audit.payloads import item_id, items_of
 from holds.models import ACTION_WORDS
 from people import naming
-from reviewqueue.jsonvalues import ABSENT, AMOUNT_KEYS, as_decimal, display, same_json
+from reviewqueue.jsonvalues import ABSENT, AMOUNT_KEYS, display, grouped, same_json
 
 LIMIT = 200
 EDIT_LIMIT = 80  # characters of one value in an edit shown in the list; the decision page shows it whole
@@ -133,13 +133,24 @@ def _action_word(action) -> str:
 
 def _approval(payload: dict) -> str:
     """ "alice gave approval 1 of 2 under “Large refunds”: amount 1,200.00 → 1,000.00", a restart said as such."""
-    place = f"approval {payload.get('position', '?')} of {payload.get('required', '?')}"
-    under = f" under “{payload['policy']}”" if payload.get("policy") else ""
     if payload.get("restarted"):
         head = (f"{payload.get('approver')} changed the earlier approvers' decision, starting round "
-                f"{payload.get('round', '?')} with {place}{under}")
+                f"{payload.get('round', '?')} with {_place(payload)}{_under(payload)}")
     else:
-        head = f"{payload.get('approver')} gave {place}{under}"
+        head = f"{payload.get('approver')} gave {_place(payload)}{_under(payload)}"
+    return _with_items(head, payload)
+
+
+def _place(payload: dict) -> str:
+    return f"approval {payload.get('position', '?')} of {payload.get('required', '?')}"
+
+
+def _under(payload: dict) -> str:
+    return f" under “{payload['policy']}”" if payload.get("policy") else ""
+
+
+def _with_items(head: str, payload: dict) -> str:
+    """``head``, then what the approval did to its items, if anything."""
     said = approved(items_of(payload))
     return f"{head}: {said}" if said else head
 
@@ -158,28 +169,23 @@ def _approved_item(item: dict, named: bool) -> str:
 
 
 def _amount(key: str, value) -> str:
-    number = as_decimal(value) if key in AMOUNT_KEYS else None
-    return f"{number:,f}" if number is not None and number.is_finite() else display(value)
+    return (grouped(value) if key in AMOUNT_KEYS else None) or display(value)
 
 
 def _escalated(payload: dict) -> str:
-    under = f" under “{payload['policy']}”" if payload.get("policy") else ""
     reason = f": {payload['reason']}" if payload.get("reason") else ""
     told = payload.get("told")
     if told == []:
         reason += " — nobody in that group can see this hold"
     elif isinstance(told, list):
         reason += f" — told {', '.join(str(name) for name in told)}"
-    return f"to {payload.get('group') or '?'}{under}{reason}"
+    return f"to {payload.get('group') or '?'}{_under(payload)}{reason}"
 
 
 def _approval_withdrawn(payload: dict) -> str:
     """"alice took back approval 1 of 2 under “Large refunds” before anyone built on it: amount 1,200.00 → 1,000.00"."""
-    place = f"approval {payload.get('position', '?')} of {payload.get('required', '?')}"
-    under = f" under “{payload['policy']}”" if payload.get("policy") else ""
-    head = f"{payload.get('approver')} took back {place}{under} before anyone built on it; nothing was sent"
-    said = approved(items_of(payload))
-    return f"{head}: {said}" if said else head
+    head = f"{payload.get('approver')} took back {_place(payload)}{_under(payload)} before anyone built on it; nothing was sent"
+    return _with_items(head, payload)
 
 
 def _withdrawn(payload: dict) -> str:

@@ -244,18 +244,25 @@ def _policy_values(policy) -> dict:
 
 
 def scope_saving(sender, instance, **kwargs) -> None:
-    """Keep the scope's patterns as stored, for ``scope_saved`` (a new scope's are blank)."""
-    stored = sender.objects.filter(pk=instance.pk).values(*SCOPE_FIELDS).first() if instance.pk else None
-    instance._patterns_before = stored or dict.fromkeys(SCOPE_FIELDS, "")
+    """The patterns an admin changed on a stored scope, as policy_saving does (a new scope's: ``scope_saved``)."""
+    if instance.pk is None:
+        return
+    stored = sender.objects.filter(pk=instance.pk).values(*SCOPE_FIELDS).first()
+    if stored is not None:
+        _note_scope(instance, stored, _patterns(instance))
 
 
-def scope_saved(sender, instance, **kwargs) -> None:
-    before = getattr(instance, "_patterns_before", dict.fromkeys(SCOPE_FIELDS, ""))
-    _note_scope(instance, before, {field: getattr(instance, field) for field in SCOPE_FIELDS})
+def scope_saved(sender, instance, created: bool, **kwargs) -> None:
+    if created:
+        _note_scope(instance, dict.fromkeys(SCOPE_FIELDS, ""), _patterns(instance))
 
 
 def scope_deleting(sender, instance, **kwargs) -> None:
-    _note_scope(instance, {field: getattr(instance, field) for field in SCOPE_FIELDS}, dict.fromkeys(SCOPE_FIELDS, ""))
+    _note_scope(instance, _patterns(instance), dict.fromkeys(SCOPE_FIELDS, ""))
+
+
+def _patterns(scope) -> dict:
+    return {field: getattr(scope, field) for field in SCOPE_FIELDS}
 
 
 def _note_scope(scope, before: dict, after: dict) -> None:

@@ -16,6 +16,7 @@ __all__ = [
     "as_decimal",
     "display",
     "escape_surrogates",
+    "grouped",
     "may_need_storable",
     "same_json",
     "scalars",
@@ -126,6 +127,12 @@ def showable(text: str) -> str:
 def escape_surrogates(json_text: str) -> str:
     """JSON text with lone surrogates written as \\u escapes, so that it reads back to the same strings."""
     return SURROGATE.sub(lambda found: f"\\u{ord(found[0]):04x}", json_text)
+
+
+def grouped(value: Any) -> str | None:
+    """A JSON number or decimal string with its thousands grouped, as written: "1200.00" as "1,200.00" (None if no number)."""
+    number = as_decimal(value)
+    return f"{number:,f}" if number is not None and number.is_finite() else None
 
 
 def as_decimal(value: Any) -> Decimal | None:
