@@ -47,7 +47,7 @@ from django.utils import timezone
 from audit import events
 from audit.models import EventKind
 from reviewqueue.signin import client_ip
-from teams.models import TeamScope
+from teams.models import PATTERN_FIELDS, TeamScope
 
 ROLE_FIELDS = ("is_active", "is_staff", "is_superuser")
 ROLE_MODELS = ("auth.user", "auth.group")
@@ -55,7 +55,6 @@ ACTIONS = {1: "added", 2: "changed", 3: "deleted"}
 ADMIN_DELETION_WINDOW = timedelta(minutes=1)
 RECORDED_DELETION = "auth.user deletion on record"  # a _pending key's model: no role change to record
 POLICY_MODEL = "approvals.approvalpolicy"
-SCOPE_FIELDS = ("env_patterns", "agent_patterns", "capability_patterns")
 
 _pending: contextvars.ContextVar[dict | None] = contextvars.ContextVar("audit_pending_role_changes", default=None)
 
@@ -247,26 +246,26 @@ def scope_saving(sender, instance, **kwargs) -> None:
     """The patterns an admin changed on a stored scope, as policy_saving does (a new scope's: ``scope_saved``)."""
     if instance.pk is None:
         return
-    stored = sender.objects.filter(pk=instance.pk).values(*SCOPE_FIELDS).first()
+    stored = sender.objects.filter(pk=instance.pk).values(*PATTERN_FIELDS).first()
     if stored is not None:
         _note_scope(instance, stored, _patterns(instance))
 
 
 def scope_saved(sender, instance, created: bool, **kwargs) -> None:
     if created:
-        _note_scope(instance, dict.fromkeys(SCOPE_FIELDS, ""), _patterns(instance))
+        _note_scope(instance, dict.fromkeys(PATTERN_FIELDS, ""), _patterns(instance))
 
 
 def scope_deleting(sender, instance, **kwargs) -> None:
-    _note_scope(instance, _patterns(instance), dict.fromkeys(SCOPE_FIELDS, ""))
+    _note_scope(instance, _patterns(instance), dict.fromkeys(PATTERN_FIELDS, ""))
 
 
 def _patterns(scope) -> dict:
-    return {field: getattr(scope, field) for field in SCOPE_FIELDS}
+    return {field: getattr(scope, field) for field in PATTERN_FIELDS}
 
 
 def _note_scope(scope, before: dict, after: dict) -> None:
-    for field in SCOPE_FIELDS:
+    for field in PATTERN_FIELDS:
         if before[field] != after[field]:
             for model, pk in (("auth.group", scope.group_id), ("teams.teamscope", scope.pk)):
                 _note(model, pk)["fields"][f"team scope {field}"] = [before[field], after[field]]

@@ -11,7 +11,7 @@ from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 
 from teams import scopes
-from teams.models import TeamScope
+from teams.models import PATTERN_FIELDS, TeamScope
 
 
 class TeamScopeForm(forms.ModelForm):
@@ -19,24 +19,19 @@ class TeamScopeForm(forms.ModelForm):
 
     class Meta:
         model = TeamScope
-        fields = ["group", "env_patterns", "agent_patterns", "capability_patterns"]
+        fields = ["group", *PATTERN_FIELDS]
 
-    def clean_env_patterns(self) -> str:
-        return _checked(self.cleaned_data["env_patterns"])
-
-    def clean_agent_patterns(self) -> str:
-        return _checked(self.cleaned_data["agent_patterns"])
-
-    def clean_capability_patterns(self) -> str:
-        return _checked(self.cleaned_data["capability_patterns"])
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in PATTERN_FIELDS:
+            self.fields[name].validators.append(_check)
 
 
-def _checked(text: str) -> str:
+def _check(text: str) -> None:
     try:
         scopes.check_patterns(text)
     except scopes.InvalidPattern as invalid:
         raise ValidationError(str(invalid), code="invalid_pattern") from None
-    return text
 
 
 class TeamScopeInline(admin.StackedInline):
@@ -58,7 +53,7 @@ class GroupWithScopeAdmin(GroupAdmin):
 @admin.register(TeamScope)
 class TeamScopeAdmin(admin.ModelAdmin):
     form = TeamScopeForm
-    list_display = ["group", "env_patterns", "agent_patterns", "capability_patterns"]
+    list_display = ["group", *PATTERN_FIELDS]
     list_select_related = ["group"]
-    search_fields = ["group__name", "env_patterns", "agent_patterns", "capability_patterns"]
+    search_fields = ["group__name", *PATTERN_FIELDS]
     ordering = ["group__name"]

@@ -4,6 +4,9 @@ from django.contrib.auth.models import Group
 from django.db import models
 
 
+PATTERN_FIELDS = ("env_patterns", "agent_patterns", "capability_patterns")
+
+
 class TeamScope(models.Model):
     """Limits a group's members to the holds matching its patterns.
 
