@@ -15,12 +15,12 @@ import hashlib
 from collections import defaultdict
 
 from django.db.models import IntegerField
-from django.db.models.expressions import RawSQL
 
 from approvals import policies
 from approvals.models import Approval
-from holds.models import Hold, HoldItem
+from holds.models import HoldItem
 from reviewqueue import softcache
+from reviewqueue.rowsql import RowSQL
 
 REQUIREMENT_SECONDS = 24 * 3600  # one nobody asks for again (its hold decided, say) leaves the cache within a day
 
@@ -33,7 +33,7 @@ class Badge:
     why: str
 
 
-def open_round_size() -> RawSQL:
+def open_round_size() -> RowSQL:
     """An expression for the hold queryset: how many approvals the hold's open round has (0 without one).
 
     The SQL twin of ``rounds.open_round``: the approvals of the hold's latest round, unless any of them
@@ -41,15 +41,14 @@ def open_round_size() -> RawSQL:
     is over). Written as SQL because the ORM takes longer to build these nested subqueries (about
     1.5 ms) than the whole rest of the queue's query; it runs as is on PostgreSQL and SQLite.
     """
-    hold, approval = Hold._meta.db_table, Approval._meta.db_table
-    return RawSQL(
+    approval = Approval._meta.db_table
+    return RowSQL(
         f"""COALESCE((
-            SELECT CASE WHEN MAX(CASE WHEN a.decision_id IS NOT NULL OR a.payload_digest <> {hold}.payload_digest
+            SELECT CASE WHEN MAX(CASE WHEN a.decision_id IS NOT NULL OR a.payload_digest <> {{row}}.payload_digest
                                       THEN 1 ELSE 0 END) = 1 THEN 0 ELSE COUNT(*) END
             FROM {approval} a
-            WHERE a.hold_id = {hold}.id AND a.round = (SELECT MAX(b.round) FROM {approval} b WHERE b.hold_id = {hold}.id)
+            WHERE a.hold_id = {{row}}.id AND a.round = (SELECT MAX(b.round) FROM {approval} b WHERE b.hold_id = {{row}}.id)
         ), 0)""",
-        (),
         output_field=IntegerField(),
     )
 
@@ -85,7 +84,7 @@ def _requirements(listed: list, current: list, version: str) -> dict[int, tuple[
     """(approvals required, why) of each listed hold under the policies of ``version``, read from the cache or worked
     out and stored."""
     keys = {_key(version, hold): hold for hold in listed}
-    found = softcache.get_many(list(keys), "the holds' approval requirements")
+    found = softcache.get_many(list(keys), "the holds' approval requirements", content_keyed=True)
     missing = {key: hold for key, hold in keys.items() if key not in found}
     if missing:
         item_data = defaultdict(list)
@@ -96,7 +95,7 @@ def _requirements(listed: list, current: list, version: str) -> dict[int, tuple[
         for key, hold in missing.items():
             need = policies.requirement(hold, current, item_data[hold.pk])
             fresh[key] = (need.approvals_required, need.why) if need else (1, "")
-        softcache.set_many(fresh, REQUIREMENT_SECONDS, "the holds' approval requirements")
+        softcache.set_many(fresh, REQUIREMENT_SECONDS, "the holds' approval requirements", content_keyed=True)
         found |= fresh
     return {hold.pk: found[key] for key, hold in keys.items()}
 

@@ -19,13 +19,14 @@ from typing import Any, ClassVar
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, Expression, F, Func, OuterRef, Q, QuerySet, Subquery
+from django.db.models import BooleanField, Expression, F, Func, Q, QuerySet
 from django.utils import timezone
 
 from approvals import badges, rounds
 from holds import describe, heartbeat
 from holds.models import Decision, FilterValue, Hold, PeriodicRun, SyncState
 from reviewqueue import readers, softcache
+from reviewqueue.rowsql import RowSQL
 from reviewqueue.jsonvalues import AMOUNT_KEYS, as_decimal
 from teams import scopes
 
@@ -152,12 +153,21 @@ def open_holds(now: datetime | None = None) -> QuerySet[Hold]:
     hold out of the queue at once.
     """
     now = now or timezone.now()
-    live = Decision.objects.filter(hold=OuterRef("pk")).exclude(state__in=Decision.NOT_LIVE)
     return ordered(
-        Hold.objects.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now), status=Hold.Status.OPEN).exclude(
-            Exists(live)
+        Hold.objects.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now), status=Hold.Status.OPEN).filter(
+            _NO_LIVE_DECISION
         )
     )
+
+
+# Holds without a live decision (one neither withdrawn nor not applied): written out, as the ORM's Exists took
+# longer to build than the queue's whole query takes to run.
+_NO_LIVE_DECISION = RowSQL(
+    f"NOT EXISTS (SELECT 1 FROM {Decision._meta.db_table} decision WHERE decision.hold_id = {{row}}.id"
+    f" AND decision.state NOT IN ({', '.join(['%s'] * len(Decision.NOT_LIVE))}))",
+    tuple(Decision.NOT_LIVE),
+    output_field=BooleanField(),
+)
 
 
 def filtered(filters: Filters, user, now: datetime) -> QuerySet[Hold]:
@@ -270,7 +280,7 @@ def filter_values(states: list[SyncState] | None = None) -> dict[str, list[str]]
     """
     key = _filter_values_key(states) if states else None
     if key:
-        cached = softcache.get_many([key], "the filter choices")
+        cached = softcache.get_many([key], "the filter choices", content_keyed=True)
         if key in cached:
             return cached[key]
     choices: dict[str, set[str]] = {kind: set() for kind in FilterValue.Kind.values}
@@ -278,7 +288,7 @@ def filter_values(states: list[SyncState] | None = None) -> dict[str, list[str]]
         choices[kind].add(value)
     values = {kind: sorted(values) for kind, values in choices.items()}
     if key:
-        softcache.set_many({key: values}, FILTER_VALUES_SECONDS, "the filter choices")
+        softcache.set_many({key: values}, FILTER_VALUES_SECONDS, "the filter choices", content_keyed=True)
     return values
 
 
@@ -346,7 +356,7 @@ class Freshness:
 
 def sync_states() -> list[SyncState]:
     """The envs' sync states, each with ``periodic_last_run_at``: when a periodic task last ran."""
-    return list(_sync_states_query())
+    return _sync_states()
 
 
 def sync_states_and_new_count(new_holds: QuerySet[Hold] | None) -> tuple[list[SyncState], int]:
@@ -355,13 +365,23 @@ def sync_states_and_new_count(new_holds: QuerySet[Hold] | None) -> tuple[list[Sy
         return sync_states(), 0
     # COUNT as a plain function, not an aggregate: one scalar subquery, without a GROUP BY.
     counted = new_holds.order_by().annotate(count=Func(F("pk"), function="COUNT")).values("count")
-    states = list(_sync_states_query().annotate(new_count=Subquery(counted)))
+    states = _sync_states(counted.query.sql_with_params())
     return states, states[0].new_count if states else new_holds.count()  # no env has synced yet: counted apart
 
 
-def _sync_states_query() -> QuerySet[SyncState]:
-    latest_run = PeriodicRun.objects.order_by("-last_run_at").values("last_run_at")[:1]
-    return SyncState.objects.filter(env__in=settings.AGENTOS_ENVS).annotate(periodic_last_run_at=Subquery(latest_run))
+def _sync_states(new_count: tuple[str, tuple] | None = None) -> list[SyncState]:
+    """The envs' states with when a periodic task last ran, and the scalar query ``new_count`` as ``new_count``.
+
+    Written out, not built through the ORM: every queue page and refresh asks, and
+    building this query cost the page more than running it.
+    """
+    envs = list(settings.AGENTOS_ENVS)
+    counting, counting_params = (f", ({new_count[0]}) AS new_count", tuple(new_count[1])) if new_count else ("", ())
+    sql = (
+        f"SELECT state.*, (SELECT MAX(run.last_run_at) FROM {PeriodicRun._meta.db_table} run) AS periodic_last_run_at"
+        f"{counting} FROM {SyncState._meta.db_table} state WHERE state.env IN ({', '.join(['%s'] * len(envs))})"
+    )
+    return list(SyncState.objects.raw(sql, (*counting_params, *envs)))
 
 
 def freshness(now: datetime, states: list[SyncState] | None = None) -> Freshness:

@@ -42,8 +42,10 @@ def _queue(request):
     loaded_at = _loaded_at(request, now)
     new_holds = matching.filter(first_seen_at__gt=loaded_at) if loaded_at < now else None
     states, new_count = holds_queue.sync_states_and_new_count(new_holds)
+    rows = queue_rows.rows(holds, now, loaded_at, badges.badges(holds))
     context = {
-        "rows": queue_rows.rows(holds, now, loaded_at, badges.badges(holds)),
+        "rows": rows,
+        "rows_html": queue_rows.markup(rows),
         "next_cursor": next_cursor,
         "filters": filters,
         "expiring_options": holds_queue.EXPIRING_WITHIN,

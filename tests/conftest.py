@@ -12,7 +12,7 @@ from django.db import connection
 
 from approvals import policies
 from holds import platform, sync
-from reviewqueue import roles
+from reviewqueue import roles, softcache
 from simulator.server import PlatformServer
 from simulator.state import PlatformState
 
@@ -21,9 +21,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(autouse=True)
-def approval_policies_read_afresh():
-    """Each test reads the approval policies from its own database: those of the last test were rolled back."""
+def read_afresh():
+    """Each test reads the approval policies and cached values from its own database and cache: the last test's are gone."""
     policies.forget()
+    softcache.forget()
 
 
 @pytest.fixture

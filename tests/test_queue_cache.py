@@ -11,6 +11,7 @@ from datetime import timedelta
 import pytest
 import time_machine
 from django.conf import settings
+from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -71,6 +72,21 @@ def test_the_cache_is_redis_and_a_second_look_renders_no_row(client, bob, platfo
         page = client.get(reverse("queue")).content.decode()
 
     assert "Refund the broken kettle?" in page
+    assert not [query for query in queries.captured_queries if "holds_holditem" in query["sql"]]
+
+
+def test_rows_read_once_are_kept_by_the_process_and_served_when_the_shared_cache_is_emptied(
+    client, bob, platform_client, platform_state
+):
+    _hold(platform_state, platform_client, question="Refund the broken kettle?")
+    client.force_login(bob)
+    first = client.get(reverse("queue")).content.decode()
+    cache.clear()  # a restarted Redis, say: the rows' keys name their content, so the process's copies still hold
+
+    with CaptureQueriesContext(connection) as queries:
+        again = client.get(reverse("queue")).content.decode()
+
+    assert "Refund the broken kettle?" in again and _row_html(again, Hold.objects.get().pk) == _row_html(first, Hold.objects.get().pk)
     assert not [query for query in queries.captured_queries if "holds_holditem" in query["sql"]]
 
 

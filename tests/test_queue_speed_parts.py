@@ -11,9 +11,11 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
 from holds import decisions, expiry, queue, sync
 from holds.models import FilterValue, Hold
+from notifications import notify
 
 pytestmark = pytest.mark.django_db
 
@@ -132,3 +134,31 @@ def test_a_search_by_any_id_or_value_finds_it_among_the_open_holds_through_their
     with connection.cursor() as cursor:
         index = connection.introspection.get_constraints(cursor, "holds_hold")["hold_open_search_trgm"]
     assert index["columns"] == ["search_text"] and index["type"] == "gin"
+
+
+def test_the_queues_refresh_counts_no_bell_and_the_page_shows_its_count(alice_client, alice, platform_client, platform_state):
+    hold(platform_state, "refund-bot")
+    sync.sync_env(platform_client, "default")
+    notify.expiring_soon([Hold.objects.get()], timezone.now())
+    page = alice_client.get(reverse("queue")).content.decode()
+
+    with CaptureQueriesContext(connection) as queries:
+        refresh = alice_client.get(reverse("queue"), HTTP_HX_REQUEST="true", HTTP_HX_TARGET="queue-body")
+    read = [query["sql"] for query in queries.captured_queries]
+
+    assert "Notifications: 1 unread" in page
+    assert refresh.status_code == 200 and "Notifications:" not in refresh.content.decode()
+    assert len(read) == 5 and not [sql for sql in read if "holds_notification" in sql]  # session, user, groups, syncs, holds
+
+
+def test_the_open_holds_are_the_same_read_directly_or_as_another_querys_subquery(alice, platform_client, platform_state):
+    hold(platform_state, "refund-bot")
+    hold(platform_state, "billing-bot")
+    sync.sync_env(platform_client, "default")
+    decided = Hold.objects.get(agent="billing-bot")
+    decisions.submit(decided, alice, [decisions.ItemChoice(item.item_id, "approve") for item in decided.items.all()])
+
+    direct = set(queue.open_holds().values_list("agent", flat=True))
+    nested = set(Hold.objects.filter(pk__in=queue.open_holds().values("pk")).values_list("agent", flat=True))
+
+    assert direct == nested == {"refund-bot"}
