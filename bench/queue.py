@@ -10,8 +10,9 @@ the first page, the htmx refresh, a filtered page, a search, a page deep into th
 queue, and the same in the other orders (by amount, by age) and with an amount range.
 Each page is asked for once with an empty cache ("cold": every row rendered), then
 ``--requests`` times as reviewers' browsers do ("p50", "p95": the rows come from the
-cache). The query count is every query of one request: session, user, roles, bell,
-sync states, holds, and whatever else it takes.
+cache, here or kept by the process). The query count is every query of one request:
+session, user, roles, bell (not on the htmx refresh, which shows none), sync states,
+holds, and whatever else it takes.
 
 Then it prints the plan and SQL time of a search by order id, and with ``--plans`` the
 plan of every query the first page and the refresh make: none may read more rows as
@@ -69,7 +70,7 @@ def run(options) -> None:
     from django.utils import timezone
 
     from holds import platform, sync
-    from reviewqueue import roles
+    from reviewqueue import roles, softcache
     from tests.conftest import make_user
 
     started = time.perf_counter()
@@ -100,6 +101,7 @@ def run(options) -> None:
     for label, url in pages:
         headers = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "queue-body"} if "htmx" in label else {}
         cache.key_prefix = f"bench-cold-{time.time_ns()}"  # an empty cache for this page, without flushing anyone's Redis
+        softcache.forget()  # and none of the values this process kept
         cold_started = time.perf_counter()
         browser.get(url, **headers)
         cold = time.perf_counter() - cold_started
