@@ -5,13 +5,13 @@ from __future__ import annotations
 import dataclasses
 
 from django.db.models import BooleanField
-from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from approvals import rounds, wording
 from approvals.models import Approval
 from holds import describe, editing
 from holds.models import ACTION_WORDS, DecisionItem, Hold
+from reviewqueue.rowsql import RowSQL
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,8 +56,8 @@ def page_annotations() -> dict:
 
     Written as SQL: the ORM takes longer to build an ``Exists`` than the database to answer it.
     """
-    hold, approval = Hold._meta.db_table, Approval._meta.db_table
-    return {"any_approval": RawSQL(f"EXISTS (SELECT 1 FROM {approval} a WHERE a.hold_id = {hold}.id)", (), BooleanField())}
+    approval = Approval._meta.db_table
+    return {"any_approval": RowSQL(f"EXISTS (SELECT 1 FROM {approval} a WHERE a.hold_id = {{row}}.id)", output_field=BooleanField())}
 
 
 def page_context(hold: Hold, viewer) -> dict:

@@ -26,8 +26,8 @@ from approvals import badges, rounds
 from holds import describe, heartbeat
 from holds.models import Decision, FilterValue, Hold, PeriodicRun, SyncState
 from reviewqueue import readers, softcache
-from reviewqueue.rowsql import RowSQL
 from reviewqueue.jsonvalues import AMOUNT_KEYS, as_decimal
+from reviewqueue.rowsql import RowSQL
 from teams import scopes
 
 PAGE_SIZE = 50
