@@ -10,6 +10,7 @@ under a reviewer.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import uuid
 from collections.abc import Callable
@@ -152,12 +153,11 @@ def open_holds(now: datetime | None = None) -> QuerySet[Hold]:
     A decision being sent, or an expiry the sweep has not closed yet, takes a
     hold out of the queue at once.
     """
-    now = now or timezone.now()
-    return ordered(
-        Hold.objects.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now), status=Hold.Status.OPEN).filter(
-            _NO_LIVE_DECISION
-        )
-    )
+    return ordered(_open(Hold.objects.all(), now or timezone.now()))
+
+
+def _open(holds: QuerySet[Hold], now: datetime) -> QuerySet[Hold]:
+    return holds.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now), status=Hold.Status.OPEN).filter(_NO_LIVE_DECISION)
 
 
 # Holds without a live decision (one neither withdrawn nor not applied): written out, as the ORM's Exists took
@@ -173,9 +173,13 @@ _NO_LIVE_DECISION = RowSQL(
 def filtered(filters: Filters, user, now: datetime) -> QuerySet[Hold]:
     """The open holds in ``user``'s team scopes that pass ``filters``: the queue, its search and its new-holds count.
 
+    Rows of ``Listed``'s columns, not model instances (see ``_listing_columns``): for ``page`` and counting.
+
     ``user`` None reads every open hold, as no reviewer does: for query plans and benchmarks.
     """
-    holds = open_holds(now) if user is None else scopes.visible(open_holds(now), user)
+    holds = _open(_listing(), now)
+    if user is not None:
+        holds = scopes.visible(holds, user)
     if filters.agent:
         holds = holds.filter(agent=filters.agent)
     if filters.capability:
@@ -208,8 +212,9 @@ def filtered(filters: Filters, user, now: datetime) -> QuerySet[Hold]:
     return holds
 
 
-def page(holds: QuerySet[Hold], after: str, sort: str = DEFAULT_SORT) -> tuple[list[Hold], str]:
-    """One page of ``holds``, ordered by ``sort``, after the cursor ``after``; and the cursor of the next page ("" at the end).
+def page(holds: QuerySet, after: str, sort: str = DEFAULT_SORT) -> tuple[list[Listed], str]:
+    """One page of the ``filtered`` holds, ordered by ``sort``, after the cursor ``after``; and the cursor of the
+    next page ("" at the end).
 
     A cursor names its order; one this app did not make, or made for another order, raises ``readers.BadValue`` (a 400).
     """
@@ -218,11 +223,7 @@ def page(holds: QuerySet[Hold], after: str, sort: str = DEFAULT_SORT) -> tuple[l
     position = readers.cursor(after, "after", parts, optional={1})
     if position:
         holds = holds.filter(order.after(*position[1:]))
-    holds = ordered(holds, sort)
-    # Plain values, no model instances: most rows come from the cache, and holds/queue_rows.py
-    # reads the holds whole (with their items) only for the rows it has to render.
-    holds = holds.annotate(open_approvals=badges.open_round_size())
-    listed = [Listed(*values) for values in holds.values_list(*Listed.COLUMNS)[: PAGE_SIZE + 1]]
+    listed = [Listed(*values) for values in ordered(holds, sort)[: PAGE_SIZE + 1]]
     if len(listed) <= PAGE_SIZE:
         return listed, ""
     listed = listed[:PAGE_SIZE]
@@ -258,7 +259,23 @@ class Listed:
     open_approvals: int  # how many approvals the hold's open round has
 
 
-def cursor_of(hold: Hold, sort: str = DEFAULT_SORT) -> str:
+@functools.cache
+def _listing_columns() -> QuerySet[Hold]:
+    """All holds as the queue lists them: ``Listed``'s columns, built once a process, as setting up the columns and
+    their join took longer than building the rest of the page's query. Never evaluated itself: see ``_listing``.
+
+    Plain values, no model instances: most rows come from the cache, and holds/queue_rows.py reads
+    the holds whole (with their items) only for the rows it has to render.
+    """
+    return Hold.objects.annotate(open_approvals=badges.open_round_size()).values_list(*Listed.COLUMNS)
+
+
+def _listing() -> QuerySet[Hold]:
+    """``_listing_columns``, copied, so that whatever the caller does with it leaves the process's copy unevaluated."""
+    return _listing_columns().all()
+
+
+def cursor_of(hold: Listed | Hold, sort: str = DEFAULT_SORT) -> str:
     """The cursor of the page that follows ``hold`` in the order ``sort``."""
     field = ORDERS[sort].field
     return readers.write_cursor(sort, getattr(hold, field) if field else None, hold.created_at, hold.pk)
