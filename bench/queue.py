@@ -19,7 +19,9 @@ plan of every query the first page and the refresh make: none may read more rows
 the open holds grow. ``--growth`` runs the bench at each size in a process of its own
 (a fresh database each) and prints the medians side by side with their ratio to 1,000.
 ``--versus`` times this checkout against another (say, the last commit's, copied out
-with ``git archive``) in interleaved rounds on the database the last run left.
+with ``git archive``) in interleaved rounds on the database the last run left; beside
+the wall time it prints each server's CPU time per request, which a busy machine
+disturbs far less (the database's own work is not in it).
 ``--policies`` times the queue with 20 approval policies and 5 scoped groups (the
 reviewer in two of them) against the same queue with neither, in interleaved rounds.
 """
@@ -210,11 +212,12 @@ for line in sys.stdin:
     url, htmx, count = line.split()
     headers = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "queue-body"} if htmx == "1" else {}
     times = []
+    cpu = time.process_time()
     for _ in range(int(count)):
         started = time.perf_counter()
         assert browser.get(url, **headers).status_code == 200
         times.append(time.perf_counter() - started)
-    print(statistics.median(times) * 1000, flush=True)
+    print(statistics.median(times) * 1000, (time.process_time() - cpu) / int(count) * 1000, flush=True)
 """
 
 
@@ -239,20 +242,26 @@ def versus(other: str, rounds: int, requests: int) -> None:
     opened = datetime.now(UTC).isoformat().replace("+", "%2B")
     pages = [("first page", "/", "0"), ("htmx refresh", f"/?loaded_at={opened}", "1"), ("sorted by amount", "/?sort=amount", "0")]
     medians: dict[tuple[str, str], list[float]] = {}
+    cpu: dict[tuple[str, str], list[float]] = {}
     for turn in range(rounds):
         order = list(servers) if turn % 2 == 0 else list(reversed(servers))
         for label, url, htmx in pages:
             for name in order:
                 servers[name].stdin.write(f"{url} {htmx} {requests}\n")
                 servers[name].stdin.flush()
-                medians.setdefault((label, name), []).append(float(servers[name].stdout.readline()))
+                median, cpu_per_request = servers[name].stdout.readline().split()
+                medians.setdefault((label, name), []).append(float(median))
+                cpu.setdefault((label, name), []).append(float(cpu_per_request))
     for server in servers.values():
         server.stdin.close()
         server.wait()
-    print(f"{'page':20} {'this p50':>10} {'other p50':>10}  this/other   ({rounds} rounds of {requests} requests)")
+    print(f"{'page':20} {'this p50':>10} {'other p50':>10}  this/other  {'this CPU':>10} {'other CPU':>10}  this/other"
+          f"   ({rounds} rounds of {requests} requests)")
     for label, _, _ in pages:
         mine, theirs = statistics.median(medians[label, "this"]), statistics.median(medians[label, "other"])
-        print(f"{label:20} {mine:7.1f} ms {theirs:7.1f} ms  {mine / theirs:9.2f}")
+        my_cpu, their_cpu = statistics.median(cpu[label, "this"]), statistics.median(cpu[label, "other"])
+        print(f"{label:20} {mine:7.1f} ms {theirs:7.1f} ms  {mine / theirs:9.2f}  {my_cpu:7.1f} ms {their_cpu:7.1f} ms"
+              f"  {my_cpu / their_cpu:9.2f}")
 
 
 def with_and_without_policies(options) -> None:
