@@ -1,7 +1,7 @@
 """The queue page's server time and query count with 10,000 open holds.
 
     .venv/bin/python -m bench.queue [--holds 10000] [--requests 60] [--plans] [--verbose]
-    .venv/bin/python -m bench.queue --growth [--requests 60]    # 1,000, 10,000 and 100,000 in turn
+    .venv/bin/python -m bench.queue --growth [--requests 60] [--rounds 8]    # 1,000, 10,000 and 100,000
     .venv/bin/python -m bench.queue --versus /path/to/other/checkout [--rounds 8] [--requests 20]
     .venv/bin/python -m bench.queue --policies [--holds 10000] [--rounds 8] [--requests 20]
 
@@ -17,7 +17,8 @@ holds, and whatever else it takes.
 Then it prints the plan and SQL time of a search by order id, and with ``--plans`` the
 plan of every query the first page and the refresh make: none may read more rows as
 the open holds grow. ``--growth`` runs the bench at each size in a process of its own
-(a fresh database each) and prints the medians side by side with their ratio to 1,000.
+(a fresh database each, named after the size) and prints the medians side by side with
+their ratio to 1,000; then it times the sizes again in interleaved rounds.
 ``--versus`` times this checkout against another (say, the last commit's, copied out
 with ``git archive``) in interleaved rounds on the database the last run left; beside
 the wall time it prints each server's CPU time per request, which a busy machine
@@ -49,11 +50,11 @@ def main() -> None:
     parser.add_argument("--plans", action="store_true", help="print the plan of every query of the first page and the refresh")
     parser.add_argument("--growth", action="store_true", help="run at 1,000, 10,000 and 100,000 open holds and compare")
     parser.add_argument("--versus", metavar="CHECKOUT", help="time this checkout's queue against another's, in turns")
-    parser.add_argument("--rounds", type=int, default=8, help="turns of --versus or --policies")
+    parser.add_argument("--rounds", type=int, default=8, help="turns of --versus, --policies or --growth")
     parser.add_argument("--policies", action="store_true", help="with 20 policies and 5 scoped groups against without")
     options = parser.parse_args()
     if options.growth:
-        growth(options.requests)
+        growth(options.requests, options.rounds)
     elif options.versus:
         versus(options.versus, options.rounds, options.requests)
     elif options.policies:
@@ -69,7 +70,6 @@ def run(options) -> None:
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
-    from django.utils import timezone
 
     from holds import platform, sync
     from reviewqueue import roles, softcache
@@ -85,19 +85,9 @@ def run(options) -> None:
     browser.force_login(make_user("bench", roles.REVIEWERS))
     deep_cursor = page_21(browser, "/?")
     deep_amount_cursor = page_21(browser, "/?sort=amount&")
-    # The refresh of a queue opened now: the count of new holds runs, and finds the few that arrive.
-    opened = timezone.now().isoformat().replace("+", "%2B")
-
-    pages = [
-        ("first page", "/"),
-        ("htmx refresh", f"/?loaded_at={opened}"),
-        ("filtered: agent + expiring 4h", "/?agent=support-agno&expiring=4h"),
-        ("search: order id", "/?q=A-55010"),
+    pages = [(label, url) for label, url, _ in _pages_without_cursor()] + [
         ("page 21 (keyset)", f"/?after={deep_cursor}"),
-        ("sorted by amount", "/?sort=amount"),
         ("sorted by amount, page 21", f"/?sort=amount&after={deep_amount_cursor}"),
-        ("sorted by age", "/?sort=age"),
-        ("amount 100 to 150, by amount", "/?sort=amount&min_amount=100&max_amount=150"),
     ]
     print(f"{'page':32} {'cold':>9} {'p50':>9} {'p95':>9}  queries  rows")
     for label, url in pages:
@@ -171,15 +161,20 @@ def print_search_plan() -> None:
     print(f"{RESULT}search SQL\t{statistics.median(times) * 1000:.2f}\t1", file=sys.stderr)
 
 
-def growth(requests: int) -> None:
-    """The bench at each of GROWTH_SIZES in turn, each in its own process; then the medians side by side."""
+def growth(requests: int, rounds: int) -> None:
+    """The bench at each of GROWTH_SIZES, each in its own process and database; then the sizes in interleaved rounds.
+
+    The first table is each run's own medians, one size after the other; the second times
+    the pages (those without a cursor, which each database has its own of) on the three
+    databases in turns, so that the ratio of 100,000 to 1,000 is not a busy moment's.
+    """
     results: dict[int, dict[str, tuple[float, int]]] = {}
     for holds in GROWTH_SIZES:
         print(f"== {holds} open holds", flush=True)
         started = time.perf_counter()
         done = subprocess.run(
             [sys.executable, "-m", "bench.queue", "--holds", str(holds), "--requests", str(requests)],
-            stderr=subprocess.PIPE, text=True, check=False,
+            stderr=subprocess.PIPE, text=True, check=False, env=os.environ | {"BENCH_DATABASE": _growth_database(holds)},
         )
         sys.stderr.write("".join(line + "\n" for line in done.stderr.splitlines() if not line.startswith(RESULT)))
         if done.returncode:
@@ -191,14 +186,42 @@ def growth(requests: int) -> None:
         }
     smallest, largest = GROWTH_SIZES[0], GROWTH_SIZES[-1]
     header = "".join(f"{size:>16,}" for size in GROWTH_SIZES)
-    print(f"{'p50 ms (queries)':32}{header}  {largest:,}/{smallest:,}")
+    print(f"each size in its own run:\n{'p50 ms (queries)':32}{header}  {largest:,}/{smallest:,}")
     for label in results[smallest]:
         cells = "".join(f"{results[size][label][0]:10.2f} ({results[size][label][1]})" for size in GROWTH_SIZES)
         print(f"{label:32}{cells}  {results[largest][label][0] / results[smallest][label][0]:9.2f}x")
 
+    servers = {size: _server(os.getcwd(), _growth_database(size)) for size in GROWTH_SIZES}
+    pages = _pages_without_cursor()
+    medians, _ = _interleaved(servers, pages, rounds, requests)
+    header = "".join(f"{size:>10,}" for size in GROWTH_SIZES)
+    print(f"\nthe sizes in turns ({rounds} rounds of {requests} requests):\n{'p50 ms':32}{header}  {largest:,}/{smallest:,}")
+    for label, _, _ in pages:
+        cells = [statistics.median(medians[label, size]) for size in GROWTH_SIZES]
+        print(f"{label:32}{''.join(f'{cell:10.2f}' for cell in cells)}  {cells[-1] / cells[0]:9.2f}x")
 
-# A process serving one checkout's queue from the database the last run left: it reads "url htmx requests"
-# lines and answers each with the median time of that many requests, in ms.
+
+def _growth_database(holds: int) -> str:
+    return f"{setup.DATABASE}_{holds}"
+
+
+def _pages_without_cursor() -> list[tuple[str, str, str]]:
+    """(label, url, "1" for an htmx refresh) of the bench's pages that any of its databases serves alike."""
+    # The refresh of a queue opened now: the count of new holds runs, and finds the few that arrive.
+    opened = datetime.now(UTC).isoformat().replace("+", "%2B")
+    return [
+        ("first page", "/", "0"),
+        ("htmx refresh", f"/?loaded_at={opened}", "1"),
+        ("filtered: agent + expiring 4h", "/?agent=support-agno&expiring=4h", "0"),
+        ("search: order id", "/?q=A-55010", "0"),
+        ("sorted by amount", "/?sort=amount", "0"),
+        ("sorted by age", "/?sort=age", "0"),
+        ("amount 100 to 150, by amount", "/?sort=amount&min_amount=100&max_amount=150", "0"),
+    ]
+
+
+# A process serving one checkout's queue from one database: it reads "url htmx requests" lines and answers
+# each with the median time of that many requests and the CPU time per request, in ms.
 SERVER = """
 import os, statistics, sys, time
 import django
@@ -211,6 +234,7 @@ print("ready", flush=True)
 for line in sys.stdin:
     url, htmx, count = line.split()
     headers = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "queue-body"} if htmx == "1" else {}
+    browser.get(url, **headers)  # untimed: the first of a page in a process compiles its templates
     times = []
     cpu = time.process_time()
     for _ in range(int(count)):
@@ -221,32 +245,28 @@ for line in sys.stdin:
 """
 
 
-def versus(other: str, rounds: int, requests: int) -> None:
-    """This checkout's queue against ``other``'s (e.g. a copy of the last commit), on the database the last run left.
+def _server(checkout: str, database: str) -> subprocess.Popen:
+    """A SERVER process of ``checkout``'s code on ``database`` of the bench's server, signed in and ready."""
+    environment = os.environ | {
+        "PYTHONPATH": checkout, "DATABASE_URL": f"{setup.SERVER}/{database}", "DJANGO_SETTINGS_MODULE": "tests.settings",
+    }
+    server = subprocess.Popen(
+        [sys.executable, "-c", SERVER], cwd=checkout, env=environment, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    )
+    assert server.stdout.readline().strip() == "ready", f"the queue of {checkout} on {database} did not start"
+    return server
 
-    Both serve the same pages in turns, the order swapped each round, so that whatever
-    else loads the machine weighs on both alike; prints each side's median and the ratio.
-    """
-    checkouts = {"this": os.getcwd(), "other": os.path.abspath(other)}
-    database = f"{setup.SERVER}/{setup.DATABASE}"
-    servers = {}
-    for name, checkout in checkouts.items():
-        environment = os.environ | {
-            "PYTHONPATH": checkout, "DATABASE_URL": database, "DJANGO_SETTINGS_MODULE": "tests.settings",
-        }
-        servers[name] = subprocess.Popen(
-            [sys.executable, "-c", SERVER], cwd=checkout, env=environment, text=True,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        )
-        assert servers[name].stdout.readline().strip() == "ready", f"the {name} checkout did not start"
-    opened = datetime.now(UTC).isoformat().replace("+", "%2B")
-    pages = [("first page", "/", "0"), ("htmx refresh", f"/?loaded_at={opened}", "1"), ("sorted by amount", "/?sort=amount", "0")]
-    medians: dict[tuple[str, str], list[float]] = {}
-    cpu: dict[tuple[str, str], list[float]] = {}
+
+def _interleaved(servers: dict, pages: list[tuple[str, str, str]], rounds: int, requests: int) -> tuple[dict, dict]:
+    """Each page on each server in turns, the servers' order turned each round, so that whatever else loads the
+    machine weighs on all alike; then the servers are stopped. Returns the medians and CPU per request by (label, server)."""
+    medians: dict[tuple[str, object], list[float]] = {}
+    cpu: dict[tuple[str, object], list[float]] = {}
+    names = list(servers)
     for turn in range(rounds):
-        order = list(servers) if turn % 2 == 0 else list(reversed(servers))
+        order = names[turn % len(names):] + names[:turn % len(names)]
         for label, url, htmx in pages:
-            for name in order:
+            for name in order if turn % 2 == 0 else reversed(order):
                 servers[name].stdin.write(f"{url} {htmx} {requests}\n")
                 servers[name].stdin.flush()
                 median, cpu_per_request = servers[name].stdout.readline().split()
@@ -255,6 +275,18 @@ def versus(other: str, rounds: int, requests: int) -> None:
     for server in servers.values():
         server.stdin.close()
         server.wait()
+    return medians, cpu
+
+
+def versus(other: str, rounds: int, requests: int) -> None:
+    """This checkout's queue against ``other``'s (e.g. a copy of the last commit), on the database the last run left.
+
+    Both serve the same pages in turns, the order swapped each round, so that whatever
+    else loads the machine weighs on both alike; prints each side's median and the ratio.
+    """
+    servers = {"this": _server(os.getcwd(), setup.DATABASE), "other": _server(os.path.abspath(other), setup.DATABASE)}
+    pages = [page for page in _pages_without_cursor() if page[0] in ("first page", "htmx refresh", "sorted by amount")]
+    medians, cpu = _interleaved(servers, pages, rounds, requests)
     print(f"{'page':20} {'this p50':>10} {'other p50':>10}  this/other  {'this CPU':>10} {'other CPU':>10}  this/other"
           f"   ({rounds} rounds of {requests} requests)")
     for label, _, _ in pages:
