@@ -63,26 +63,39 @@ def main() -> None:
         run(options)
 
 
-def run(options) -> None:
+def synced_and_signed_in(holds: int):
+    """A fresh database with ``holds`` open holds synced from the simulator, and a test client signed in as the
+    reviewer "bench" (whom the --versus and --growth servers sign in as too): the client and the reviewer."""
     setup.django_on_fresh_database()
 
-    from django.core.cache import cache
     from django.db import connection
     from django.test import Client
-    from django.test.utils import CaptureQueriesContext
 
     from holds import platform, sync
-    from reviewqueue import roles, softcache
+    from reviewqueue import roles
     from tests.conftest import make_user
 
     started = time.perf_counter()
-    with setup.simulated_platform(options.holds), platform.PlatformClient.from_settings() as client_api:
+    with setup.simulated_platform(holds), platform.PlatformClient.from_settings() as client_api:
         sync.sync_env(client_api, "default")
-    print(f"sync of {options.holds} open holds: {time.perf_counter() - started:.1f} s")
+    print(f"sync of {holds} open holds: {time.perf_counter() - started:.1f} s")
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")  # as autovacuum soon would: statistics for the planner, and no vacuum mid-run
+    reviewer = make_user("bench", roles.REVIEWERS)
     browser = Client(HTTP_HOST="localhost")  # a host ALLOWED_HOSTS names
-    browser.force_login(make_user("bench", roles.REVIEWERS))
+    browser.force_login(reviewer)
+    return browser, reviewer
+
+
+def run(options) -> None:
+    browser, _ = synced_and_signed_in(options.holds)
+
+    from django.core.cache import cache
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from reviewqueue import softcache
+
     deep_cursor = page_21(browser, "/?")
     deep_amount_cursor = page_21(browser, "/?sort=amount&")
     pages = [(label, url) for label, url, _ in _pages_without_cursor()] + [
@@ -303,29 +316,18 @@ def with_and_without_policies(options) -> None:
     would write them; the reviewer belongs to two of the scoped groups, whose scopes cover
     three of the four generated agents, so that every page is full and every row is judged.
     """
-    setup.django_on_fresh_database()
+    browser, reviewer = synced_and_signed_in(options.holds)
 
     from decimal import Decimal
 
     from django.contrib.auth.models import Group
     from django.db import connection
-    from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
     from approvals.models import ApprovalPolicy
-    from holds import platform, sync
-    from reviewqueue import roles
     from teams.models import TeamScope
-    from tests.conftest import make_user
 
-    with setup.simulated_platform(options.holds), platform.PlatformClient.from_settings() as client_api:
-        sync.sync_env(client_api, "default")
-    with connection.cursor() as cursor:
-        cursor.execute("VACUUM ANALYZE")
-    reviewer = make_user("bench", roles.REVIEWERS)
     finance_leads = Group.objects.create(name="Finance leads")
-    browser = Client(HTTP_HOST="localhost")  # a host ALLOWED_HOSTS names
-    browser.force_login(reviewer)
     agents = ["llamaindex-support", "upsonic-support", "support-agno", "support-openai-agents", "*-support", "support-*"]
 
     def add_policies_and_scopes() -> None:
