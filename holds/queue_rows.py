@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib
 from datetime import datetime
 
 from django.contrib.auth import get_user_model
@@ -144,17 +143,7 @@ def _key(row: Row, viewer: str) -> str:
 
 def _version() -> tuple:
     """What renders every row alike: the settings read per request (tests change them), the URL and the code."""
-    return (_code_digest(), tuple(describe.currency_keys()), _hold_url_prefix())
-
-
-@functools.cache
-def _code_digest() -> str:
-    """A digest of the row template's source and of the row code's modules, made once per process."""
-    digest = hashlib.sha256(get_template(ROW_TEMPLATE).template.source.encode())
-    for name in ROW_CODE_MODULES:
-        with open(importlib.import_module(name).__file__, "rb") as source:
-            digest.update(source.read())
-    return digest.hexdigest()[:16]
+    return (softcache.code_digest(ROW_TEMPLATE, ROW_CODE_MODULES), tuple(describe.currency_keys()), _hold_url_prefix())
 
 
 @functools.cache

@@ -14,7 +14,7 @@ from approvals import page as approvals_page
 from approvals.models import Approval
 from holds import claims, decisions, form_layout, platform, presence, review, runs
 from holds import queue as holds_queue
-from holds import queue_rows
+from holds import queue_filters, queue_rows
 from holds.models import Decision, Hold
 from reviewqueue import readers, roles
 from teams import scopes
@@ -48,8 +48,6 @@ def _queue(request):
         "rows_html": queue_rows.markup(rows),
         "next_cursor": next_cursor,
         "filters": filters,
-        "expiring_options": holds_queue.EXPIRING_WITHIN,
-        "orders": holds_queue.ORDERS,
         "freshness": holds_queue.freshness(now, states),
         "loaded_at": loaded_at.isoformat(),
         "new_count": new_count,
@@ -58,7 +56,7 @@ def _queue(request):
     if request.htmx and request.htmx.target == "queue-body":
         return render(request, "holds/_queue_body.html", context)
     choices = scopes.offered_values(request.user, holds_queue.filter_values(states))  # no other team's agents
-    return render(request, "holds/queue.html", context | {"choices": choices})
+    return render(request, "holds/queue.html", context | {"filter_form": queue_filters.form(filters, choices)})
 
 
 def _loaded_at(request, now):

@@ -162,3 +162,17 @@ def test_the_open_holds_are_the_same_read_directly_or_as_another_querys_subquery
     nested = set(Hold.objects.filter(pk__in=queue.open_holds().values("pk")).values_list("agent", flat=True))
 
     assert direct == nested == {"refund-bot"}
+
+
+def test_the_filter_form_comes_from_the_cache_and_shows_each_reviewers_own_choices(alice_client, platform_client, platform_state):
+    hold(platform_state, "refund-bot")
+    sync.sync_env(platform_client, "default")
+    alice_client.get(reverse("queue"))
+
+    with CaptureQueriesContext(connection) as queries:
+        chosen = alice_client.get(reverse("queue"), {"agent": "refund-bot", "q": '"><b>x'}).content.decode()
+    plain = alice_client.get(reverse("queue")).content.decode()
+
+    assert '<option selected>refund-bot</option>' in chosen and 'value="&quot;&gt;&lt;b&gt;x"' in chosen
+    assert '<option selected>' not in plain and 'name="q" value=""' in plain
+    assert not [query for query in queries.captured_queries if "holds_filtervalue" in query["sql"]]

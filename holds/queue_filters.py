@@ -1,0 +1,43 @@
+"""The queue's filter form as HTML, rendered once for each set of choices and chosen values, then read from the cache.
+
+The form shows the values each filter offers the reviewer, the values they chose, and
+nothing else: its key names both and the code rendering it, so a cached form is never
+stale. Rendering it on every page cost about a quarter of a millisecond.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+
+from django.template.loader import get_template
+from django.urls import reverse
+from django.utils.safestring import mark_safe
+
+from holds import queue as holds_queue
+from reviewqueue import softcache
+
+FORM_TEMPLATE = "holds/queue/_filters.html"
+FORM_CODE_MODULES = ("holds.queue_filters", "holds.queue")  # the latter has the orders and expiry windows
+FORM_SECONDS = 24 * 3600  # a form nobody asks for again leaves the cache within a day
+
+
+def form(filters: holds_queue.Filters, choices: dict[str, list[str]]) -> str:
+    """The filter form showing ``filters`` chosen among ``choices`` (see ``scopes.offered_values``)."""
+    key = "queue-filters:" + hashlib.sha256(
+        repr((softcache.code_digest(FORM_TEMPLATE, FORM_CODE_MODULES), _queue_url(), choices, dataclasses.astuple(filters)))
+        .encode()
+    ).hexdigest()
+    found = softcache.get_many([key], "the queue's filter form", content_keyed=True)
+    if key not in found:
+        found[key] = get_template(FORM_TEMPLATE).render(
+            {"filters": filters, "choices": choices, "expiring_options": holds_queue.EXPIRING_WITHIN, "orders": holds_queue.ORDERS}
+        )
+        softcache.set_many({key: found[key]}, FORM_SECONDS, "the queue's filter form", content_keyed=True)
+    return mark_safe(found[key])  # noqa: S308 -- the template escaped every value
+
+
+@functools.cache
+def _queue_url() -> str:
+    return reverse("queue")
