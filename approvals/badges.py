@@ -84,7 +84,9 @@ def _requirements(listed: list, current: list, version: str) -> dict[int, tuple[
     """(approvals required, why) of each listed hold under the policies of ``version``, read from the cache or worked
     out and stored."""
     keys = {_key(version, hold): hold for hold in listed}
-    found = softcache.get_many(list(keys), "the holds' approval requirements", content_keyed=True)
+    # Not kept in the process: should a policy change fail to move the version on (the cache down at the commit),
+    # requirements stored under it meanwhile could be wrong, and they must leave with the cache's timeout.
+    found = softcache.get_many(list(keys), "the holds' approval requirements")
     missing = {key: hold for key, hold in keys.items() if key not in found}
     if missing:
         item_data = defaultdict(list)
@@ -95,7 +97,7 @@ def _requirements(listed: list, current: list, version: str) -> dict[int, tuple[
         for key, hold in missing.items():
             need = policies.requirement(hold, current, item_data[hold.pk])
             fresh[key] = (need.approvals_required, need.why) if need else (1, "")
-        softcache.set_many(fresh, REQUIREMENT_SECONDS, "the holds' approval requirements", content_keyed=True)
+        softcache.set_many(fresh, REQUIREMENT_SECONDS, "the holds' approval requirements")
         found |= fresh
     return {hold.pk: found[key] for key, hold in keys.items()}
 

@@ -19,8 +19,8 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import BooleanField, Expression, F, Func, Q, QuerySet
+from django.db import connection, transaction
+from django.db.models import BooleanField, DateTimeField, Expression, F, Func, Q, QuerySet, Value
 from django.utils import timezone
 
 from approvals import badges, rounds
@@ -398,7 +398,18 @@ def _sync_states(new_count: tuple[str, tuple] | None = None) -> list[SyncState]:
         f"SELECT state.*, (SELECT MAX(run.last_run_at) FROM {PeriodicRun._meta.db_table} run) AS periodic_last_run_at"
         f"{counting} FROM {SyncState._meta.db_table} state WHERE state.env IN ({', '.join(['%s'] * len(envs))})"
     )
-    return list(SyncState.objects.raw(sql, (*counting_params, *envs)))
+    states = list(SyncState.objects.raw(sql, (*counting_params, *envs)))
+    for state in states:  # not a field of SyncState, so not converted: SQLite gives its datetime as text
+        state.periodic_last_run_at = _as_datetime(state.periodic_last_run_at)
+    return states
+
+
+def _as_datetime(value):
+    """A datetime column's value outside a model's fields, read as the database's converters read a field's."""
+    expression = Value(value, output_field=DateTimeField())
+    for convert in connection.ops.get_db_converters(expression):
+        value = convert(value, expression, connection)
+    return value
 
 
 def freshness(now: datetime, states: list[SyncState] | None = None) -> Freshness:

@@ -89,7 +89,8 @@ RENDERED_FIELDS = (
 def rows(
     listed: list[holds_queue.Listed], now: datetime, loaded_at: datetime, approvals: dict[int, Badge] | None = None
 ) -> list[Row]:
-    """The queue's rows for the ``listed`` holds, their markup read from the cache in one round trip or rendered.
+    """The queue's rows for the ``listed`` holds, their markup kept by the process, read from the cache in one round
+    trip, or rendered.
 
     A rendered row is stored only if the hold, read again whole to render it, still has the key
     it was listed with: a row rendered from a hold that changed in between is shown, never kept.

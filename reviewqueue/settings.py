@@ -257,8 +257,9 @@ if REDIS_URL:
     # Far longer than any retry's countdown, or Redis would hand a waiting retry to a second worker.
     # A task that died with its worker is not waited for: the periodic re-queues send it again.
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
-    # Shared by every web process: the queue's rendered rows (holds/queue_rows.py). Without
-    # REDIS_URL each process keeps its own in memory, which is as correct, only colder.
+    # Shared by every web process: the queue's rendered rows (holds/queue_rows.py), which each
+    # process also keeps (reviewqueue/softcache.py). Without REDIS_URL only that copy is kept,
+    # which is as correct, only colder.
     CACHES = {"default": {"BACKEND": "reviewqueue.rediscache.RedisCache", "LOCATION": REDIS_URL}}
 else:
     CELERY_BROKER_URL = "filesystem://"

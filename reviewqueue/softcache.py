@@ -22,7 +22,7 @@ from django.template.loader import get_template
 
 logger = logging.getLogger(__name__)
 
-KEPT_ENTRIES = 4096  # about fifty pages of queue rows: a few megabytes per process
+KEPT_ENTRIES = 4096  # about eighty pages of queue rows with their filter forms: a few megabytes per process
 _kept: OrderedDict[str, object] = OrderedDict()
 _kept_lock = threading.Lock()  # a threaded server's requests share the process's values
 
@@ -44,7 +44,8 @@ def get_many(keys: list[str], what: str, *, content_keyed: bool = False) -> dict
 
 
 def set_many(values: dict, timeout: int | None, what: str, *, content_keyed: bool = False) -> None:
-    """Store ``values`` for ``timeout`` seconds, in one round trip; nothing when the cache is down."""
+    """Store ``values`` for ``timeout`` seconds, in one round trip (nothing when the cache is down); and keep them in
+    the process too, when ``content_keyed``."""
     if content_keyed:
         _keep(values)
     try:

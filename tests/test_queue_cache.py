@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from holds import sync
 from holds.models import Hold
+from reviewqueue import softcache
 
 pytestmark = pytest.mark.django_db
 
@@ -218,3 +219,16 @@ def test_a_changed_currency_setting_shows_at_the_next_look(look, platform_client
     settings.CURRENCY_KEYS = ["currency_code"]
 
     assert _cell(look()[hold_id], "amount") == "31.50 USD"
+
+
+def test_the_process_keeps_only_the_values_it_used_last(monkeypatch):
+    monkeypatch.setattr(softcache, "KEPT_ENTRIES", 3)
+    softcache.set_many({"first": 1, "second": 2, "third": 3}, 60, "values", content_keyed=True)
+    softcache.get_many(["first"], "values", content_keyed=True)  # used again: "second" is now the oldest
+    softcache.set_many({"fourth": 4}, 60, "values", content_keyed=True)
+    cache.clear()
+
+    kept = softcache.get_many(["first", "second", "third", "fourth"], "values", content_keyed=True)
+
+    assert kept == {"first": 1, "third": 3, "fourth": 4}
+    assert softcache.get_many(["first"], "values") == {}  # without content_keyed, only the shared cache is asked

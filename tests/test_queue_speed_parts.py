@@ -176,3 +176,39 @@ def test_the_filter_form_comes_from_the_cache_and_shows_each_reviewers_own_choic
     assert '<option selected>refund-bot</option>' in chosen and 'value="&quot;&gt;&lt;b&gt;x"' in chosen
     assert '<option selected>' not in plain and 'name="q" value=""' in plain
     assert not [query for query in queries.captured_queries if "holds_filtervalue" in query["sql"]]
+
+
+SQLITE_QUEUE = """
+from datetime import timedelta
+from django.contrib.auth.models import Group, User
+from django.core.management import call_command
+from django.test import Client
+from django.utils import timezone
+from holds.models import Hold, PeriodicRun, SyncState
+from reviewqueue import roles
+
+call_command("migrate", verbosity=0)
+now = timezone.now()
+Hold.objects.create(
+    env="default", hold_id="h1", run_id="r1", agent="a", capability="c", question="Refund the kettle?", payload={},
+    payload_digest="d", created_at=now - timedelta(minutes=10), first_seen_at=now, last_synced_at=now,
+)
+SyncState.objects.create(env="default", last_success_at=now)
+PeriodicRun.objects.create(task="sync", last_run_at=now)
+reviewer = User.objects.create(username="alice")
+reviewer.groups.add(Group.objects.get_or_create(name=roles.REVIEWERS)[0])
+browser = Client(HTTP_HOST="localhost")
+browser.force_login(reviewer)
+page = browser.get("/")
+refresh = browser.get("/", {"loaded_at": (now - timedelta(minutes=1)).isoformat()}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="queue-body")
+print(page.status_code, refresh.status_code, "Refund the kettle?" in page.content.decode(), "1 new hold" in refresh.content.decode())
+"""
+
+
+def test_the_queue_serves_on_the_quickstarts_sqlite_too(tmp_path):
+    from tests.test_settings import start_django
+
+    started = start_django(SQLITE_QUEUE, REVIEWQUEUE_VAR_DIR=str(tmp_path), DEBUG="1")
+
+    assert started.returncode == 0, started.stderr
+    assert started.stdout.split("\n")[-2] == "200 200 True True"
