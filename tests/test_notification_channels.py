@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from aiosmtpd.controller import Controller
 from django.urls import reverse
+from django.utils import timezone
 
 from notifications import notify, sending
 from notifications.models import Notification, WebhookChannel
@@ -234,3 +235,24 @@ def test_a_hold_whose_sync_committed_late_is_in_the_next_digest(samples, alice, 
         digests = notify.digest_new_holds()
 
     assert [h["hold_id"] for h in digests[0].holds] == ["h_12"]
+
+
+@pytest.mark.django_db
+def test_the_bells_written_out_count_agrees_with_the_inbox_for_a_reviewer_who_sees_every_hold(alice, bob):
+    now = timezone.now()
+    kinds = [
+        (alice, Notification.Channel.IN_APP, None, None),  # unread
+        (alice, Notification.Channel.IN_APP, now, None),  # read
+        (alice, Notification.Channel.IN_APP, None, now),  # resolved
+        (alice, Notification.Channel.EMAIL, None, None),  # another channel
+        (bob, Notification.Channel.IN_APP, None, None),  # another reviewer's
+    ]
+    for number, (user, channel, read_at, resolved_at) in enumerate(kinds):
+        Notification.objects.create(
+            event="expired", subject_key=f"hold:{number}", channel=channel, recipient_key=f"user:{user.pk}", user=user,
+            title="t", body="b", created_at=now, next_attempt_at=now, read_at=read_at, resolved_at=resolved_at,
+        )
+
+    unread_in_inbox = notify.in_app_for(alice).filter(read_at__isnull=True, resolved_at__isnull=True).count()
+
+    assert notify.unread_count(alice) == unread_in_inbox == 1
