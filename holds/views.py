@@ -96,6 +96,14 @@ def _hold_context(hold, reviews=None, error="", viewer=None, decision=_UNREAD, n
     }
 
 
+def _posted_id(request, name: str, missing: str) -> int:
+    """The database id the form posted as ``name``; a 400 that says ``missing`` when it posted none."""
+    found = readers.identifier(request.POST.get(name, ""), name)
+    if found is None:
+        raise readers.BadValue(name, missing)
+    return found
+
+
 def _hold_or_404(request, pk, holds=Hold.objects):
     """The hold ``pk`` of ``holds``; 404 when there is none, or when it is out of the reviewer's team
     scopes, so that an id reveals nothing."""
@@ -232,9 +240,7 @@ def _refused(request, hold, refused):
 def hold_approve(request, pk):
     """"Approve as it is": give the open round's next approval to the decision the page showed."""
     hold = _hold_or_404(request, pk)
-    shown = readers.identifier(request.POST.get("approval", ""), "approval")
-    if shown is None:
-        raise readers.BadValue("approval", "say which approval you agree with")
+    shown = _posted_id(request, "approval", "say which approval you agree with")
     try:
         choices = [decisions.ItemChoice(**choice) for choice in approving.choices_to_approve(hold, shown)]
         decisions.submit(hold, request.user, choices, round_shown=shown)
@@ -248,9 +254,7 @@ def hold_approve(request, pk):
 def approval_undo(request, pk):
     """Take back one's own approval in its undo window: the round is one approval short again."""
     hold = _hold_or_404(request, pk)
-    approval_id = readers.identifier(request.POST.get("approval", ""), "approval")
-    if approval_id is None:
-        raise readers.BadValue("approval", "say which approval to take back")
+    approval_id = _posted_id(request, "approval", "say which approval to take back")
     approval = get_object_or_404(Approval, pk=approval_id, hold=hold)
     try:
         approving.withdraw(approval.pk, request.user, timezone.now())
@@ -293,9 +297,7 @@ def decision_status(request, pk):
 def decision_undo(request, pk):
     """Undo: withdraw the reviewer's decision in its window; nothing is sent and they may decide again."""
     hold = _hold_or_404(request, pk)
-    decision_id = readers.identifier(request.POST.get("decision", ""), "decision")
-    if decision_id is None:
-        raise readers.BadValue("decision", "say which decision to undo")
+    decision_id = _posted_id(request, "decision", "say which decision to undo")
     decision = get_object_or_404(Decision, pk=decision_id, hold=hold)
     try:
         decisions.withdraw(decision.pk, request.user)

@@ -252,3 +252,21 @@ def test_a_blank_secret_on_change_keeps_the_secret_and_a_new_one_replaces_it(adm
     replaced = admin_client.post(change, webhook_form(secret="rotated"))
     channel.refresh_from_db()
     assert replaced.status_code == 302 and channel.secret == "rotated"
+
+
+@pytest.mark.parametrize(
+    "url, name, missing",
+    [
+        ("hold-approve", "approval", "say which approval you agree with"),
+        ("approval-undo", "approval", "say which approval to take back"),
+        ("decision-undo", "decision", "say which decision to undo"),
+    ],
+)
+@pytest.mark.parametrize("posted", ["", "0", "x"])
+def test_an_action_that_posts_no_usable_id_is_a_400_and_changes_nothing(alice_client, samples, url, name, missing, posted):
+    hold = samples["h_12"]
+
+    response = alice_client.post(reverse(url, args=[hold.pk]), {name: posted})
+
+    assert_plain_400(response, name, *([missing] if posted == "" else []))
+    assert not hold.decisions.exists()
