@@ -321,16 +321,20 @@ def _channels_by_user(users, event: str) -> dict[int, list[str]]:
 
 def in_app_for(user):
     """The user's in-app messages, but those about a hold no longer in their team scopes (a scope narrowed since)."""
+    return _in_app(user, scopes.visible_holds_q(user, prefix="hold__"))
+
+
+def _in_app(user, in_scope: Q | None):
     messages = Notification.objects.filter(user=user, channel=Channel.IN_APP)
-    in_scope = scopes.visible_holds_q(user, prefix="hold__")
     return messages if in_scope is None else messages.filter(Q(hold__isnull=True) | in_scope)
 
 
 def unread_count(user) -> int:
     """The bell's count: in-app messages neither read nor resolved (those ``in_app_for`` the user)."""
-    if scopes.visible_holds_q(user, prefix="hold__") is None:
+    in_scope = scopes.visible_holds_q(user, prefix="hold__")
+    if in_scope is None:
         return _unread_count_unscoped(user.pk)
-    return in_app_for(user).filter(read_at__isnull=True, resolved_at__isnull=True).count()
+    return _in_app(user, in_scope).filter(read_at__isnull=True, resolved_at__isnull=True).count()
 
 
 def _unread_count_unscoped(user_pk: int) -> int:
