@@ -26,7 +26,7 @@ from django.utils import timezone
 from approvals import badges, rounds
 from holds import describe, heartbeat
 from holds.models import Decision, FilterValue, Hold, PeriodicRun, SyncState
-from reviewqueue import readers, softcache
+from reviewqueue import prepared, readers, softcache
 from reviewqueue.jsonvalues import AMOUNT_KEYS, as_decimal
 from reviewqueue.rowsql import RowSQL
 from teams import scopes
@@ -157,15 +157,15 @@ def open_holds(now: datetime | None = None) -> QuerySet[Hold]:
 
 
 def _open(holds: QuerySet[Hold], now: datetime) -> QuerySet[Hold]:
-    return holds.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now), status=Hold.Status.OPEN).filter(_NO_LIVE_DECISION)
+    return holds.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now)).filter(_OPEN_WITHOUT_LIVE_DECISION)
 
 
-# Holds without a live decision (one neither withdrawn nor not applied): written out, as the ORM's Exists took
-# longer to build than the queue's whole query takes to run.
-_NO_LIVE_DECISION = RowSQL(
-    f"NOT EXISTS (SELECT 1 FROM {Decision._meta.db_table} decision WHERE decision.hold_id = {{row}}.id"
-    f" AND decision.state NOT IN ({', '.join(['%s'] * len(Decision.NOT_LIVE))}))",
-    tuple(Decision.NOT_LIVE),
+# Open holds without a live decision (one neither withdrawn nor not applied). Written out, as the ORM's Exists took
+# longer to build than the queue's whole query takes to run; with its constants in the SQL, not as parameters, so
+# that the listing's prepared statement keeps a plan that uses the open holds' partial indexes (reviewqueue/prepared.py).
+_OPEN_WITHOUT_LIVE_DECISION = RowSQL(
+    f"{{row}}.status = {prepared.constant(Hold.Status.OPEN)} AND NOT EXISTS (SELECT 1 FROM {Decision._meta.db_table} decision"
+    f" WHERE decision.hold_id = {{row}}.id AND decision.state NOT IN ({', '.join(map(prepared.constant, Decision.NOT_LIVE))}))",
     output_field=BooleanField(),
 )
 
@@ -223,7 +223,7 @@ def page(holds: QuerySet, after: str, sort: str = DEFAULT_SORT) -> tuple[list[Li
     position = readers.cursor(after, "after", parts, optional={1})
     if position:
         holds = holds.filter(order.after(*position[1:]))
-    listed = [Listed(*values) for values in ordered(holds, sort)[: PAGE_SIZE + 1]]
+    listed = [Listed(*values) for values in prepared.rows(ordered(holds, sort)[: PAGE_SIZE + 1])]
     if len(listed) <= PAGE_SIZE:
         return listed, ""
     listed = listed[:PAGE_SIZE]
@@ -389,27 +389,35 @@ def sync_states_and_new_count(new_holds: QuerySet[Hold] | None) -> tuple[list[Sy
 def _sync_states(new_count: tuple[str, tuple] | None = None) -> list[SyncState]:
     """The envs' states with when a periodic task last ran, and the scalar query ``new_count`` as ``new_count``.
 
-    Written out, not built through the ORM: every queue page and refresh asks, and
-    building this query cost the page more than running it.
+    Written out and prepared (reviewqueue/prepared.py), not built through the ORM: every
+    queue page and refresh asks, and building this query cost the page more than running it.
+    The columns are named one by one, as a prepared statement's columns must stay as they were.
     """
     envs = list(settings.AGENTOS_ENVS)
-    counting, counting_params = (f", ({new_count[0]}) AS new_count", tuple(new_count[1])) if new_count else ("", ())
+    fields = SyncState._meta.concrete_fields
+    columns = ", ".join(f"state.{connection.ops.quote_name(field.column)}" for field in fields)
+    counting, counting_params = (new_count[0], tuple(new_count[1])) if new_count else ("NULL", ())
     sql = (
-        f"SELECT state.*, (SELECT MAX(run.last_run_at) FROM {PeriodicRun._meta.db_table} run) AS periodic_last_run_at"
-        f"{counting} FROM {SyncState._meta.db_table} state WHERE state.env IN ({', '.join(['%s'] * len(envs))})"
+        f"SELECT {columns}, (SELECT MAX(run.last_run_at) FROM {PeriodicRun._meta.db_table} run), ({counting})"
+        f" FROM {SyncState._meta.db_table} state WHERE state.env IN ({', '.join(['%s'] * len(envs))})"
     )
-    states = list(SyncState.objects.raw(sql, (*counting_params, *envs)))
-    for state in states:  # not a field of SyncState, so not converted: SQLite gives its datetime as text
-        state.periodic_last_run_at = _as_datetime(state.periodic_last_run_at)
+    with prepared.cursor() as cursor:
+        cursor.execute(sql, (*counting_params, *envs))
+        fetched = cursor.fetchall()
+    states = []
+    for row in _converted(fetched, [*(field.get_col("state") for field in fields), Value(None, DateTimeField()), None]):
+        state = SyncState.from_db(connection.alias, None, row[: len(fields)])
+        state.periodic_last_run_at, state.new_count = row[len(fields) :]
+        states.append(state)
     return states
 
 
-def _as_datetime(value):
-    """A datetime column's value outside a model's fields, read as the database's converters read a field's."""
-    expression = Value(value, output_field=DateTimeField())
-    for convert in connection.ops.get_db_converters(expression):
-        value = convert(value, expression, connection)
-    return value
+def _converted(rows: list[tuple], expressions: list) -> list:
+    """``rows`` read as the ORM reads the values of ``expressions`` (None: a value taken as it is), e.g. SQLite's
+    datetimes, which it gives as text."""
+    compiler = SyncState.objects.none().query.get_compiler(connection=connection)
+    converters = compiler.get_converters(expressions)
+    return list(compiler.apply_converters(rows, converters)) if converters else rows
 
 
 def freshness(now: datetime, states: list[SyncState] | None = None) -> Freshness:

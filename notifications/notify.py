@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
@@ -29,7 +29,7 @@ from holds.models import Decision, Hold
 from notifications import digest, sending
 from notifications.models import DigestState, Notification, NotificationSettings, WebhookChannel
 from people import zones
-from reviewqueue import roles
+from reviewqueue import prepared, roles
 from teams import scopes
 
 Event = Notification.Event
@@ -340,11 +340,11 @@ def unread_count(user) -> int:
 def _unread_count_unscoped(user_pk: int) -> int:
     """``unread_count`` of a user who sees every hold, written out: nearly every page asks, and building the
     query through the ORM cost more than running it."""
-    with connection.cursor() as cursor:
+    with prepared.cursor() as cursor:
         cursor.execute(
-            f"SELECT COUNT(*) FROM {Notification._meta.db_table} WHERE user_id = %s AND channel = %s"
-            " AND read_at IS NULL AND resolved_at IS NULL",
-            [user_pk, Channel.IN_APP.value],
+            f"SELECT COUNT(*) FROM {Notification._meta.db_table} WHERE user_id = %s"
+            f" AND channel = {prepared.constant(Channel.IN_APP)} AND read_at IS NULL AND resolved_at IS NULL",
+            [user_pk],
         )
         return cursor.fetchone()[0]
 

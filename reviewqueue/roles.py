@@ -5,7 +5,8 @@ from functools import wraps
 from django.apps import apps
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
-from django.db import connection
+
+from reviewqueue import prepared
 
 REVIEWERS = "Reviewers"
 AUDITORS = "Auditors"
@@ -40,7 +41,7 @@ def _read_groups_with_scopes(user) -> list[tuple]:
     membership = groups.remote_field.through._meta.db_table
     group = groups.related_model._meta.db_table
     scope = apps.get_model("teams", "TeamScope")._meta.db_table
-    with connection.cursor() as cursor:
+    with prepared.cursor() as cursor:
         cursor.execute(
             f"SELECT g.name, s.id, s.env_patterns, s.agent_patterns, s.capability_patterns FROM {group} g"
             f" JOIN {membership} m ON m.{groups.m2m_reverse_name()} = g.id LEFT JOIN {scope} s ON s.group_id = g.id"

@@ -105,9 +105,14 @@ def _database() -> dict:
             },
         }
     try:
-        return dj_database_url.parse(database_url, conn_max_age=60, conn_health_checks=True)
+        database = dj_database_url.parse(database_url, conn_max_age=60, conn_health_checks=True)
     except ValueError as error:
         raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {error}") from None
+    if database["ENGINE"] == "django.db.backends.postgresql" and env.boolean("DATABASE_PREPARED_STATEMENTS", True):
+        # psycopg prepares a statement by itself once it has run this many times: never. Only the statements that
+        # reviewqueue/prepared.py runs are prepared (Django's default, None, would forbid those too).
+        database.setdefault("OPTIONS", {}).setdefault("prepare_threshold", 2**62)
+    return database
 
 
 DATABASES = {"default": _database()}
