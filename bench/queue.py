@@ -153,9 +153,10 @@ def print_search_plan() -> None:
 
     from holds import queue
 
-    search = queue.filtered(queue.Filters(q="a-55010"), user=None, now=timezone.now())
+    filters = queue.Filters(q="a-55010")
+    search = queue.filtered(filters, user=None, now=timezone.now())
     with CaptureQueriesContext(connection) as queries:
-        queue.page(search, "")
+        queue.page(search, "", filters)
     sql = queries.captured_queries[0]["sql"]
     with connection.cursor() as cursor:
         cursor.execute(f"EXPLAIN (ANALYZE, COSTS OFF) {sql}")

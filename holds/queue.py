@@ -77,7 +77,7 @@ class Order:
         if self.field:
             # Largest first is the negated value ascending: Postgres' default NULLS LAST for
             # ascending index columns then serves it (see the "hold_queue_largest" index).
-            key: Expression = F(self.field) * -1 if self.largest_first else F(self.field)
+            key: Expression = negated(self.field) if self.largest_first else F(self.field)
             leading = [key.asc(nulls_last=True)]
         return [*leading, F("created_at").asc(), "id"]
 
@@ -94,6 +94,13 @@ class Order:
             | Q(**{self.field: key}) & later_in_same_key
             | Q(**{f"{self.field}__isnull": True})
         )
+
+
+def negated(field: str) -> RowSQL:
+    """The field's value times -1, written as the "largest first" index's expression is: with the -1 in the SQL, which
+    a prepared statement's plan needs to match the index (see ``_OPEN_WITHOUT_LIVE_DECISION``)."""
+    return RowSQL(f"{{row}}.{connection.ops.quote_name(Hold._meta.get_field(field).column)} * -1",
+                  output_field=Hold._meta.get_field(field))
 
 
 ORDERS = {
@@ -164,8 +171,9 @@ def _open(holds: QuerySet[Hold], now: datetime) -> QuerySet[Hold]:
 # longer to build than the queue's whole query takes to run; with its constants in the SQL, not as parameters, so
 # that the listing's prepared statement keeps a plan that uses the open holds' partial indexes (reviewqueue/prepared.py).
 _OPEN_WITHOUT_LIVE_DECISION = RowSQL(
-    f"{{row}}.status = {prepared.constant(Hold.Status.OPEN)} AND NOT EXISTS (SELECT 1 FROM {Decision._meta.db_table} decision"
-    f" WHERE decision.hold_id = {{row}}.id AND decision.state NOT IN ({', '.join(map(prepared.constant, Decision.NOT_LIVE))}))",
+    f"{{row}}.status = {prepared.literal(Hold.Status.OPEN)} AND NOT EXISTS (SELECT 1 FROM {Decision._meta.db_table}"
+    f" decision WHERE decision.hold_id = {{row}}.id"
+    f" AND decision.state NOT IN ({', '.join(map(prepared.literal, Decision.NOT_LIVE))}))",
     output_field=BooleanField(),
 )
 
@@ -199,7 +207,7 @@ def filtered(filters: Filters, user, now: datetime) -> QuerySet[Hold]:
     if filters.sort == "amount":
         # Bounds on the negated amount, the "largest first" index's own expression, let it seek
         # to the range: bounds on the amount would have it read every larger amount first.
-        holds = holds.alias(negated_amount=F("amount") * -1)
+        holds = holds.alias(negated_amount=negated("amount"))
         if filters.min_amount is not None:
             holds = holds.filter(negated_amount__lte=-filters.min_amount)
         if filters.max_amount is not None:
@@ -212,18 +220,24 @@ def filtered(filters: Filters, user, now: datetime) -> QuerySet[Hold]:
     return holds
 
 
-def page(holds: QuerySet, after: str, sort: str = DEFAULT_SORT) -> tuple[list[Listed], str]:
-    """One page of the ``filtered`` holds, ordered by ``sort``, after the cursor ``after``; and the cursor of the
-    next page ("" at the end).
+def page(holds: QuerySet, after: str, filters: Filters = Filters()) -> tuple[list[Listed], str]:
+    """One page of the holds ``filtered`` by ``filters``, in their order, after the cursor ``after``; and the cursor of
+    the next page ("" at the end).
 
     A cursor names its order; one this app did not make, or made for another order, raises ``readers.BadValue`` (a 400).
+
+    The unfiltered queue, which nearly every request and refresh reads, runs as a prepared statement
+    (reviewqueue/prepared.py): one plan serves it at any time and cursor. A filter's values, a search's
+    above all, may each want a plan of their own, so a filtered page is planned afresh.
     """
+    sort = filters.sort
     order = ORDERS[sort]
     parts = (_order_named(sort), order.read_key, readers.moment, readers.identifier)
     position = readers.cursor(after, "after", parts, optional={1})
     if position:
         holds = holds.filter(order.after(*position[1:]))
-    listed = [Listed(*values) for values in prepared.rows(ordered(holds, sort)[: PAGE_SIZE + 1])]
+    listing = ordered(holds, sort)[: PAGE_SIZE + 1]
+    listed = [Listed(*values) for values in (listing if filters.active else prepared.rows(listing))]
     if len(listed) <= PAGE_SIZE:
         return listed, ""
     listed = listed[:PAGE_SIZE]

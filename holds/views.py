@@ -38,7 +38,7 @@ def _queue(request):
     now = timezone.now()
     filters = holds_queue.Filters.from_query(request.GET)
     matching = holds_queue.filtered(filters, request.user, now)
-    holds, next_cursor = holds_queue.page(matching, request.GET.get("after", ""), filters.sort)
+    holds, next_cursor = holds_queue.page(matching, request.GET.get("after", ""), filters)
     loaded_at = _loaded_at(request, now)
     new_holds = matching.filter(first_seen_at__gt=loaded_at) if loaded_at < now else None
     states, new_count = holds_queue.sync_states_and_new_count(new_holds)

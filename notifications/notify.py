@@ -343,7 +343,7 @@ def _unread_count_unscoped(user_pk: int) -> int:
     with prepared.cursor() as cursor:
         cursor.execute(
             f"SELECT COUNT(*) FROM {Notification._meta.db_table} WHERE user_id = %s"
-            f" AND channel = {prepared.constant(Channel.IN_APP)} AND read_at IS NULL AND resolved_at IS NULL",
+            f" AND channel = {prepared.literal(Channel.IN_APP)} AND read_at IS NULL AND resolved_at IS NULL",
             [user_pk],
         )
         return cursor.fetchone()[0]

@@ -2,17 +2,19 @@
 
 PostgreSQL took longer to plan the queue's listing (0.34 ms) than to run it (0.16 ms), on
 every request. Prepared, a connection keeps the statement and, once it has run it a few
-times, a plan for any parameters, which it reuses. PostgreSQL itself keeps planning afresh a
-statement whose plan for any parameters would cost clearly more than one made for the
-values at hand (``plan_cache_mode`` auto). A condition that an index's predicate must
-match, such as ``status = 'open'`` for the open holds' partial indexes, is therefore
-written into the SQL as a constant: as a parameter, a plan made for any value could not
-use those indexes.
+times, a plan made for any parameters, which it then reuses. Only statements whose best
+plan does not depend on their parameters' values belong here: PostgreSQL keeps the plan
+for any values whenever its estimate looks no worse, and for a search, say, that estimate
+is wrong (the unfiltered queue is prepared; its searches and filters are not).
+
+A condition that an index's predicate or expression must match, such as
+``status = 'open'`` for the open holds' partial indexes, is written into the SQL as a
+literal (``literal``): as a parameter, a plan for any value could not use those indexes.
 
 Django leaves psycopg's prepared statements off, for connection poolers that cannot keep
-them. The settings give psycopg a threshold that no query reaches, so nothing is
-prepared by itself, and ``cursor`` prepares every statement it runs. On SQLite, or with the threshold left off, ``cursor`` is Django's
-own.
+them. The settings give psycopg a threshold that no query reaches, so nothing is prepared
+by itself, and ``cursor`` prepares every statement it runs. On SQLite, or with
+``DATABASE_PREPARED_STATEMENTS`` off, ``cursor`` is Django's own.
 """
 
 from __future__ import annotations
@@ -21,6 +23,12 @@ import psycopg
 from django.core.exceptions import EmptyResultSet
 from django.db import connections
 from django.db.backends.utils import CursorDebugWrapper
+from psycopg.pq import TransactionStatus
+
+# A statement prepared before a migration changed its columns' types ("cached plan must not change result type"),
+# or one the server no longer has.
+_STALE = (psycopg.errors.FeatureNotSupported, psycopg.errors.InvalidSqlStatementName)
+
 
 class _PreparingCursor(psycopg.Cursor):
     """A cursor binding parameters on the server, which prepares every statement it runs.
@@ -30,7 +38,30 @@ class _PreparingCursor(psycopg.Cursor):
     """
 
     def execute(self, query, params=None, *, prepare=None, binary=None):
-        return super().execute(query, params, prepare=True, binary=binary)
+        try:
+            return super().execute(query, params, prepare=True, binary=binary)
+        except _STALE:
+            # Outside a transaction the statement can run unprepared instead, until the connection ends (within
+            # CONN_MAX_AGE) and its successor prepares afresh. Inside one the error stands: the transaction is
+            # over, and its rollback empties psycopg's statements.
+            if self.connection.info.transaction_status != TransactionStatus.IDLE:
+                raise
+            return super().execute(query, params, prepare=False, binary=binary)
+
+
+class _LoggedCursor(CursorDebugWrapper):
+    """Django's cursor that logs queries, logging a prepared statement with its parameters written in, as it logs others.
+
+    (Django reads the statement it logs from psycopg, which keeps no text of a prepared one.)
+    """
+
+    def execute(self, sql, params=None):
+        try:
+            logged = self.db.ops.compose_sql(sql, params)
+        except psycopg.Error:  # a value only the server can read: logged as written
+            logged = sql
+        with self.debug_sql(logged, params):
+            return super(CursorDebugWrapper, self).execute(sql, params)
 
 
 def cursor(using: str = "default"):
@@ -40,26 +71,15 @@ def cursor(using: str = "default"):
         return connection.cursor()
     connection.close_if_health_check_failed()
     connection.ensure_connection()
+    connection.validate_thread_sharing()
     if connection.connection.prepare_threshold is None:
         return connection.cursor()
-    connection.validate_thread_sharing()
     with connection.wrap_database_errors:
         preparing = _PreparingCursor(connection.connection)
     return _LoggedCursor(preparing, connection) if connection.queries_logged else connection.make_cursor(preparing)
 
 
-class _LoggedCursor(CursorDebugWrapper):
-    """Django's cursor that logs queries, logging a prepared statement with its parameters written in, as it logs others.
-
-    (Django reads the statement it logs from psycopg, which keeps none for a prepared one.)
-    """
-
-    def execute(self, sql, params=None):
-        with self.debug_sql(self.db.ops.compose_sql(sql, params)):
-            return super(CursorDebugWrapper, self).execute(sql, params)
-
-
-def constant(value: str) -> str:
+def literal(value: str) -> str:
     """A constant of the code (a plain word, such as a status) as an SQL string literal, for a condition that an
     index's predicate must match."""
     if not value.isidentifier():
@@ -68,11 +88,7 @@ def constant(value: str) -> str:
 
 
 def rows(queryset) -> list[tuple]:
-    """The rows of a ``values_list`` queryset, read through a prepared statement (see ``cursor``).
-
-    Their columns come in the order the query selects them: the fields first, then the
-    annotations, whatever the order ``values_list`` named them in.
-    """
+    """The rows of a ``values_list`` queryset, as iterating it gives them, read through a prepared statement."""
     compiler = queryset.query.get_compiler(queryset.db)
     try:
         sql, params = compiler.as_sql()
@@ -81,4 +97,6 @@ def rows(queryset) -> list[tuple]:
     with cursor(queryset.db) as prepared:
         prepared.execute(sql, params)
         fetched = prepared.fetchall()
+    if compiler.has_extra_select:  # columns the ordering needed, which the query's rows leave out
+        fetched = [row[: compiler.col_count] for row in fetched]
     return list(compiler.results_iter([fetched], tuple_expected=True))
