@@ -98,7 +98,7 @@ class Order:
 
 def negated(field: str) -> RowSQL:
     """The field's value times -1, written as the "largest first" index's expression is: with the -1 in the SQL, which
-    a prepared statement's plan needs to match the index (see ``_OPEN_WITHOUT_LIVE_DECISION``)."""
+    a prepared statement's plan needs to match the index (reviewqueue/prepared.py)."""
     return RowSQL(f"{{row}}.{connection.ops.quote_name(Hold._meta.get_field(field).column)} * -1",
                   output_field=Hold._meta.get_field(field))
 
@@ -390,22 +390,29 @@ def sync_states() -> list[SyncState]:
     return _sync_states()
 
 
-def sync_states_and_new_count(new_holds: QuerySet[Hold] | None) -> tuple[list[SyncState], int]:
-    """The envs' sync states (as ``sync_states``) and how many ``new_holds`` there are (0 for None), in one query."""
+def sync_states_and_new_count(
+    new_holds: QuerySet[Hold] | None, filters: Filters = Filters()
+) -> tuple[list[SyncState], int]:
+    """The envs' sync states (as ``sync_states``) and how many ``new_holds`` there are (0 for None), in one query.
+
+    ``new_holds`` are the queue's under ``filters``: the query is prepared, as ``page``'s is, only when they filter
+    nothing.
+    """
     if new_holds is None:
         return sync_states(), 0
     # COUNT as a plain function, not an aggregate: one scalar subquery, without a GROUP BY.
     counted = new_holds.order_by().annotate(count=Func(F("pk"), function="COUNT")).values("count")
-    states = _sync_states(counted.query.sql_with_params())
+    states = _sync_states(counted.query.sql_with_params(), prepare=not filters.active)
     return states, states[0].new_count if states else new_holds.count()  # no env has synced yet: counted apart
 
 
-def _sync_states(new_count: tuple[str, tuple] | None = None) -> list[SyncState]:
+def _sync_states(new_count: tuple[str, tuple] | None = None, prepare: bool = True) -> list[SyncState]:
     """The envs' states with when a periodic task last ran, and the scalar query ``new_count`` as ``new_count``.
 
-    Written out and prepared (reviewqueue/prepared.py), not built through the ORM: every
-    queue page and refresh asks, and building this query cost the page more than running it.
-    The columns are named one by one, as a prepared statement's columns must stay as they were.
+    Written out and, unless told otherwise, prepared (reviewqueue/prepared.py), not built through
+    the ORM: every queue page and refresh asks, and building this query cost the page more than
+    running it. The columns are named one by one, as a prepared statement's columns must stay as
+    they were.
     """
     envs = list(settings.AGENTOS_ENVS)
     fields = SyncState._meta.concrete_fields
@@ -415,7 +422,7 @@ def _sync_states(new_count: tuple[str, tuple] | None = None) -> list[SyncState]:
         f"SELECT {columns}, (SELECT MAX(run.last_run_at) FROM {PeriodicRun._meta.db_table} run), ({counting})"
         f" FROM {SyncState._meta.db_table} state WHERE state.env IN ({', '.join(['%s'] * len(envs))})"
     )
-    with prepared.cursor() as cursor:
+    with prepared.cursor() if prepare else connection.cursor() as cursor:
         cursor.execute(sql, (*counting_params, *envs))
         fetched = cursor.fetchall()
     states = []

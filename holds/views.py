@@ -41,7 +41,7 @@ def _queue(request):
     holds, next_cursor = holds_queue.page(matching, request.GET.get("after", ""), filters)
     loaded_at = _loaded_at(request, now)
     new_holds = matching.filter(first_seen_at__gt=loaded_at) if loaded_at < now else None
-    states, new_count = holds_queue.sync_states_and_new_count(new_holds)
+    states, new_count = holds_queue.sync_states_and_new_count(new_holds, filters)
     rows = queue_rows.rows(holds, now, loaded_at, badges.badges(holds))
     context = {
         "rows": rows,

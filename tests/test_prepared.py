@@ -1,6 +1,7 @@
 """The queue's own reads are prepared once per connection (reviewqueue/prepared.py), and nothing else is."""
 
 import re
+from datetime import timedelta
 
 import psycopg
 import pytest
@@ -129,10 +130,14 @@ def test_the_saved_plan_of_the_queue_in_each_order_reads_its_index(thousands_of_
 def test_a_search_is_planned_for_its_own_words_not_prepared(alice_client, thousands_of_open_holds):  # noqa: F811
     # For any words, PostgreSQL would keep a plan that reads every hold the trigram index finds and sorts them:
     # several times slower for a common word than the plan for that word, which stops after a page.
+    loaded_at = (timezone.now() - timedelta(minutes=5)).isoformat()
+    refresh = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "queue-body"}
     for _ in range(7):
         rows = alice_client.get(reverse("queue"), {"q": "A-55010"}).context["rows"]
+        refreshed = alice_client.get(reverse("queue"), {"q": "A-55010", "loaded_at": loaded_at}, **refresh)
 
     assert thousands_of_open_holds in [row.hold.hold_id for row in rows]
+    assert refreshed.context["new_count"] == 1  # the page and its count of new holds, both planned for the words
     assert not [statement for statement in prepared_statements() if "search_text" in statement]
 
 
