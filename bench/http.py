@@ -16,8 +16,10 @@ an auditor and an admin in through the login form, and drives each page with
 Debian's wrk (``-t2 -c8 --latency``) in interleaved rounds: every page once per round,
 so a slow moment of the machine touches all of them alike. It prints the medians over
 the rounds of req/s, p50 and p99 (from wrk's latency distribution), each page's req/s
-as a share of the bare view's, and its queries per request (counted once in this
-process through Django's test client). Installs wrk with apt when it is missing and
+as a share of the bare view's, its queries per request (counted once in this
+process through Django's test client), and the CPU time per request that gunicorn
+and PostgreSQL's backends for the checkout's database spent (from /proc): a page's
+cost on a busy machine, where req/s moves with whatever else runs. Installs wrk with apt when it is missing and
 this runs as root. BENCH_REDIS_URL is gunicorn's broker (default Redis database 3).
 
 ``--compare`` serves another checkout too (e.g. a clone at an older commit, with this
@@ -77,6 +79,15 @@ class Checkout:
     pages: list[Page]
     url: str = ""
     sessions: dict[str, str] = field(default_factory=dict)
+
+    def serving_processes(self):
+        """Tests of a command line: this checkout's gunicorn (master and workers, which keep the command line
+        they were started with: setproctitle is not installed), and the PostgreSQL backends connected to its
+        database."""
+        bind = f"--bind 127.0.0.1:{self.port} "
+        database = f" {self.database_url.rsplit('/', 1)[1]} "
+        return (lambda command: "gunicorn" in command and bind in command,
+                lambda command: command.startswith("postgres:") and database in command)
 
 
 def main() -> None:
@@ -335,14 +346,19 @@ UNIT_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0}
 
 
 def run_wrk(wrk: Path, checkout: Checkout, page: Page, duration: int) -> dict:
-    """One wrk run at the page: req/s, p50 and p99 in ms, and how many answers were not 2xx/3xx or failed."""
+    """One wrk run at the page: req/s, p50 and p99 in ms, how many answers were not 2xx/3xx or failed, and the CPU
+    time per request of the checkout's gunicorn and of the PostgreSQL backends serving its database."""
     cookie = f"Cookie: sessionid={checkout.sessions[page.user]}"
+    app, database = checkout.serving_processes()
+    cpu_before = cpu_seconds(app), cpu_seconds(database)
     finished = subprocess.run(
         # A long timeout: a slow answer must count in the latencies, not vanish as a socket error.
         [str(wrk), "-t2", "-c8", f"-d{duration}s", "--timeout", "30s", "--latency", "-H", cookie, f"{checkout.url}{page.path}"],
         capture_output=True, text=True, check=True,
     )
+    cpu_after = cpu_seconds(app), cpu_seconds(database)
     output = finished.stdout
+    requests = int(re.search(r"(\d+) requests in", output).group(1)) or 1
     latencies = {percent: float(value) * UNIT_MS[unit] for percent, value, unit in LATENCY_LINE.findall(output)}
     failed = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
     socket_errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output)
@@ -352,7 +368,35 @@ def run_wrk(wrk: Path, checkout: Checkout, page: Page, duration: int) -> dict:
         "p99": latencies["99"],
         "failed": int(failed.group(1)) if failed else 0,
         "socket_errors": sum(map(int, socket_errors.groups())) if socket_errors else 0,
+        "app_cpu": cpu_spent(cpu_before[0], cpu_after[0]) / requests * 1000,
+        "db_cpu": cpu_spent(cpu_before[1], cpu_after[1]) / requests * 1000,
     }
+
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(matches) -> dict[int, float]:
+    """The CPU time, user and system, that each running process whose command line ``matches`` has used, by pid."""
+    used = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            command = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile
+            continue
+        if matches(command):
+            used[int(stat.parent.name)] = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
+    return used
+
+
+def cpu_spent(before: dict[int, float], after: dict[int, float]) -> float:
+    """The CPU time the processes spent between two readings of ``cpu_seconds``.
+
+    A process that ended in between takes its share with it: the database's connections live
+    for a minute (CONN_MAX_AGE), so now and then a run's figure misses a little.
+    """
+    return sum(seconds - before.get(pid, 0.0) for pid, seconds in after.items())
 
 
 def print_table(checkout: Checkout, options) -> None:
@@ -363,13 +407,14 @@ def print_table(checkout: Checkout, options) -> None:
         f"{options.open:,} open + {options.closed:,} closed holds, {options.audit:,} audit events (plus sync's); "
         f"wrk -t2 -c8 -d{options.duration}s; medians of {options.rounds} interleaved rounds\n"
     )
-    print("| page | req/s | p50 ms | p99 ms | queries | ratio to bare |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| page | req/s | p50 ms | p99 ms | queries | ratio to bare | CPU ms/request: gunicorn | PostgreSQL |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for page in pages:
         rps = page.median("rps")
         print(
             f"| {page.label} | {rps:.0f} | {page.median('p50'):.1f} | {page.median('p99'):.1f} "
-            f"| {'—' if page.queries is None else page.queries} | {ratio(rps, bare)} |"
+            f"| {'—' if page.queries is None else page.queries} | {ratio(rps, bare)} "
+            f"| {page.median('app_cpu'):.2f} | {page.median('db_cpu'):.2f} |"
         )
     for page in pages:
         failed = sum(result["failed"] for result in page.rounds)
