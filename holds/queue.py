@@ -415,8 +415,7 @@ def _sync_states(new_count: tuple[str, tuple] | None = None, prepare: bool = Tru
     they were.
     """
     envs = list(settings.AGENTOS_ENVS)
-    fields = SyncState._meta.concrete_fields
-    columns = ", ".join(f"state.{connection.ops.quote_name(field.column)}" for field in fields)
+    columns, width, compiler, converters = _sync_state_reading()
     counting, counting_params = (new_count[0], tuple(new_count[1])) if new_count else ("NULL", ())
     sql = (
         f"SELECT {columns}, (SELECT MAX(run.last_run_at) FROM {PeriodicRun._meta.db_table} run), ({counting})"
@@ -426,19 +425,23 @@ def _sync_states(new_count: tuple[str, tuple] | None = None, prepare: bool = Tru
         cursor.execute(sql, (*counting_params, *envs))
         fetched = cursor.fetchall()
     states = []
-    for row in _converted(fetched, [*(field.get_col("state") for field in fields), Value(None, DateTimeField()), None]):
-        state = SyncState.from_db(connection.alias, None, row[: len(fields)])
-        state.periodic_last_run_at, state.new_count = row[len(fields) :]
+    for row in compiler.apply_converters(fetched, converters) if converters else fetched:
+        state = SyncState.from_db(connection.alias, None, row[:width])
+        state.periodic_last_run_at, state.new_count = row[width:]
         states.append(state)
     return states
 
 
-def _converted(rows: list[tuple], expressions: list) -> list:
-    """``rows`` read as the ORM reads the values of ``expressions`` (None: a value taken as it is), e.g. SQLite's
-    datetimes, which it gives as text."""
+@functools.cache
+def _sync_state_reading() -> tuple:
+    """What reads the sync states, the same on every call, so made once a process: their columns as SQL, how many,
+    and a compiler with the converters that read those columns and the last periodic run as the ORM reads them (e.g.
+    SQLite's datetimes, which it gives as text; the new holds' count is taken as it is)."""
+    fields = SyncState._meta.concrete_fields
+    columns = ", ".join(f"state.{connection.ops.quote_name(field.column)}" for field in fields)
     compiler = SyncState.objects.none().query.get_compiler(connection=connection)
-    converters = compiler.get_converters(expressions)
-    return list(compiler.apply_converters(rows, converters)) if converters else rows
+    read_as = [*(field.get_col("state") for field in fields), Value(None, DateTimeField()), None]
+    return columns, len(fields), compiler, compiler.get_converters(read_as)
 
 
 def freshness(now: datetime, states: list[SyncState] | None = None) -> Freshness:
