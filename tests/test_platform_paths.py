@@ -91,10 +91,12 @@ def test_a_mirrored_file_id_of_dot_dot_fetches_nothing_from_the_platform(alice_c
     Hold.objects.filter(pk=hold.pk).update(files=[{"id": "..", "name": "photo.jpg", "content_type": "image/jpeg", "size": 3}])
     platform_state.clear_requests()
 
-    response = alice_client.get(reverse("hold-file", args=[hold.pk, "%2e%2e"]).replace("%252e%252e", "%2e%2e"))
+    as_the_finding_sent_it = reverse("hold-file", args=[hold.pk, "f"]).removesuffix("f") + "%2e%2e"
+
+    response = alice_client.get(as_the_finding_sent_it)
 
     assert response.status_code == 404
-    assert b"hold_id" not in b"".join(getattr(response, "streaming_content", [response.content]))
+    assert b"hold_id" not in response.content
     assert platform_state.requests == []
 
 
