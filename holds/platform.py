@@ -34,6 +34,9 @@ MAX_INTEGER_DIGITS = 4000  # Python refuses to read or write longer integers (4,
 EXCERPT_LENGTH = 2000  # characters of an unreadable hold's JSON kept to show why
 ACTIONS = ("approve", "edit", "reject")
 ABSENT = object()  # a field the platform left out
+# Ids a request path cannot carry: a URL resolves "." and ".." against the path before it is
+# sent (RFC 3986), so the request would name a parent on the platform, and "" names the listing.
+UNADDRESSABLE_IDS = frozenset({"", ".", ".."})
 
 
 class PlatformError(Exception):
@@ -42,6 +45,13 @@ class PlatformError(Exception):
 
 class NotFound(PlatformError):
     """No such hold, run or file (404)."""
+
+
+class UnaddressableId(NotFound):
+    """An id no request path can carry (``UNADDRESSABLE_IDS``): nothing was requested.
+
+    Counted as not found: under that id the platform has nothing this app may ask for.
+    """
 
 
 class HoldNotOpen(PlatformError):
@@ -183,6 +193,7 @@ def parse_hold(payload: Any) -> Hold:
     hold_id = payload.get("hold_id", ABSENT)
     if not isinstance(hold_id, str) or not hold_id:
         raise MalformedHold(f"hold_id is {_kind(hold_id)}, not an id")
+    _addressable("hold_id", hold_id)
     if _nested_deeper_than(payload, MAX_NESTING):
         raise MalformedHold(f"the hold nests arrays and objects more than {MAX_NESTING} levels deep")
     items = _list(payload, "items")
@@ -200,12 +211,17 @@ def parse_hold(payload: Any) -> Hold:
     actions = _list(payload, "actions")
     if not all(isinstance(action, str) for action in actions):
         raise MalformedHold("actions must all be text")
+    run_id = _text(payload, "run_id")
+    if run_id:  # a hold may name no run: its page then shows none, and no request is made for it
+        _addressable("run_id", run_id)
+    for file in files:
+        _addressable("a file id", _id(file, "a file id"))
     decision = payload.get("decision")
     if not isinstance(decision, dict | None):
         raise MalformedHold(f"decision is {_kind(decision)}, not an object")
     return Hold(
         hold_id=hold_id,
-        run_id=_text(payload, "run_id"),
+        run_id=run_id,
         agent=_text(payload, "agent"),
         capability=_text(payload, "capability"),
         status=_text(payload, "status") or "open",
@@ -272,6 +288,12 @@ def _id(payload: dict, name: str) -> str:
     if not isinstance(value, str) or not value:
         raise MalformedHold(f"{name} is {_kind(value)}, not an id")
     return value
+
+
+def _addressable(name: str, value: str) -> None:
+    """Refuse an id that the platform's request paths cannot carry (see ``UNADDRESSABLE_IDS``)."""
+    if value in UNADDRESSABLE_IDS:
+        raise MalformedHold(f"{name} is {value!r}, which a request path cannot carry: it would name another path")
 
 
 def _list(payload: dict, key: str) -> list:
@@ -662,7 +684,14 @@ def decision_item_json(item: DecisionItem) -> dict:
 
 
 def _path(*segments: str) -> str:
-    """Join path segments, percent-encoding each: agent-written ids may hold any character."""
+    """Join path segments, percent-encoding each: agent-written ids may hold any character.
+
+    Raises ``UnaddressableId`` for a segment that encoding cannot keep one segment
+    ("", "." or ".."), which would steer the request elsewhere on the platform.
+    """
+    for segment in segments:
+        if segment in UNADDRESSABLE_IDS:
+            raise UnaddressableId(f"refused to request a path with the id {segment!r}, which would name another path")
     return "/".join(quote(str(segment), safe="") for segment in segments)
 
 

@@ -1,7 +1,7 @@
 from django import forms
 from django.contrib import admin
 
-from notifications import notify
+from notifications import destinations, notify
 from notifications.models import Notification, NotificationAttempt, WebhookChannel
 from reviewqueue.admin import ReadOnlyAdmin
 
@@ -31,6 +31,12 @@ class WebhookChannelForm(forms.ModelForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["secret"].required = self.instance.pk is None
+
+    def clean_url(self) -> str:
+        url = self.cleaned_data["url"]
+        if refused := destinations.refusal_on_save(url):
+            raise forms.ValidationError(f"Refused: {refused}.")
+        return url
 
     def clean_secret(self) -> str:
         return self.cleaned_data["secret"] or self.instance.secret

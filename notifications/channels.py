@@ -1,7 +1,10 @@
 """The ways a notification leaves the app: email through Django's mail framework, and signed webhooks.
 
-``send`` raises ``Refused`` for a permanent failure (a webhook answering 4xx) and
-lets network errors (``TRANSIENT_ERRORS``) through for the caller to retry.
+``send`` raises ``Refused`` for a permanent failure (a webhook answering 4xx, or a
+destination ``destinations`` refuses) and lets network errors (``TRANSIENT_ERRORS``)
+through for the caller to retry. What a webhook's failure records is its status and
+fixed words, never the receiver's answer, and any connection error is "unreachable":
+the admin and the audit trail must not become a window onto what the worker can reach.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 
+from notifications import destinations
 from notifications.models import Notification
 
 SIGNATURE_HEADER = "X-ReviewQueue-Signature"
@@ -30,6 +34,7 @@ class Unavailable(Exception):
 
 
 TRANSIENT_ERRORS = (Unavailable, httpx.HTTPError, smtplib.SMTPException, OSError)
+UNREACHABLE = "unreachable"  # every connection error of a webhook, whatever its cause: refused, timed out, reset…
 
 
 def send(notification: Notification) -> None:
@@ -80,14 +85,27 @@ def sign(secret: str, body: bytes) -> str:
 
 def post_webhook(notification: Notification) -> None:
     webhook = notification.webhook
+    try:
+        destination = destinations.pinned(webhook.url)
+    except destinations.Refused as refused:
+        raise Refused(f"not sent: {refused}") from None
+    except destinations.Unresolvable:
+        raise Unavailable(UNREACHABLE) from None
     body = json.dumps(webhook_body(notification), separators=(",", ":"), ensure_ascii=False).encode()
-    response = httpx.post(
-        webhook.url,
-        content=body,
-        headers={"Content-Type": "application/json", SIGNATURE_HEADER: sign(webhook.secret, body)},
-        timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
-    )
-    if response.status_code == 429 or response.status_code >= 500:
-        raise Unavailable(f"webhook answered {response.status_code}")
-    if not 200 <= response.status_code < 300:  # a redirect is not a delivery either
-        raise Refused(f"webhook answered {response.status_code}: {response.text[:200]}")
+    headers = {"Host": destination.host_header, "Content-Type": "application/json", SIGNATURE_HEADER: sign(webhook.secret, body)}
+    try:
+        # trust_env off: a proxy from the environment would connect to the name, not the address checked
+        with httpx.Client(trust_env=False, verify=httpx.create_ssl_context(), follow_redirects=False) as client:
+            response = client.post(
+                destination.url, content=body, headers=headers, timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
+                extensions={"sni_hostname": destination.server_name},
+            )
+    except (httpx.HTTPError, OSError):
+        raise Unavailable(UNREACHABLE) from None
+    status = response.status_code
+    if status == 429 or status >= 500:
+        raise Unavailable(f"webhook answered {status}: unavailable")
+    if 300 <= status < 400:  # a redirect is not a delivery, and is never followed
+        raise Refused(f"webhook answered {status}: a redirect, not followed")
+    if not 200 <= status < 300:
+        raise Refused(f"webhook answered {status}: refused")

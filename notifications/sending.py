@@ -60,7 +60,7 @@ def send(notification_id: int) -> float | None:
             )
         return None
     except channels.TRANSIENT_ERRORS as error:
-        message = f"{type(error).__name__}: {error}"
+        message = str(error) if isinstance(error, channels.Unavailable) else f"{type(error).__name__}: {error}"
         if attempts >= settings.NOTIFY_RETRY_LIMIT:
             _finish(notification, attempts, Notification.Status.FAILED, message)
             return None

@@ -328,6 +328,7 @@ NOTIFY_BATCH_SECONDS = env.integer("NOTIFY_BATCH_SECONDS", 60, minimum=1)
 DELIVERY_ALERT_MINUTES = env.integer("DELIVERY_ALERT_MINUTES", 10, minimum=1)
 NOTIFY_RETRY_LIMIT = env.integer("NOTIFY_RETRY_LIMIT", 5, minimum=1)
 WEBHOOK_TIMEOUT_SECONDS = env.seconds("WEBHOOK_TIMEOUT_SECONDS", 5.0)
+WEBHOOK_ALLOWED_NETWORKS = env.networks("WEBHOOK_ALLOWED_NETWORKS")  # see notifications/destinations.py
 CELERY_BEAT_SCHEDULE |= {
     "expire-holds": {"task": "holds.tasks.sweep_expiries", "schedule": float(EXPIRY_SWEEP_SECONDS)},
     "new-holds-digest": {"task": "notifications.tasks.send_new_holds_digests", "schedule": float(NOTIFY_BATCH_SECONDS)},

@@ -7,6 +7,7 @@ os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/review
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/15")
 os.environ.setdefault("AGENTOS_API_KEY", "test-api-key")
 os.environ.setdefault("EMAIL_BACKEND", "console")  # pytest-django swaps in its in-memory outbox anyway
+os.environ.setdefault("WEBHOOK_ALLOWED_NETWORKS", "127.0.0.1/32")  # the tests' webhook receivers listen there
 
 from reviewqueue.settings import *  # noqa: E402,F403
 

@@ -35,6 +35,7 @@ def start_django(code: str = "", **variables) -> subprocess.CompletedProcess:
         ("PROXY_HTTPS_HEADER", "X-Forwarded-Proto: https"),
         ("EMAIL_BACKEND", "pigeon"),
         ("SESSION_IDLE_MINUTES", "0"),
+        ("WEBHOOK_ALLOWED_NETWORKS", "chat.internal"),
     ],
 )
 def test_a_malformed_value_stops_start_up_naming_the_variable(variable, value, tmp_path):

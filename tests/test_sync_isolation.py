@@ -121,10 +121,13 @@ HOSTILE = [
     pytest.param(fields(hold_id=""), quarantined("hold_id is empty text", ""), id="hold_id empty"),
     pytest.param(fields(hold_id={"id": "h_1"}), quarantined("hold_id is an object", '{"id": "h_1"}'), id="hold_id an object"),
     pytest.param(fields(hold_id="h_\x00"), quarantined("hold_id holds a NUL", "h_\ufffd"), id="hold_id with NUL"),
+    pytest.param(fields(hold_id=".."), quarantined("hold_id is '..', which a request path cannot carry", ".."), id="hold_id .."),
+    pytest.param(fields(hold_id="."), quarantined("hold_id is '.', which a request path cannot carry", "."), id="hold_id ."),
     # run_id
     pytest.param(fields(run_id="r_" + "7" * 5000), quarantined("run_id is 5,002 characters long"), id="run_id too long"),
     pytest.param(fields(run_id=["r_1"]), quarantined("run_id is an array, not text"), id="run_id an array"),
     pytest.param(fields(run_id=None), stored(run_id=""), id="run_id null"),
+    pytest.param(fields(run_id=".."), quarantined("run_id is '..', which a request path cannot carry"), id="run_id .."),
     pytest.param(fields(run_id="r_\ud800"), quarantined("run_id holds a NUL or a lone surrogate"), id="run_id lone surrogate"),
     # agent, capability, status
     pytest.param(fields(agent="a" * 250), quarantined("agent is 250 characters long; Review Queue stores at most 200"), id="agent 250 characters"),
@@ -175,6 +178,8 @@ HOSTILE = [
     pytest.param(fields(files=[1]), quarantined("files must all be objects"), id="file not an object"),
     pytest.param(file(id=12), quarantined("a file id is a number, not an id"), id="file id a number"),
     pytest.param(file(id="f" * 501), quarantined("file id is 501 characters long"), id="file id too long"),
+    pytest.param(file(id=".."), quarantined("a file id is '..', which a request path cannot carry"), id="file id .."),
+    pytest.param(file(id="."), quarantined("a file id is '.', which a request path cannot carry"), id="file id ."),
     pytest.param(file(name=["photo.jpg"]), quarantined("name is an array, not text"), id="file name an array"),
     pytest.param(file(size="large"), stored(files=[{"id": "f_1", "name": "photo.jpg", "content_type": "image/jpeg", "size": None}]), id="file size text"),
     pytest.param(file(size=10**30), stored(files=[{"id": "f_1", "name": "photo.jpg", "content_type": "image/jpeg", "size": 10**30}]), id="file size huge"),
