@@ -13,7 +13,8 @@ approve leaves out the holds the reviewer approved before (a person approves a h
 those waiting for approval of a decision other than plain approval (counting the bulk
 approve would quietly start their count again over someone's edit), and those whose next
 approval must come from a group the reviewer is not in, by the rule the confirm applies
-(``rounds.Standing.group_awaited``).
+(``rounds.Standing.group_awaited``). The summary's signature lasts ``CLAIM_MINUTES`` and
+names each hold's latest decision, so a confirm replayed after an Undo sends nothing again.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ import dataclasses
 import hashlib
 from datetime import datetime
 
-from django.core import signing
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare
@@ -44,10 +44,7 @@ CHANGED = "Changed since the summary you confirmed; open it to check it, then de
 APPROVED_BEFORE = "You approved this hold before, and a person approves a hold once: another person must give the next one."
 CHANGED_DECISION = "Waiting for approval of a changed decision: open it."
 WAITS_FOR_GROUP = "Waits for approval by {group}: the next approval must come from one of them."
-
-
-class NotConfirmed(Exception):
-    """The confirm does not carry the signature of a summary shown to this reviewer for these holds."""
+NOT_CONFIRMED = "Nothing was sent: these decisions did not match a summary shown to you. Check them, then send them."
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,7 +125,7 @@ def _load(hold_ids, reviewer) -> dict[int, Hold]:
     """The selected holds the reviewer may see: one out of their team scopes is as unknown as a made-up id."""
     live = Decision.objects.filter(hold=OuterRef("pk")).exclude(state__in=Decision.NOT_LIVE)
     holds = (
-        scopes.visible(Hold.objects.filter(pk__in=hold_ids), reviewer)
+        decisions.with_latest_decision(scopes.visible(Hold.objects.filter(pk__in=hold_ids), reviewer))
         .annotate(has_live_decision=Exists(live))
         .select_related("claimed_by")
         .prefetch_related("items")
@@ -184,34 +181,36 @@ def _round_seen(standing: rounds.Standing | None) -> int | None:
 
 
 def summary_digest(selection: Selection, reviewer, included: list[Entry]) -> str:
-    """The signature the summary's confirm form carries: the action, the comment and every hold it lists."""
-    return signing.Signer(salt=DIGEST_SALT).sign_object(
-        {"head": _head(selection, reviewer), "holds": {str(entry.hold.pk): _fingerprint(entry) for entry in included}}
-    )
+    """The signature the summary's confirm form carries: the action, the comment and every hold it lists, each with
+    its latest decision; it lasts ``CLAIM_MINUTES``."""
+    return review.sign_summary(DIGEST_SALT, {
+        "head": _head(selection, reviewer),
+        "holds": {str(entry.hold.pk): [_fingerprint(entry), entry.hold.latest_decision_id] for entry in included},
+    })
 
 
 def send(selection: Selection, reviewer, signed: str) -> list[Result]:
-    """Submit one decision per hold of a confirmed summary; raise ``NotConfirmed`` for any other confirm.
+    """Submit one decision per hold of a confirmed summary; raise ``review.NotConfirmed`` for any other confirm, or
+    one older than ``CLAIM_MINUTES``.
 
-    A hold changed since the summary is not sent; one that can no longer be decided
-    (someone decided, claimed or it expired meanwhile) is reported with the reason.
+    A hold changed since the summary is not sent, nor one decided since (that decision
+    undone, say); one that can no longer be decided (someone decided, claimed or it
+    expired meanwhile) is reported with the reason.
     """
-    try:
-        shown = signing.Signer(salt=DIGEST_SALT).unsign_object(signed)
-    except signing.BadSignature:
-        raise NotConfirmed from None
+    shown = review.read_summary(DIGEST_SALT, signed, NOT_CONFIRMED)
     if not constant_time_compare(shown["head"], _head(selection, reviewer)):
-        raise NotConfirmed
+        raise review.NotConfirmed(NOT_CONFIRMED)
     if set(shown["holds"]) != {str(pk) for pk in selection.hold_ids}:
-        raise NotConfirmed
+        raise review.NotConfirmed(NOT_CONFIRMED)
     holds = _load(selection.hold_ids, reviewer)
     if len(holds) != len(selection.hold_ids):
-        raise NotConfirmed  # a hold left the reviewer's team scopes since the summary
+        raise review.NotConfirmed(NOT_CONFIRMED)  # a hold left the reviewer's team scopes since the summary
     standings = _standings(holds, selection)
     results = []
     for pk in selection.hold_ids:
         entry = Entry(holds[pk], list(holds[pk].items.all()))
-        if not constant_time_compare(shown["holds"][str(pk)], _fingerprint(entry)):
+        fingerprint, decision_shown = shown["holds"][str(pk)]
+        if not constant_time_compare(fingerprint, _fingerprint(entry)):
             results.append(Result(entry.hold, reason=CHANGED))
             continue
         standing = standings.get(pk)
@@ -221,7 +220,7 @@ def send(selection: Selection, reviewer, signed: str) -> list[Result]:
         try:
             outcome = decisions.submit(
                 entry.hold, reviewer, selection.choices(entry.items),
-                round_shown=_round_seen(standing),
+                round_shown=_round_seen(standing), decision_shown=decision_shown,
             )
         except decisions.DecisionRefused as refused:
             results.append(Result(entry.hold, reason=refused.message))
