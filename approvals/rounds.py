@@ -94,10 +94,16 @@ class Standing:
         if self.has_approved(user):
             return ("You approved this hold before, and a person approves a hold once: "
                     "another person must give the next one. You may still reject it.")
-        group = self.later_group
-        if self.approvals and group is not None and group.name not in roles.group_names(user):
+        if group := self.group_awaited(user):
             return f"The next approval must come from a member of {group.name}."
         return ""
+
+    def group_awaited(self, user):
+        """The group the open round's next place needs, when ``user`` is not in it (else None)."""
+        group = self.later_group
+        if self.approvals and group is not None and group.name not in roles.group_names(user):
+            return group
+        return None
 
 
 def undoable(approval: Approval, now: datetime) -> bool:

@@ -9,9 +9,12 @@ same holds, action and comment, then submits each hold as its own decision throu
 changed or was decided in between is reported by name, and the others still go. A hold
 whose approval policy asks for several approvers gets one approval from the bulk decision,
 as from a single one (``approvals.approving``); it is sent once the count is reached. A bulk
-approve leaves out the holds the reviewer approved before (a person approves a hold once)
-and those waiting for approval of a decision other than plain approval: counting the bulk
-approve would quietly start their count again over someone's edit.
+approve leaves out the holds the reviewer approved before (a person approves a hold once),
+those waiting for approval of a decision other than plain approval (counting the bulk
+approve would quietly start their count again over someone's edit), and those whose next
+approval must come from a group the reviewer is not in, by the rule the confirm applies
+(``rounds.Standing.group_awaited``). The summary's signature lasts ``CLAIM_MINUTES`` and
+names each hold's latest decision, so a confirm replayed after an Undo sends nothing again.
 """
 
 from __future__ import annotations
@@ -20,13 +23,13 @@ import dataclasses
 import hashlib
 from datetime import datetime
 
-from django.core import signing
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare
 
 from approvals import approving, rounds
 from approvals.models import Approval
+from approvals.policies import all_policies
 from audit.chain import canonical
 from holds import decisions, describe, review
 from holds.decisions import ItemChoice
@@ -40,10 +43,8 @@ DIGEST_SALT = "holds.bulk.summary"
 CHANGED = "Changed since the summary you confirmed; open it to check it, then decide it on its own."
 APPROVED_BEFORE = "You approved this hold before, and a person approves a hold once: another person must give the next one."
 CHANGED_DECISION = "Waiting for approval of a changed decision: open it."
-
-
-class NotConfirmed(Exception):
-    """The confirm does not carry the signature of a summary shown to this reviewer for these holds."""
+WAITS_FOR_GROUP = "Waits for approval by {group}: the next approval must come from one of them."
+NOT_CONFIRMED = "Nothing was sent: these decisions did not match a summary shown to you. Check them, then send them."
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,13 +109,13 @@ def plan(selection: Selection, reviewer, now: datetime | None = None) -> Plan:
     """Which of the selected holds can take the action from ``reviewer`` now, and why the others cannot."""
     now = now or timezone.now()
     holds = _load(selection.hold_ids, reviewer)
-    approvals = _approvals(holds, selection)
+    standings = _standings(holds, selection)
     included, left_out = [], []
     for pk in selection.hold_ids:
         if pk in holds:
             entry = Entry(holds[pk], list(holds[pk].items.all()))
             entry.reason = _left_out_reason(entry.hold, selection.action, reviewer, now) or _approval_reason(
-                entry, approvals.get(pk, []), _open_round(entry, approvals), selection, reviewer
+                entry, standings.get(pk), selection, reviewer
             )
             (left_out if entry.reason else included).append(entry)
     return Plan(included, left_out, [pk for pk in selection.hold_ids if pk not in holds])
@@ -124,7 +125,7 @@ def _load(hold_ids, reviewer) -> dict[int, Hold]:
     """The selected holds the reviewer may see: one out of their team scopes is as unknown as a made-up id."""
     live = Decision.objects.filter(hold=OuterRef("pk")).exclude(state__in=Decision.NOT_LIVE)
     holds = (
-        scopes.visible(Hold.objects.filter(pk__in=hold_ids), reviewer)
+        decisions.with_latest_decision(scopes.visible(Hold.objects.filter(pk__in=hold_ids), reviewer))
         .annotate(has_live_decision=Exists(live))
         .select_related("claimed_by")
         .prefetch_related("items")
@@ -147,74 +148,79 @@ def _left_out_reason(hold: Hold, action: str, reviewer, now: datetime) -> str:
     return ""
 
 
-def _approvals(holds: dict[int, Hold], selection: Selection) -> dict[int, list[Approval]]:
-    """The approvals of each hold by pk, for a bulk approve (one query); none are needed for a reject."""
+def _standings(holds: dict[int, Hold], selection: Selection) -> dict[int, rounds.Standing]:
+    """Where each hold's approvals stand, by pk, for a bulk approve (one query); none are needed for a reject."""
     if selection.action != DecisionItem.Action.APPROVE:
         return {}
-    found: dict[int, list[Approval]] = {}
+    found: dict[int, list[Approval]] = {pk: [] for pk in holds}
     for approval in Approval.objects.filter(hold__in=list(holds)):
-        found.setdefault(approval.hold_id, []).append(approval)
-    return found
+        found[approval.hold_id].append(approval)
+    policies = all_policies()
+    return {pk: rounds.standing(holds[pk], policies, approvals) for pk, approvals in found.items()}
 
 
-def _open_round(entry: Entry, approvals: dict[int, list[Approval]]) -> list[Approval]:
-    return rounds.open_round(approvals.get(entry.hold.pk, []), entry.hold.payload_digest)
-
-
-def _approval_reason(entry: Entry, approvals: list[Approval], current: list[Approval], selection: Selection, reviewer) -> str:
-    """Why a bulk approve must leave the hold out for its approvals (all of them, and ``current``, its open round):
-    ``reviewer`` approved it before, or its open round waits for approval of another decision (an edit, say), which
-    the bulk approve would restart the count over."""
-    if any(approval.approver_id == reviewer.pk for approval in approvals):
+def _approval_reason(entry: Entry, standing: rounds.Standing | None, selection: Selection, reviewer) -> str:
+    """Why a bulk approve must leave the hold out for where its approvals stand (``standing``; None for a reject):
+    ``reviewer`` approved it before, its open round waits for approval of another decision (an edit, say), which the
+    bulk approve would restart the count over, or the round's next approval needs a group ``reviewer`` is not in."""
+    if standing is None:
+        return ""
+    if standing.has_approved(reviewer):
         return APPROVED_BEFORE
+    current = standing.approvals
     if current and not approving.same_decision(current[0].items, selection.choices(entry.items)):
         return CHANGED_DECISION
+    if group := standing.group_awaited(reviewer):
+        return WAITS_FOR_GROUP.format(group=group.name)
     return ""
 
 
-def _round_seen(current: list[Approval], selection: Selection) -> int | None:
+def _round_seen(standing: rounds.Standing | None) -> int | None:
     """The open round a bulk approve was checked against (``approving.count`` refuses it once that round changed)."""
-    return rounds.shown(current) if selection.action == DecisionItem.Action.APPROVE else None
+    return rounds.shown(standing.approvals) if standing else None
 
 
 def summary_digest(selection: Selection, reviewer, included: list[Entry]) -> str:
-    """The signature the summary's confirm form carries: the action, the comment and every hold it lists."""
-    return signing.Signer(salt=DIGEST_SALT).sign_object(
-        {"head": _head(selection, reviewer), "holds": {str(entry.hold.pk): _fingerprint(entry) for entry in included}}
-    )
+    """The signature the summary's confirm form carries: the action, the comment and every hold it lists, each with
+    its latest decision; it lasts ``CLAIM_MINUTES``."""
+    return review.sign_summary(DIGEST_SALT, {
+        "head": _head(selection, reviewer),
+        "holds": {str(entry.hold.pk): [_fingerprint(entry), entry.hold.latest_decision_id] for entry in included},
+    })
 
 
 def send(selection: Selection, reviewer, signed: str) -> list[Result]:
-    """Submit one decision per hold of a confirmed summary; raise ``NotConfirmed`` for any other confirm.
+    """Submit one decision per hold of a confirmed summary; raise ``review.NotConfirmed`` for any other confirm, or
+    one older than ``CLAIM_MINUTES``.
 
-    A hold changed since the summary is not sent; one that can no longer be decided
-    (someone decided, claimed or it expired meanwhile) is reported with the reason.
+    A hold changed since the summary is not sent, nor one decided since (that decision
+    undone, say); one that can no longer be decided (someone decided, claimed or it
+    expired meanwhile) is reported with the reason.
     """
-    try:
-        shown = signing.Signer(salt=DIGEST_SALT).unsign_object(signed)
-    except signing.BadSignature:
-        raise NotConfirmed from None
+    shown = review.read_summary(DIGEST_SALT, signed, NOT_CONFIRMED)
     if not constant_time_compare(shown["head"], _head(selection, reviewer)):
-        raise NotConfirmed
+        raise review.NotConfirmed(NOT_CONFIRMED)
     if set(shown["holds"]) != {str(pk) for pk in selection.hold_ids}:
-        raise NotConfirmed
+        raise review.NotConfirmed(NOT_CONFIRMED)
     holds = _load(selection.hold_ids, reviewer)
     if len(holds) != len(selection.hold_ids):
-        raise NotConfirmed  # a hold left the reviewer's team scopes since the summary
-    approvals = _approvals(holds, selection)
+        raise review.NotConfirmed(NOT_CONFIRMED)  # a hold left the reviewer's team scopes since the summary
+    standings = _standings(holds, selection)
     results = []
     for pk in selection.hold_ids:
         entry = Entry(holds[pk], list(holds[pk].items.all()))
-        if not constant_time_compare(shown["holds"][str(pk)], _fingerprint(entry)):
+        fingerprint, decision_shown = shown["holds"][str(pk)]
+        if not constant_time_compare(fingerprint, _fingerprint(entry)):
             results.append(Result(entry.hold, reason=CHANGED))
             continue
-        current = _open_round(entry, approvals)
-        if reason := _approval_reason(entry, approvals.get(pk, []), current, selection, reviewer):
+        standing = standings.get(pk)
+        if reason := _approval_reason(entry, standing, selection, reviewer):
             results.append(Result(entry.hold, reason=reason))  # someone approved or edited since the summary
             continue
         try:
             outcome = decisions.submit(
-                entry.hold, reviewer, selection.choices(entry.items), round_shown=_round_seen(current, selection)
+                entry.hold, reviewer, selection.choices(entry.items),
+                round_shown=_round_seen(standing), decision_shown=decision_shown,
             )
         except decisions.DecisionRefused as refused:
             results.append(Result(entry.hold, reason=refused.message))

@@ -4,10 +4,8 @@ from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from holds import bulk
+from holds import bulk, review
 from holds.views import reviewer_required
-
-NOT_CONFIRMED = "Nothing was sent: these decisions did not match a summary shown to you. Check them, then send them."
 
 
 @reviewer_required
@@ -22,8 +20,8 @@ def bulk_review(request):
         return _summary(request, selection)
     try:
         results = bulk.send(selection, request.user, request.POST.get("digest", ""))
-    except bulk.NotConfirmed:
-        return _summary(request, selection, NOT_CONFIRMED, status=409)
+    except review.NotConfirmed as refused:
+        return _summary(request, selection, refused.message, status=409)
     context = {
         "selection": selection,
         "sent": [result for result in results if result.decision],

@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, OuterRef, Q, Value
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -41,6 +41,7 @@ logger = logging.getLogger(__name__)
 DELIVERY_TASK = "holds.tasks.deliver_decision"
 LEASE_MARGIN = timedelta(seconds=5)  # the database work around the POST, and clock differences between hosts
 CLOCK_SLACK = timedelta(seconds=2)  # a retry may fire a little before its due time
+NO_DECISION = 0  # the latest decision of a hold never decided (decision ids start at 1)
 
 
 class DecisionRefused(Exception):
@@ -59,6 +60,16 @@ class AlreadyDecided(DecisionRefused):
     def __init__(self, decision: Decision):
         super().__init__(f"Already decided by {reviewer_name(decision.reviewer)} at {wording.moment(decision.created_at)}.")
         self.decision = decision
+
+
+class DecidedSince(DecisionRefused):
+    """The hold was decided after the reviewer's summary was made, and that decision is over (undone, say)."""
+
+    def __init__(self):
+        super().__init__(
+            "This hold was decided since your summary was made, and that decision is over (undone, say); "
+            "nothing was sent. Check your decision again, then send it."
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,8 +91,23 @@ def platform_name(user) -> str:
     return user.email or user.get_username()
 
 
+def with_latest_decision(holds: QuerySet[Hold]) -> QuerySet[Hold]:
+    """``holds``, each with ``latest_decision_id``: the id of its latest decision, ``NO_DECISION`` before any.
+
+    Every decision moves it on and nothing moves it back (an Undo leaves the withdrawn
+    decision the latest), so a summary that names it is good for one round of deciding.
+    """
+    latest = Decision.objects.filter(hold=OuterRef("pk")).order_by("-pk").values("pk")[:1]
+    return holds.annotate(latest_decision_id=Coalesce(Subquery(latest), Value(NO_DECISION)))
+
+
 def submit(
-    hold: Hold, reviewer, choices: list[ItemChoice], now: datetime | None = None, round_shown: int | None = None
+    hold: Hold,
+    reviewer,
+    choices: list[ItemChoice],
+    now: datetime | None = None,
+    round_shown: int | None = None,
+    decision_shown: int | None = None,
 ) -> Decision | Approval:
     """Store ``reviewer``'s decision as the hold's live one and queue its delivery; or, where the hold's approval
     policy asks for more approvers than have agreed, store it as an approval and send nothing (``approvals.approving``).
@@ -90,7 +116,9 @@ def submit(
     when the hold has a decision (a double click, a second tab, a second reviewer) and
     ``DecisionRefused`` when it cannot be decided, or not by ``reviewer``: someone else's
     claim on it is running, they may not give this approval, or the round of approvals is
-    no longer the one their page showed (``round_shown``, see ``approving.count``).
+    no longer the one their page showed (``round_shown``, see ``approving.count``); ``DecidedSince``
+    when the hold's latest decision is no longer ``decision_shown``, the one their summary showed
+    (``with_latest_decision``): a confirm replayed after an Undo sends nothing.
     Everything is checked and the claim taken with the hold's row locked (on SQLite the
     transaction takes the write lock), so concurrent decisions, approvals and take-overs
     apply one at a time.
@@ -98,10 +126,12 @@ def submit(
     now = now or timezone.now()
     with transaction.atomic():
         # Its items once: the checks, the policy's condition and the stored originals all read them.
-        locked = Hold.objects.select_for_update().prefetch_related("items").get(pk=hold.pk)
+        locked = with_latest_decision(Hold.objects.select_for_update()).prefetch_related("items").get(pk=hold.pk)
         existing = locked.live_decision()
         if existing:
             raise AlreadyDecided(existing)
+        if decision_shown is not None and locked.latest_decision_id != decision_shown:
+            raise DecidedSince
         _check_decidable(locked, choices, now)
         if not claims.take_for_decision(locked, reviewer, now):
             raise DecisionRefused(f"{reviewer_name(locked.claimant(now))} is reviewing this hold; take it over first.")

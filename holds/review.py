@@ -3,15 +3,18 @@
 Each item of the hold has an action (approve or reject), a comment, and, when the
 hold allows ``edit``, typed fields for its data (see ``editing``). An approved item
 whose fields changed becomes an ``edit`` carrying its full data. The summary that
-shows the choices signs a digest of them, and only a confirm carrying that digest
-for the same choices is sent (``summary_digest``, ``confirms_summary``).
+shows the choices signs a digest of them and of the hold's latest decision, and only a
+confirm carrying that digest for the same choices, within ``CLAIM_MINUTES``, is sent, and
+only while that decision is still the latest (``summary_digest``, ``confirmed_decision``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+from datetime import timedelta
 
+from django.conf import settings
 from django.core import signing
 from django.utils.crypto import constant_time_compare
 
@@ -24,6 +27,33 @@ from reviewqueue.jsonvalues import storable
 ACTIONS = (DecisionItem.Action.APPROVE, DecisionItem.Action.REJECT)
 SUMMARY_SALT = "holds.review.summary"
 MAX_COMMENT = 5000  # of one comment sent with every item: a reject-all, or a bulk decision's
+NOT_CONFIRMED = "Nothing was sent: the decision did not match a summary shown to you. Check it, then send it."
+
+
+class NotConfirmed(Exception):
+    """A confirm that carries no summary's signature for these choices, or an expired one; ``message`` says which."""
+
+    def __init__(self, message: str = NOT_CONFIRMED):
+        super().__init__(message)
+        self.message = message
+
+
+def sign_summary(salt: str, shown) -> str:
+    """``shown`` (JSON) signed with the time, for a summary's confirm form to carry back; ``salt`` names the summary."""
+    return signing.TimestampSigner(salt=salt).sign_object(shown)
+
+
+def read_summary(salt: str, signed: str, not_confirmed: str = NOT_CONFIRMED):
+    """What ``sign_summary`` signed in ``signed`` within ``CLAIM_MINUTES`` (as long as a claim taken without
+    JavaScript lasts); raise ``NotConfirmed`` for an expired one, or saying ``not_confirmed`` for a forged one."""
+    try:
+        return signing.TimestampSigner(salt=salt).unsign_object(signed, max_age=timedelta(minutes=settings.CLAIM_MINUTES))
+    except signing.SignatureExpired:
+        raise NotConfirmed(
+            f"Nothing was sent: this summary is more than {settings.CLAIM_MINUTES} minutes old. Check it again, then send it."
+        ) from None
+    except signing.BadSignature:
+        raise NotConfirmed(not_confirmed) from None
 
 
 @dataclasses.dataclass
@@ -135,22 +165,25 @@ def rejecting_all(hold: Hold, comment: str) -> list[ItemChoice]:
 
 
 def summary_digest(hold: Hold, reviewer, reviews: list[ItemReview], round_shown: int) -> str:
-    """The signed digest of the choices a summary shows and of the round of approvals it shows them against
-    (its latest approval's id, ``rounds.NO_ROUND`` for none), for its confirm form to carry back."""
-    return signing.Signer(salt=SUMMARY_SALT).sign(_fingerprint(hold, reviewer, reviews, round_shown))
+    """The signed digest of the choices a summary shows, of the round of approvals it shows them against (its latest
+    approval's id, ``rounds.NO_ROUND`` for none) and of the hold's latest decision (``hold.latest_decision_id``, from
+    ``decisions.with_latest_decision``), timed, for its confirm form to carry back."""
+    shown = {"choices": _fingerprint(hold, reviewer, reviews, round_shown), "decision": hold.latest_decision_id}
+    return sign_summary(SUMMARY_SALT, shown)
 
 
-def confirms_summary(hold: Hold, reviewer, reviews: list[ItemReview], signed: str, round_shown: int | None) -> bool:
-    """Whether ``signed`` is the digest of exactly these choices and this round, shown to this reviewer for this hold.
+def confirmed_decision(hold: Hold, reviewer, reviews: list[ItemReview], signed: str, round_shown: int | None) -> int:
+    """The hold's latest decision as the summary in ``signed`` showed it, for ``decisions.submit`` to check; raise
+    ``NotConfirmed`` unless ``signed`` is a summary of exactly these choices and this round, shown to this reviewer for
+    this hold within ``CLAIM_MINUTES``.
 
     A forged confirm has no valid signature; a digest from other choices, another round,
     another hold or another reviewer signs a different fingerprint.
     """
-    try:
-        shown = signing.Signer(salt=SUMMARY_SALT).unsign(signed)
-    except signing.BadSignature:
-        return False
-    return constant_time_compare(shown, _fingerprint(hold, reviewer, reviews, round_shown))
+    shown = read_summary(SUMMARY_SALT, signed)
+    if not constant_time_compare(shown["choices"], _fingerprint(hold, reviewer, reviews, round_shown)):
+        raise NotConfirmed
+    return shown["decision"]
 
 
 def _fingerprint(hold: Hold, reviewer, reviews: list[ItemReview], round_shown: int | None) -> str:

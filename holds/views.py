@@ -20,7 +20,6 @@ from reviewqueue import readers, roles
 from teams import scopes
 
 INLINE_IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
-SUMMARY_NOT_CONFIRMED = "Nothing was sent: the decision did not match a summary shown to you. Check it, then send it."
 
 
 reviewer_required = roles.required(roles.can_review, "Deciding holds needs the Reviewers role.")
@@ -200,7 +199,7 @@ def leave_hold(request, pk):
 @require_POST
 def hold_review(request, pk):
     """Check the submitted form; show the summary, or store the decision once confirmed."""
-    hold = _hold_or_404(request, pk, Hold.objects.prefetch_related("items"))
+    hold = _hold_or_404(request, pk, decisions.with_latest_decision(Hold.objects.prefetch_related("items")))
     reviews, valid = review.read(hold, request.POST)
     if request.POST.get("back") == "yes":
         return render(request, "holds/hold.html", _hold_context(hold, reviews, viewer=request.user))
@@ -209,10 +208,12 @@ def hold_review(request, pk):
     if request.POST.get("confirm") != "yes":
         return _summary(request, hold, reviews)
     round_shown = readers.integer(request.POST.get("round", ""), "round", minimum=0, maximum=readers.ID_MAX)
-    if not review.confirms_summary(hold, request.user, reviews, request.POST.get("digest", ""), round_shown):
-        return _summary(request, hold, reviews, SUMMARY_NOT_CONFIRMED, status=409)
     try:
-        decisions.submit(hold, request.user, review.choices(reviews), round_shown=round_shown)
+        decision_shown = review.confirmed_decision(hold, request.user, reviews, request.POST.get("digest", ""), round_shown)
+    except review.NotConfirmed as refused:
+        return _summary(request, hold, reviews, refused.message, status=409)
+    try:
+        decisions.submit(hold, request.user, review.choices(reviews), round_shown=round_shown, decision_shown=decision_shown)
     except decisions.DecisionRefused as refused:
         return render(request, "holds/hold.html", _hold_context(hold, reviews, refused.message, viewer=request.user), status=409)
     return redirect("hold", pk=hold.pk)

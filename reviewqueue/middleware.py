@@ -31,15 +31,14 @@ class SessionIdleTimeoutMiddleware:
     """Sign out a session that nobody has used for ``SESSION_IDLE_MINUTES``.
 
     A session expires ``SESSION_COOKIE_AGE`` (the idle time) after it was last saved,
-    so noting its use renews it. The note is written at most once a minute, where
-    ``SESSION_SAVE_EVERY_REQUEST`` would write on every request, and htmx's background
+    so noting its use renews it. The note is written at most once per ``note_every_seconds``,
+    where ``SESSION_SAVE_EVERY_REQUEST`` would write on every request, and htmx's background
     polls (marked ``X-Poll`` by app.js) are not use, so a screen left open times out too.
     A poll that finds its session gone sends the whole page to the sign-in form,
     rather than the form into the polled fragment.
     """
 
     LAST_USED_KEY = "last_used"
-    NOTE_EVERY_SECONDS = 60
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -47,13 +46,22 @@ class SessionIdleTimeoutMiddleware:
     def __call__(self, request):
         if request.user.is_authenticated and "X-Poll" not in request.headers:
             now = int(time.time())
-            if now - request.session.get(self.LAST_USED_KEY, 0) >= self.NOTE_EVERY_SECONDS:
+            if now - request.session.get(self.LAST_USED_KEY, 0) >= self.note_every_seconds():
                 request.session[self.LAST_USED_KEY] = now
         response = self.get_response(request)
         if request.htmx and self._sent_to_sign_in(response):
             page = request.htmx.current_url_abs_path or resolve_url(settings.LOGIN_REDIRECT_URL)
             return HttpResponseClientRedirect(redirect_to_login(page).url)
         return response
+
+    @staticmethod
+    def note_every_seconds() -> float:
+        """How long after a note of use the next one is written: a tenth of the idle time, and at most a minute.
+
+        A session in use thus always has nine tenths of its idle time left, so a short
+        ``SESSION_IDLE_MINUTES`` never signs out someone at work, and a long one costs a write a minute.
+        """
+        return min(settings.SESSION_IDLE_MINUTES * 60 / 10, 60)
 
     @staticmethod
     def _sent_to_sign_in(response) -> bool:

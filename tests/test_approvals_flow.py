@@ -241,6 +241,33 @@ def test_a_bulk_approval_counts_once_per_hold(alice, bob, large_refunds, refund,
     assert decision.reviewer == bob and list(decision.approvals.values_list("approver__username", flat=True)) == ["alice", "bob"]
 
 
+def test_a_bulk_summary_lists_a_hold_waiting_for_the_later_approvers_group_as_waiting_not_as_sent(
+    alice, bob, large_refunds, refund, samples, immediate_delivery
+):
+    from tests.test_bulk import BULK, confirm as confirm_bulk, selected
+
+    large_refunds.later_approver_group = Group.objects.create(name="Finance leads")
+    large_refunds.save()
+    fiona = make_user("fiona", roles.REVIEWERS, "Finance leads")
+    small = samples["h_12"]
+    confirm(signed_in(alice), refund)  # 1 of 2: the next approval must come from Finance leads
+    bobs, fionas = signed_in(bob), signed_in(fiona)
+
+    bobs_summary = bobs.post(BULK, selected([refund, small], "approve"))
+    bobs_result = confirm_bulk(bobs, bobs_summary)
+    fionas_summary = fionas.post(BULK, selected([refund], "approve"))
+    fionas_result = confirm_bulk(fionas, fionas_summary)
+
+    will_be_sent, left_out = bobs_summary.content.decode().split('id="confirm-form"')[0].split("<h2>Left out</h2>")
+    assert refund.question not in will_be_sent and small.question in will_be_sent
+    assert refund.question in left_out and "Waits for approval by Finance leads" in left_out
+    assert fields_of(bobs_summary.content.decode(), "confirm-form")["hold"] == [str(small.pk)]
+    assert "1 decision sent" in bobs_result.content.decode() and "Not sent" not in bobs_result.content.decode()
+    assert refund.question in fionas_summary.content.decode().split("<h2>Left out</h2>")[0]
+    assert "1 decision sent" in fionas_result.content.decode()
+    assert Decision.objects.get(hold=refund).reviewer == fiona
+
+
 def test_the_first_approver_may_take_their_approval_back_in_the_undo_window(alice, bob, large_refunds, refund, settings):
     settings.UNDO_SECONDS = 10
     alices = signed_in(alice)

@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 import pytest
+import time_machine
 from django.urls import reverse
 from django.utils import timezone
 
@@ -135,6 +136,43 @@ def test_a_hold_changed_since_the_summary_is_not_sent(alice_client, platform_cli
 
     assert "1 decision sent" in page and "Changed since the summary you confirmed" in page
     assert list(Decision.objects.values_list("hold", flat=True)) == [first.pk]
+
+
+@pytest.mark.django_db
+def test_after_an_undo_the_old_bulk_confirm_does_not_send_that_hold_again(
+    alice_client, alice, platform_client, platform_state, settings
+):
+    settings.UNDO_SECONDS = 10
+    first, second = add_refunds(platform_state, platform_client, 2)
+    summary = alice_client.post(BULK, selected([first, second], "approve"))
+    confirm(alice_client, summary)
+    decisions.withdraw(Decision.objects.get(hold=first).pk, alice)
+
+    replayed = confirm(alice_client, summary).content.decode()
+
+    sent, not_sent = replayed.split("<h2>Not sent</h2>")
+    assert "0 decisions sent" in sent
+    assert first.question in not_sent and "decided since your summary was made" in not_sent
+    assert list(Decision.objects.filter(hold=first).values_list("state", flat=True)) == ["withdrawn"]
+    assert Decision.objects.filter(hold=second).count() == 1
+
+
+@pytest.mark.django_db
+def test_a_bulk_summary_older_than_claim_minutes_sends_nothing_and_is_shown_again(
+    alice_client, platform_client, platform_state, settings
+):
+    holds = add_refunds(platform_state, platform_client, 2)
+    with time_machine.travel(timezone.now(), tick=False) as traveller:
+        summary = alice_client.post(BULK, selected(holds, "approve"))
+        traveller.shift(timedelta(minutes=settings.CLAIM_MINUTES, seconds=1))
+
+        expired = confirm(alice_client, summary)
+        nothing_stored = not Decision.objects.exists()
+        fresh = confirm(alice_client, expired)
+
+    assert expired.status_code == 409 and nothing_stored
+    assert "Nothing was sent: this summary is more than 10 minutes old." in expired.content.decode()
+    assert "2 decisions sent" in fresh.content.decode()
 
 
 @pytest.mark.django_db

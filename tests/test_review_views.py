@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 import pytest
+import time_machine
 from django.contrib.auth.models import User
 from django.urls import reverse
 from django.utils import timezone
@@ -622,6 +623,21 @@ def test_a_digest_shown_for_other_choices_does_not_send_the_changed_ones(alice_c
     send(alice_client, hold, fields_of(refused.content.decode(), "confirm-form"))  # checked on the new summary
     item = Decision.objects.get(hold=hold).items.get()
     assert (item.action, item.comment) == stored
+
+
+def test_a_summary_older_than_claim_minutes_sends_nothing_and_is_shown_again(alice_client, samples, settings):
+    hold = samples["h_12"]
+    with time_machine.travel(timezone.now(), tick=False) as traveller:
+        shown = summary_of(alice_client, hold, review_form(hold))
+        traveller.shift(timedelta(minutes=settings.CLAIM_MINUTES, seconds=1))
+
+        expired = send(alice_client, hold, shown)
+        nothing_stored = not Decision.objects.exists()
+        fresh = send(alice_client, hold, fields_of(expired.content.decode(), "confirm-form"))
+
+    assert expired.status_code == 409 and nothing_stored
+    assert "Nothing was sent: this summary is more than 10 minutes old." in expired.content.decode()
+    assert fresh.status_code == 302 and Decision.objects.filter(hold=hold).count() == 1
 
 
 def test_a_digest_shown_for_one_hold_does_not_decide_its_twin(alice_client, platform_client, platform_state):

@@ -6,10 +6,15 @@ the session idle timeout; the browser test at the end loads the main pages in
 Chromium under the real policy.
 """
 
+import re
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 import time_machine
+from django.apps import apps
+from django.conf import settings
+from django.contrib.sessions.models import Session
 from django.core.management import call_command
 from django.test import Client, RequestFactory
 from django.urls import reverse
@@ -25,6 +30,12 @@ from tests.conftest import make_user
 from tests.test_browser import browser  # noqa: F401  (the module's Chromium, shared)
 
 pytestmark = pytest.mark.django_db
+
+ROOT = Path(__file__).resolve().parent.parent
+# An HTML opening tag with the Django tags and quoted values in it (which may hold a ">").
+OPENING_TAG = re.compile(r"<[a-zA-Z](?:\{%.*?%\}|\{\{.*?\}\}|\"[^\"]*\"|'[^']*'|[^>])*>", re.DOTALL)
+HX_TRIGGER = re.compile(r"hx-trigger\s*=\s*(\"[^\"]*\"|'[^']*')")
+POLL_MARKER = re.compile(r"(?<![\w-])data-(?:poll|heartbeat)(?![\w-])")
 
 
 def sign_in(client, username, password, address="203.0.113.7", form="login", **headers):
@@ -228,6 +239,63 @@ def test_background_polls_do_not_keep_a_session_alive_and_then_send_the_page_to_
         response = client.get(reverse("notification-bell"), **poll)
 
     assert response["HX-Redirect"] == reverse("login") + "?next=/holds/7/"
+
+
+def test_a_short_idle_time_never_signs_out_someone_at_work(client, alice, settings):
+    settings.SESSION_IDLE_MINUTES, settings.SESSION_COOKIE_AGE = 1, 60
+    with time_machine.travel(timezone.now(), tick=False) as traveller:
+        sign_in(client, "alice", "pw")
+        for _ in range(6):  # three minutes of work, a page every 30 s
+            traveller.shift(timedelta(seconds=30))
+            assert client.get(reverse("queue")).status_code == 200
+
+        traveller.shift(timedelta(seconds=61))
+        response = client.get(reverse("queue"))
+
+    assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
+
+
+def test_use_is_noted_at_most_once_a_tenth_of_the_idle_time_and_at_least_once_a_minute(client, alice, settings):
+    def session_ends():
+        return Session.objects.get(session_key=client.session.session_key).expire_date
+
+    settings.SESSION_IDLE_MINUTES, settings.SESSION_COOKIE_AGE = 5, 300  # a tenth: 30 s
+    with time_machine.travel(timezone.now(), tick=False) as traveller:
+        start = timezone.now()
+        sign_in(client, "alice", "pw")
+        client.get(reverse("queue"))
+        traveller.shift(timedelta(seconds=29))
+        client.get(reverse("queue"))
+        not_noted = session_ends()
+        traveller.shift(timedelta(seconds=1))
+        client.get(reverse("queue"))
+        noted_after_a_tenth = session_ends()
+
+        settings.SESSION_IDLE_MINUTES, settings.SESSION_COOKIE_AGE = 480, 480 * 60  # a tenth: 48 minutes
+        traveller.shift(timedelta(seconds=60))
+        client.get(reverse("queue"))
+        noted_after_a_minute = session_ends()
+
+    assert not_noted == start + timedelta(minutes=5)
+    assert noted_after_a_tenth == start + timedelta(seconds=30, minutes=5)
+    assert noted_after_a_minute == start + timedelta(seconds=90, minutes=480)
+
+
+def test_every_poll_in_the_templates_says_it_is_a_background_poll():
+    """An ``hx-trigger`` with ``every`` repeats without anyone at work: app.js marks the requests of an element with
+    ``data-poll`` (or the hold page's ``data-heartbeat``) ``X-Poll``, which the idle timeout does not count as use."""
+    folders = [Path(folder) for engine in settings.TEMPLATES for folder in engine["DIRS"]]
+    folders += [Path(app.path) / "templates" for app in apps.get_app_configs() if Path(app.path).is_relative_to(ROOT)]
+    polls, unmarked = [], []
+    for template in sorted(path for folder in folders for path in folder.rglob("*.html")):
+        for tag in OPENING_TAG.findall(template.read_text()):
+            if any("every" in trigger for trigger in HX_TRIGGER.findall(tag)):
+                polls.append(template.name)
+                if not POLL_MARKER.search(tag):
+                    unmarked.append(f"{template.relative_to(ROOT)}: {tag}")
+
+    assert {"queue.html", "_bell.html", "_presence.html", "_decision_status.html"} <= set(polls)  # the walk finds them
+    assert unmarked == []
 
 
 # In a real browser

@@ -17,7 +17,7 @@ from notifications.models import Notification
 from reviewqueue.celery import app as celery_app
 from tests.conftest import wait_until
 from tests.forms import fields_of
-from tests.test_review_views import confirm, field_name
+from tests.test_review_views import confirm, field_name, review_form, send, summary_of
 
 pytestmark = pytest.mark.django_db
 
@@ -227,6 +227,24 @@ def test_undo_too_late_says_so(alice_client, samples, undo_window):
 
     assert response.status_code == 409 and "Too late to undo" in response.content.decode()
     assert Decision.objects.get(pk=decision.pk).state == "sending"
+
+
+def test_after_an_undo_the_old_confirm_sends_nothing_and_a_fresh_summary_is_needed(alice_client, samples, undo_window):
+    hold = samples["h_12"]
+    shown = summary_of(alice_client, hold, review_form(hold))
+    send(alice_client, hold, shown)
+    first = Decision.objects.get(hold=hold)
+    alice_client.post(reverse("decision-undo", args=[hold.pk]), {"decision": first.pk})
+
+    replayed = send(alice_client, hold, shown)
+    after_replay = list(Decision.objects.filter(hold=hold).values_list("state", flat=True))
+    fresh = send(alice_client, hold, summary_of(alice_client, hold, review_form(hold)))
+
+    assert replayed.status_code == 409
+    assert "decided since your summary was made" in replayed.content.decode()
+    assert 'id="decide-form"' in replayed.content.decode()  # the reviewer checks it again, for a fresh summary
+    assert after_replay == ["withdrawn"]
+    assert fresh.status_code == 302 and Decision.objects.filter(hold=hold, state="sending").count() == 1
 
 
 def test_undoing_another_reviewers_decision_is_refused(alice_client, client, bob, samples, undo_window):
