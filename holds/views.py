@@ -55,7 +55,7 @@ def _queue(request):
     }
     if request.htmx and request.htmx.target == "queue-body":
         return render(request, "holds/_queue_body.html", context)
-    choices = scopes.offered_values(request.user, holds_queue.filter_values(states))  # no other team's agents
+    choices = holds_queue.filter_values(request.user, states)  # no other team's agents
     return render(request, "holds/queue.html", context | {"filter_form": queue_filters.form(filters, choices)})
 
 
