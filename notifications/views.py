@@ -3,7 +3,7 @@
 from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from notifications import notify
 from notifications.models import Notification
@@ -16,11 +16,13 @@ role_required = roles.required(roles.has_a_role, "Notifications need the Reviewe
 
 
 @role_required
+@require_safe
 def bell(request):
     return render(request, "notifications/_bell.html", {"unread": notify.unread_count(request.user)})
 
 
 @role_required
+@require_safe
 def inbox(request):
     notifications = notify.in_app_for(request.user).order_by("-created_at", "-pk")[:INBOX_SIZE]
     return render(request, "notifications/inbox.html", {"notifications": notifications})
@@ -38,6 +40,7 @@ def mark_read(request):
 
 
 @role_required
+@require_http_methods(["GET", "HEAD", "POST"])
 def preferences(request):
     """The person's preferences: which notifications reach them how, and (its own form) their time zone."""
     events = notify.subscribable_events(request.user)
