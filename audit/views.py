@@ -4,6 +4,7 @@ from django.contrib.auth import get_user_model
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
+from django.views.decorators.http import require_safe
 
 from audit import approvalstats, approvers, charts, describe, diff, export, queries, stats, timing
 from audit.models import AuditEvent
@@ -18,6 +19,7 @@ auditor_required = roles.required(roles.can_audit, "Reading the audit needs the 
 
 
 @auditor_required
+@require_safe
 def event_list(request):
     filters = queries.Filters.from_query(request.GET)
     events, next_cursor = queries.page(queries.filtered(filters).select_related("actor"), request.GET.get("after", ""))
@@ -37,6 +39,7 @@ def event_list(request):
 
 
 @auditor_required
+@require_safe
 def export_csv(request):
     filters = queries.Filters.from_query(request.GET, default_view=queries.ALL_EVENTS)
     stamp = timezone.localtime().strftime("%Y%m%d-%H%M%S")
@@ -46,6 +49,7 @@ def export_csv(request):
 
 
 @auditor_required
+@require_safe
 def event_detail(request, sequence):
     event = get_object_or_404(AuditEvent.objects.select_related("decision", "hold_record", "actor"), sequence=sequence)
     row = describe.rows([event])[0]
@@ -53,6 +57,7 @@ def event_detail(request, sequence):
 
 
 @auditor_required
+@require_safe
 def decision_detail(request, pk):
     decision = get_object_or_404(Decision.objects.select_related("hold", "reviewer"), pk=pk)
     approved_by = approvers.of_decision(decision)
@@ -74,6 +79,7 @@ def decision_detail(request, pk):
 
 
 @auditor_required
+@require_safe
 def hold_timeline(request, pk):
     hold = get_object_or_404(Hold, pk=pk)
     context = {
@@ -86,6 +92,7 @@ def hold_timeline(request, pk):
 
 
 @auditor_required
+@require_safe
 def statistics(request):
     period = stats.Period.from_query(request.GET, timezone.localdate())
     computed = stats.compute(period)

@@ -18,8 +18,8 @@ class _RecordedValueFilter(admin.SimpleListFilter):
     """Choices from the values sync recorded (``FilterValue``): listing the distinct ones would read every hold."""
 
     def lookups(self, request, model_admin):
-        values = FilterValue.objects.filter(kind=self.parameter_name).order_by("value").values_list("value", flat=True)
-        return [(value, value) for value in values.distinct()]
+        values = FilterValue.objects.exclude(**{self.parameter_name: ""}).values_list(self.parameter_name, flat=True)
+        return [(value, value) for value in values.order_by(self.parameter_name).distinct()]
 
     def queryset(self, request, queryset):
         value = readers.text(self.value() or "", self.parameter_name)

@@ -8,4 +8,5 @@ def navigation(request):
     return {
         "can_review": roles.can_review(request.user),
         "can_audit": roles.can_audit(request.user),
+        "has_a_role": roles.has_a_role(request.user),
     }

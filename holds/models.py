@@ -97,27 +97,25 @@ class Hold(models.Model):
 
 
 class FilterValue(models.Model):
-    """A value the queue's agent, capability or env filter offers: one that an open hold of ``env`` had at its last sync.
+    """An env, agent and capability that an open hold had together at its env's last sync: what the filters offer.
 
-    Sync replaces an env's values with those of the open holds it listed, whenever the
+    Sync replaces an env's rows with those of the open holds it listed, whenever the
     listing brought a change, so the queue reads a handful of rows instead of every open
-    hold, and the choices are as fresh as the mirror itself.
+    hold, and the choices are as fresh as the mirror itself. The three are kept together
+    so that a team scope, which admits a hold by all three, admits a row the same way: a
+    viewer is offered only the values of holds they may see. A value too long to index is
+    kept blank, and never offered.
     """
 
-    class Kind(models.TextChoices):
-        AGENT = "agent"
-        CAPABILITY = "capability"
-        ENV = "env"
-
     env = models.CharField(max_length=100)
-    kind = models.CharField(max_length=16, choices=Kind.choices)
-    value = models.TextField()
+    agent = models.TextField(blank=True)
+    capability = models.TextField(blank=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["env", "kind", "value"], name="filter_value_once")]
+        constraints = [models.UniqueConstraint(fields=["env", "agent", "capability"], name="filter_combination_once")]
 
     def __str__(self) -> str:
-        return f"{self.kind}={self.value}"
+        return f"{self.env}/{self.agent}/{self.capability}"
 
 
 class HoldItem(models.Model):

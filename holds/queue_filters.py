@@ -24,7 +24,7 @@ FORM_SECONDS = 24 * 3600  # a form nobody asks for again leaves the cache within
 
 
 def form(filters: holds_queue.Filters, choices: dict[str, list[str]]) -> str:
-    """The filter form showing ``filters`` chosen among ``choices`` (see ``scopes.offered_values``)."""
+    """The filter form showing ``filters`` chosen among ``choices`` (see ``queue.filter_values``)."""
     key = "queue-filters:" + hashlib.sha256(
         repr((softcache.code_digest(FORM_TEMPLATE, FORM_CODE_MODULES), _queue_url(), choices, dataclasses.astuple(filters)))
         .encode()

@@ -7,7 +7,7 @@ from django.db.models import FilteredRelation, OuterRef, Q, Subquery, prefetch_r
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from approvals import approving, badges, rounds
 from approvals import page as approvals_page
@@ -25,6 +25,7 @@ INLINE_IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
 reviewer_required = roles.required(roles.can_review, "Deciding holds needs the Reviewers role.")
 
 
+@require_safe
 def queue(request):
     """The home page: the queue for reviewers; auditors who do not review land on the audit."""
     if not roles.can_review(request.user) and roles.can_audit(request.user):
@@ -54,7 +55,7 @@ def _queue(request):
     }
     if request.htmx and request.htmx.target == "queue-body":
         return render(request, "holds/_queue_body.html", context)
-    choices = scopes.offered_values(request.user, holds_queue.filter_values(states))  # no other team's agents
+    choices = holds_queue.filter_values(request.user, states)  # no other team's agents
     return render(request, "holds/queue.html", context | {"filter_form": queue_filters.form(filters, choices)})
 
 
@@ -150,6 +151,7 @@ def _presence_context(hold, viewer, now, looking=None):
 
 
 @reviewer_required
+@require_safe
 def hold_detail(request, pk):
     """Show the hold; opening it tells the others who is looking, and claims nothing."""
     hold, decision = _hold_for_page(request, pk)
@@ -278,6 +280,7 @@ def hold_reject(request, pk):
 
 
 @reviewer_required
+@require_safe
 def decision_status(request, pk):
     hold = _hold_or_404(request, pk)
     decision = hold.latest_decision()
@@ -308,6 +311,7 @@ def decision_undo(request, pk):
 
 
 @reviewer_required
+@require_safe
 def next_hold(request):
     """Open the next hold in queue order, or go back to the queue when none is left."""
     upcoming = holds_queue.next_for(request.user, timezone.now())
@@ -315,6 +319,7 @@ def next_hold(request):
 
 
 @reviewer_required
+@require_http_methods(["GET", "HEAD", "POST"])
 def take_over(request, pk):
     """Ask to confirm, then take the hold's claim from whoever holds it."""
     hold = _hold_or_404(request, pk, Hold.objects.select_related("claimed_by"))
@@ -333,6 +338,7 @@ def release(request, pk):
 
 
 @reviewer_required
+@require_safe
 def run_context(request, pk):
     hold = _hold_or_404(request, pk)
     with platform.PlatformClient.from_settings() as client:
@@ -342,6 +348,7 @@ def run_context(request, pk):
 
 
 @reviewer_required
+@require_safe
 def hold_file(request, pk, file_id):
     """Stream a hold's file through the app, so the API key stays on the server."""
     hold = _hold_or_404(request, pk)

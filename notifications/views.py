@@ -3,25 +3,32 @@
 from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from notifications import notify
 from notifications.models import Notification
 from people import zones
-from reviewqueue import readers
+from reviewqueue import readers, roles
 
 INBOX_SIZE = 100
 
+role_required = roles.required(roles.has_a_role, "Notifications need the Reviewers or Auditors role.")
 
+
+@role_required
+@require_safe
 def bell(request):
     return render(request, "notifications/_bell.html", {"unread": notify.unread_count(request.user)})
 
 
+@role_required
+@require_safe
 def inbox(request):
     notifications = notify.in_app_for(request.user).order_by("-created_at", "-pk")[:INBOX_SIZE]
     return render(request, "notifications/inbox.html", {"notifications": notifications})
 
 
+@role_required
 @require_POST
 def mark_read(request):
     unread = Notification.objects.filter(user=request.user, channel=Notification.Channel.IN_APP, read_at__isnull=True)
@@ -32,6 +39,8 @@ def mark_read(request):
     return redirect("notifications")
 
 
+@role_required
+@require_http_methods(["GET", "HEAD", "POST"])
 def preferences(request):
     """The person's preferences: which notifications reach them how, and (its own form) their time zone."""
     events = notify.subscribable_events(request.user)

@@ -22,8 +22,13 @@ def healthz(request):
 @never_cache
 @require_GET
 def readyz(request):
-    """Readiness: the database and broker answer, every env synced lately, and beat runs; 503 otherwise."""
+    """Readiness: the database and broker answer, every env synced lately, and beat runs; 503 otherwise.
+
+    Anyone learns only ready or not; each check's detail (which names the envs) is for whoever may scrape /metrics.
+    """
     ready, body = health.readiness()
+    if not access.may_scrape(request):
+        body = {"status": body["status"]}
     return JsonResponse(body, status=200 if ready else 503)
 
 

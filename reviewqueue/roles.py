@@ -59,6 +59,11 @@ def can_audit(user) -> bool:
     return in_group(user, AUDITORS)
 
 
+def has_a_role(user) -> bool:
+    """Reviewer, auditor or admin: a user with none of these may sign in, but opens no page of the app."""
+    return can_review(user) or can_audit(user)
+
+
 def required(check, explanation: str):
     """A view decorator that answers 403 with ``explanation`` unless ``check(user)`` passes."""
 

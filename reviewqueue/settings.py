@@ -129,7 +129,8 @@ LOGOUT_REDIRECT_URL = "login"
 
 # The sign-in brake (reviewqueue/signin.py): django-axes refuses sign-ins on both login forms, even with the
 # right password, for a while after too many failures for one username or from one client address.
-AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+# It counts and refuses password sign-ins only: single sign-on's failures are the provider's to brake.
+AUTHENTICATION_BACKENDS = ["reviewqueue.signin.PasswordBackend", "django.contrib.auth.backends.ModelBackend"]
 SIGN_IN_FAILURE_LIMIT = env.integer("SIGN_IN_FAILURE_LIMIT", 5, minimum=1)
 SIGN_IN_LOCKOUT_MINUTES = env.integer("SIGN_IN_LOCKOUT_MINUTES", 15, minimum=1)
 AXES_FAILURE_LIMIT = SIGN_IN_FAILURE_LIMIT

@@ -4,8 +4,12 @@ django-axes counts failed sign-ins on both login forms (ours and the admin's)
 per username and per client address, in its own prunable table, and refuses
 further attempts, even with the right password, for ``SIGN_IN_LOCKOUT_MINUTES``
 after ``SIGN_IN_FAILURE_LIMIT`` failures. Its settings point here for the client
-address (which the audit's sign-in rows use too), for the handler that stores
-the attempts, and for the lockout page.
+address (which the audit's sign-in rows use too), for the backend that refuses
+and the handler that stores the attempts, and for the lockout page.
+
+Both brake password sign-ins only: single sign-on's callback authenticates with a
+nonce, not a password, and the provider guards its own sign-ins, so a failed one
+(an issuer mismatch, say) neither counts against the client nor is refused here.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import ipaddress
 import math
 
+from axes.backends import AxesStandaloneBackend
 from axes.handlers.database import AxesDatabaseHandler
 from axes.models import AccessAttempt
 from django.conf import settings
@@ -40,14 +45,32 @@ def client_ip(request) -> str | None:
         return None
 
 
+def _with_password(credentials: dict | None) -> bool:
+    """Whether a sign-in is a password's (either login form's), the only kind the brake counts or refuses."""
+    return "password" in (credentials or {})
+
+
+class PasswordBackend(AxesStandaloneBackend):
+    """axes' backend (first of ``AUTHENTICATION_BACKENDS`` after single sign-on's), refusing locked-out password
+    sign-ins only."""
+
+    def authenticate(self, request, **credentials):
+        if not _with_password(credentials):
+            return None
+        return super().authenticate(request, **credentials)
+
+
 class AttemptsHandler(AxesDatabaseHandler):
     """axes' database handler (``AXES_HANDLER``), storing the client's headers without NUL, which PostgreSQL refuses.
 
     axes stores the User-Agent and Accept headers of a failed attempt as sent, and a
     header may carry a NUL: without this, such a failed sign-in would be a 500.
+    A failure without a password (single sign-on's) is not stored.
     """
 
     def user_login_failed(self, sender, credentials: dict, request=None, **kwargs):
+        if not _with_password(credentials):
+            return None
         if request is not None:
             request.axes_user_agent = request.axes_user_agent.replace("\x00", "")
             request.axes_http_accept = request.axes_http_accept.replace("\x00", "")

@@ -9,6 +9,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import resolve_url
 from django.urls import reverse
+from django.views.decorators.http import require_safe
 from mozilla_django_oidc import views as oidc_views
 
 PASSWORDS_OFF = "Passwords are turned off here: sign in with {provider}."
@@ -25,6 +26,8 @@ def sso_context() -> dict:
 class SignInView(auth_views.LoginView):
     """Django's login page, offering single sign-on when it is on, and only that when passwords are off."""
 
+    http_method_names = ["get", "head", "post"]  # Django's form views take a PUT as a POST
+
     def get_context_data(self, **kwargs):
         return super().get_context_data(**kwargs) | sso_context()
 
@@ -36,6 +39,7 @@ class SignInView(auth_views.LoginView):
 
 
 @login_not_required
+@require_safe
 def start(request):
     """Off to the identity provider, with a fresh state, nonce and PKCE verifier kept in the session."""
     if not settings.SSO_ENABLED:
@@ -53,6 +57,7 @@ class CallbackView(oidc_views.OIDCAuthenticationCallbackView):
 
 
 @login_not_required
+@require_safe
 def callback(request):
     if not settings.SSO_ENABLED:
         raise Http404("Single sign-on is off")

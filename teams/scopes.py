@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import string
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from django.db.models import Q
 
@@ -159,19 +160,27 @@ def users_who_may_see(holds: Iterable, users: Iterable) -> list:
     return [user for user in users if all(may_see(user, hold) for hold in holds)]
 
 
-def offered_values(user, choices: dict[str, list[str]]) -> dict[str, list[str]]:
-    """The queue's filter choices (env, agent, capability → values) that the user's scopes admit.
+class Combination(NamedTuple):
+    """An env, agent and capability that some open hold has together: admitted by a scope as that hold is."""
 
-    Each value is checked against its own field's patterns only: an agent whose name a
-    scope admits is offered even if its holds are all in envs that scope leaves out.
+    env: str
+    agent: str
+    capability: str
+
+
+def offered_values(user, combinations: Iterable[Combination]) -> dict[str, list[str]]:
+    """The queue's filter choices (env, agent, capability → values, sorted): the values of those of
+    ``combinations`` that the user may see a hold with, blank ones (too long to offer) aside.
+
+    A scope admits a hold by all three fields at once, so a value is offered only with the other
+    two its hold has: an agent whose holds are all in an env the scope leaves out is not.
     """
-    scopes = scopes_of(user)
-    if scopes is None:
-        return choices
-    return {
-        field: [value for value in values if any(scope.admits(field, value) for scope in scopes)]
-        for field, values in choices.items()
-    }
+    offered: dict[str, set[str]] = {field: set() for field in FIELDS}
+    for combination in combinations:
+        if may_see(user, combination):
+            for field, value in zip(FIELDS, combination, strict=True):
+                offered[field].add(value)
+    return {field: sorted(values - {""}) for field, values in offered.items()}
 
 
 # Globs: checked, then written as regular expressions

@@ -1,5 +1,6 @@
 """A load balancer and Kubernetes can ask whether Review Queue is alive and whether it is ready to serve."""
 
+import ipaddress
 import json
 from datetime import timedelta
 
@@ -12,6 +13,18 @@ from holds import heartbeat
 from holds.models import SyncState
 
 pytestmark = pytest.mark.django_db
+
+TOKEN = "readiness-scrape-token"
+
+
+@pytest.fixture(autouse=True)
+def metrics_token(settings):
+    settings.METRICS_TOKEN = TOKEN
+
+
+def readyz(client, token: str = TOKEN):
+    """/readyz as a scraper with the metrics token asks for it (with ``token=""``, as anyone does)."""
+    return client.get("/readyz", headers={"Authorization": f"Bearer {token}"} if token else {})
 
 
 @pytest.fixture
@@ -32,7 +45,7 @@ def test_healthz_answers_without_signing_in_and_without_touching_the_database(cl
 
 
 def test_readyz_is_200_when_database_broker_syncs_and_beat_are_all_fine(client, everything_running):
-    response = client.get("/readyz")
+    response = readyz(client)
 
     assert response.status_code == 200
     body = response.json()
@@ -46,7 +59,7 @@ def test_readyz_is_503_naming_an_env_whose_last_sync_is_older_than_three_interva
         last_success_at=timezone.now() - timedelta(seconds=3 * settings.SYNC_INTERVAL_SECONDS + 5)
     )
 
-    response = client.get("/readyz")
+    response = readyz(client)
 
     assert response.status_code == 503
     assert response.json()["checks"]["sync:default"]["ok"] is False
@@ -56,7 +69,7 @@ def test_readyz_is_503_naming_an_env_whose_last_sync_is_older_than_three_interva
 def test_readyz_is_503_for_an_env_never_synced(client, everything_running, settings):
     settings.AGENTOS_ENVS = ["default", "staging"]
 
-    check = client.get("/readyz").json()["checks"]["sync:staging"]
+    check = readyz(client).json()["checks"]["sync:staging"]
 
     assert check == {"ok": False, "detail": "never synced"}
 
@@ -64,7 +77,7 @@ def test_readyz_is_503_for_an_env_never_synced(client, everything_running, setti
 def test_readyz_is_503_when_beat_has_been_silent_for_minutes(client, everything_running):
     heartbeat.record_run("holds.tasks.sync_holds", timezone.now() - timedelta(minutes=10))
 
-    response = client.get("/readyz")
+    response = readyz(client)
 
     assert response.status_code == 503
     assert response.json()["checks"]["beat"]["ok"] is False
@@ -78,7 +91,7 @@ def test_readyz_and_the_queue_banner_agree_on_when_beat_and_sync_are_stale(clien
     for age in (2 * interval, 3 * interval + timedelta(seconds=1)):
         heartbeat.record_run("holds.tasks.sync_holds", timezone.now() - age)
         SyncState.objects.filter(env="default").update(last_success_at=timezone.now() - age)
-        checks = client.get("/readyz").json()["checks"]
+        checks = readyz(client).json()["checks"]
         freshness = queue.freshness(timezone.now())
         verdicts.append((checks["beat"]["ok"], freshness.periodic_stopped, checks["sync:default"]["ok"], freshness.stale))
 
@@ -89,7 +102,7 @@ def test_a_down_broker_is_reported_without_its_url_or_password(client, everythin
     # A closed port on this machine, with a password in the URL that must not come back.
     settings.CELERY_BROKER_URL = "redis://:hunter2secret@127.0.0.1:1/0"
 
-    response = client.get("/readyz")
+    response = readyz(client)
 
     assert response.status_code == 503
     assert response.json()["checks"]["broker"] == {"ok": False, "detail": "down: cannot connect"}
@@ -104,7 +117,7 @@ def test_a_down_database_is_reported_as_down_without_its_dsn(client, settings):
     broken.close()
     broken.settings_dict.update(PORT="1", PASSWORD="s3cr3t-password")
     try:
-        response = client.get("/readyz")
+        response = readyz(client)
     finally:
         broken.close()
         broken.settings_dict.clear()
@@ -117,6 +130,24 @@ def test_a_down_database_is_reported_as_down_without_its_dsn(client, settings):
     assert b"s3cr3t" not in response.content and b"5432" not in response.content and b"port" not in response.content.lower()
 
 
+def test_anyone_learns_only_whether_it_is_ready_and_the_metrics_scrapers_learn_why(client, everything_running, settings):
+    settings.AGENTOS_ENVS = ["default", "secret-project"]
+    settings.METRICS_ALLOWED_IPS = [ipaddress.ip_network("10.0.0.0/8")]
+
+    anonymous = readyz(client, token="")
+    wrong_token = readyz(client, token="guess")
+    with_token = readyz(client)
+    from_allowed_address = client.get("/readyz", REMOTE_ADDR="10.1.2.3")
+    SyncState.objects.create(env="secret-project", last_success_at=timezone.now())
+    ready = readyz(client, token="")
+
+    assert (anonymous.status_code, anonymous.json()) == (503, {"status": "not ready"})
+    assert b"secret-project" not in anonymous.content and wrong_token.json() == anonymous.json()
+    assert with_token.json()["checks"]["sync:secret-project"] == {"ok": False, "detail": "never synced"}
+    assert from_allowed_address.json() == with_token.json()
+    assert (ready.status_code, ready.json()) == (200, {"status": "ready"})
+
+
 def test_the_probes_are_not_sent_to_sign_in_even_with_an_expired_session(client, alice, everything_running, settings):
     client.force_login(alice)
     session = client.session
@@ -124,4 +155,4 @@ def test_the_probes_are_not_sent_to_sign_in_even_with_an_expired_session(client,
     session.save()
 
     assert client.get("/healthz").status_code == 200
-    assert client.get("/readyz").status_code == 200
+    assert readyz(client).status_code == 200

@@ -16,6 +16,7 @@ from django.utils import timezone
 from holds import decisions, expiry, queue, sync
 from holds.models import FilterValue, Hold
 from notifications import notify
+from teams import scopes
 
 pytestmark = pytest.mark.django_db
 
@@ -67,7 +68,7 @@ def test_each_agent_is_offered_from_the_sync_that_brings_it_to_the_sync_after_it
     sync.sync_env(platform_client, "default")
     assert offered(alice_client, "agent") == ["refund-bot"]
 
-    assert set(FilterValue.objects.filter(kind="agent").values_list("value", flat=True)) == {"refund-bot"}
+    assert set(FilterValue.objects.values_list("agent", flat=True)) == {"refund-bot"}
 
 
 def test_an_unchanged_resync_neither_reads_nor_writes_the_filter_values(alice_client, platform_client, platform_state):
@@ -79,19 +80,19 @@ def test_an_unchanged_resync_neither_reads_nor_writes_the_filter_values(alice_cl
     assert offered(alice_client, "agent") == ["refund-bot"]
 
 
-def test_the_filter_choices_come_from_the_cache_until_a_sync_changes_them(platform_client, platform_state):
+def test_the_filter_choices_come_from_the_cache_until_a_sync_changes_them(alice, platform_client, platform_state):
     hold(platform_state, "refund-bot")
     sync.sync_env(platform_client, "default")
-    assert queue.filter_values(queue.sync_states())["agent"] == ["refund-bot"]
+    assert queue.filter_values(alice, queue.sync_states())["agent"] == ["refund-bot"]
 
     sync.sync_env(platform_client, "default")  # unchanged: the cached choices still hold
     with CaptureQueriesContext(connection) as queries:
-        assert queue.filter_values(queue.sync_states())["agent"] == ["refund-bot"]
+        assert queue.filter_values(alice, queue.sync_states())["agent"] == ["refund-bot"]
     assert not [query for query in queries.captured_queries if "holds_filtervalue" in query["sql"]]
 
     hold(platform_state, "billing-bot")
     sync.sync_env(platform_client, "default")
-    assert queue.filter_values(queue.sync_states())["agent"] == ["billing-bot", "refund-bot"]
+    assert queue.filter_values(alice, queue.sync_states())["agent"] == ["billing-bot", "refund-bot"]
 
 
 def test_a_capability_too_long_to_index_is_stored_and_queued_but_not_offered(alice_client, platform_client, platform_state):
@@ -113,11 +114,12 @@ def plan_of(run) -> str:
         return "\n".join(line for (line,) in cursor.fetchall())
 
 
-def test_the_filter_choices_read_no_hold(platform_client, platform_state):
+def test_the_filter_choices_read_no_hold(alice, platform_client, platform_state):
     platform_state.generate("default", 300)
     sync.sync_env(platform_client, "default")
+    scopes.scopes_of(alice)  # read with her roles, once a request
     with CaptureQueriesContext(connection) as queries:
-        choices = queue.filter_values()
+        choices = queue.filter_values(alice)
     assert len(queries.captured_queries) == 1 and "holds_hold" not in queries.captured_queries[0]["sql"]
     assert choices["env"] == ["default"] and choices["agent"]
 

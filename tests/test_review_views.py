@@ -84,6 +84,25 @@ def test_a_user_without_the_reviewer_role_gets_a_clear_403(client, samples):
     assert b"Deciding holds needs the Reviewers role" in response.content
 
 
+def test_a_user_without_a_role_opens_no_notification_page_and_sees_no_bell(client, audrey, samples):
+    client.force_login(make_user("carol"))
+
+    refused = [
+        client.get(reverse("notifications")),
+        client.get(reverse("notification-bell")),
+        client.get(reverse("notification-preferences")),
+        client.post(reverse("notification-preferences"), {"time_zone": "Europe/Paris"}),
+        client.post(reverse("notifications-read")),
+    ]
+    queue = client.get(reverse("queue")).content.decode()
+    client.force_login(audrey)
+
+    assert [response.status_code for response in refused] == [403] * 5
+    assert all(b"Notifications need the Reviewers or Auditors role" in response.content for response in refused)
+    assert "Notifications:" not in queue
+    assert client.get(reverse("notifications")).status_code == 200  # an auditor's inbox opens as before
+
+
 def test_the_roles_exist_after_migrating():
     from django.contrib.auth.models import Group
 

@@ -57,7 +57,7 @@ def test_the_oidc_variables_configure_it(tmp_path):
     started = start_django(code, REVIEWQUEUE_VAR_DIR=str(tmp_path), **variables)
 
     backends, scopes, algorithm, reviewer_groups, auditor_groups, pkce, nonce = started.stdout.strip().split("|")
-    assert backends == "['sso.backend.SingleSignOnBackend', 'axes.backends.AxesStandaloneBackend']"
+    assert backends == "['sso.backend.SingleSignOnBackend', 'reviewqueue.signin.PasswordBackend']"
     assert (scopes, algorithm, reviewer_groups, auditor_groups) == ("openid email profile", "RS256", "['rq-reviewers', 'rq-leads']", "[]")
     assert pkce == nonce == "True"
 

@@ -180,6 +180,26 @@ def test_a_client_locked_out_of_the_password_form_still_signs_in_through_the_pro
     assert AccessAttempt.objects.filter(ip_address="127.0.0.1").exists()  # the lockout itself stands
 
 
+def test_failed_provider_sign_ins_never_lock_the_address_out_of_the_password_form(
+    sso_on, identity_provider, new_page, alice, caplog
+):
+    identity_provider.person("jo", groups=("rq-reviewers",))
+    sso_on.OIDC_OP_ISSUER = "https://idp.invalid"  # every ID token's issuer now mismatches: each sign-in fails
+    caplog.set_level(logging.WARNING)
+    for _ in range(sso_on.AXES_FAILURE_LIMIT + 1):
+        page = new_page()
+        sign_in_at_provider(page, "jo")
+        expect(page.get_by_text("Signing in with Test IdP did not work.")).to_be_visible()
+
+    page.get_by_label("Username").fill("alice")
+    page.get_by_label("Password").fill("pw")
+    page.get_by_role("button", name="Sign in", exact=True).click()
+
+    expect(page.get_by_role("heading", name="Open holds")).to_be_visible()
+    assert caplog.text.count("Single sign-on failed: InvalidIssuerError") == sso_on.AXES_FAILURE_LIMIT + 1
+    assert not AccessAttempt.objects.exists() and "AXES: New login failure" not in caplog.text
+
+
 def test_with_local_passwords_off_only_single_sign_on_is_offered(sso_on, identity_provider, new_page, alice, client):
     sso_on.LOCAL_PASSWORDS = False
     sso_on.AUTHENTICATION_BACKENDS = [b for b in sso_on.AUTHENTICATION_BACKENDS if not b.endswith("ModelBackend")]

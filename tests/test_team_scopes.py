@@ -97,9 +97,25 @@ def test_a_scoped_reviewer_sees_only_their_teams_holds_in_the_queue_search_and_f
     assert listed(carol_client, "?q=support-bot") == set()
     assert listed(carol_client, "?agent=support-bot") == set()
     assert offered(carol_client, "agent") == ["billing-bot"]
-    assert offered(carol_client, "capability") == ["refund", "reply"]  # Billing's scope leaves capabilities open
+    assert offered(carol_client, "capability") == ["refund"]  # "reply" is only Support's, though capabilities are open
     assert listed(alice_client) == {"billing-bot", "support-bot"}
     assert offered(alice_client, "agent") == ["billing-bot", "support-bot"]
+    assert offered(alice_client, "capability") == ["refund", "reply"]
+
+
+def test_the_filters_offer_no_env_or_capability_that_only_another_teams_holds_have(
+    settings, client, carol_client, platform_state, platform_client, billing, support
+):
+    settings.AGENTOS_ENVS = ["default", "staging"]
+    platform_state.add_hold("staging", {"agent": "support-bot", "capability": "escalate"})
+    sync.sync_env(platform_client, "staging")
+    narrow = make_user("erin", roles.REVIEWERS)
+    narrow.groups.add(scoped_group("Billing refunds in staging", env="stag*", capability="refund"))
+    client.force_login(narrow)
+
+    assert offered(carol_client, "env") == ["default"]
+    assert offered(carol_client, "capability") == ["refund"]
+    assert [offered(client, name) for name in ("env", "agent", "capability")] == [[], [], []]
 
 
 def test_the_new_holds_count_counts_only_the_holds_in_scope(carol_client, alice_client, billing, support):
