@@ -41,6 +41,7 @@ for the platform's own records, as a string; a list in one string is our assumpt
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
@@ -49,7 +50,6 @@ from approvals import rounds
 from approvals.models import Approval
 from audit import events as audit_events
 from audit.models import EventKind
-from holds import claims
 from holds.models import DecisionItem, Hold
 from reviewqueue.jsonvalues import same_json
 
@@ -144,11 +144,13 @@ def uncount(decision) -> Approval | None:
     return final
 
 
-def withdraw(approval_id: int, approver, now: datetime) -> Approval:
+def withdraw(approval_id: int, approver, now: datetime, reclaim: Callable[[Hold], object]) -> Approval:
     """Take back ``approver``'s own approval in its undo window (``UNDO_SECONDS``), while it is the open round's last.
 
     Nothing was sent for it, so nothing is lost: the round is one approval short again and the
-    approver gets the hold's claim back, as after the Undo of a decision. Raises ``NotCounted``
+    approver gets the hold's claim back, as after the Undo of a decision: ``reclaim(hold)`` gives it
+    (``holds.decisions.withdraw_approval`` passes the claims'), under the hold's lock, before the audit
+    records the withdrawal. Raises ``NotCounted``
     for anyone else's approval, one a later approval or a decision built on, or once the window ended.
     """
     hold_pk = Approval.objects.filter(pk=approval_id, approver=approver).values_list("hold", flat=True).first()
@@ -161,7 +163,7 @@ def withdraw(approval_id: int, approver, now: datetime) -> Approval:
             raise NotCounted("Too late to take this approval back: its undo window is over, or it counted towards more.")
         approval = current[-1]
         approval.delete()
-        claims.claim(hold, approver, now)
+        reclaim(hold)
         audit_events.record(
             EventKind.APPROVAL_WITHDRAWN, actor=approver, hold=hold,
             payload={

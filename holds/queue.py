@@ -20,12 +20,12 @@ from typing import Any, ClassVar
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import BooleanField, DateTimeField, Expression, F, Func, Q, QuerySet, Value
+from django.db.models import DateTimeField, Expression, F, Func, Q, QuerySet, Value
 from django.utils import timezone
 
 from approvals import badges, rounds
 from holds import describe, heartbeat
-from holds.models import Decision, FilterValue, Hold, PeriodicRun, SyncState
+from holds.models import FilterValue, Hold, PeriodicRun, SyncState
 from reviewqueue import prepared, readers, softcache
 from reviewqueue.jsonvalues import AMOUNT_KEYS, as_decimal
 from reviewqueue.rowsql import RowSQL
@@ -155,27 +155,8 @@ def ordered(queryset: QuerySet[Hold], sort: str = DEFAULT_SORT) -> QuerySet[Hold
 
 
 def open_holds(now: datetime | None = None) -> QuerySet[Hold]:
-    """Open holds nobody here has decided yet and whose time is not up.
-
-    A decision being sent, or an expiry the sweep has not closed yet, takes a
-    hold out of the queue at once.
-    """
-    return ordered(_open(Hold.objects.all(), now or timezone.now()))
-
-
-def _open(holds: QuerySet[Hold], now: datetime) -> QuerySet[Hold]:
-    return holds.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now)).filter(_OPEN_WITHOUT_LIVE_DECISION)
-
-
-# Open holds without a live decision (one neither withdrawn nor not applied). Written out, as the ORM's Exists took
-# longer to build than the queue's whole query takes to run; with its constants in the SQL, not as parameters, so
-# that the listing's prepared statement keeps a plan that uses the open holds' partial indexes (reviewqueue/prepared.py).
-_OPEN_WITHOUT_LIVE_DECISION = RowSQL(
-    f"{{row}}.status = {prepared.literal(Hold.Status.OPEN)} AND NOT EXISTS (SELECT 1 FROM {Decision._meta.db_table}"
-    f" decision WHERE decision.hold_id = {{row}}.id"
-    f" AND decision.state NOT IN ({', '.join(map(prepared.literal, Decision.NOT_LIVE))}))",
-    output_field=BooleanField(),
-)
+    """The waiting holds (``HoldQuerySet.waiting``), in the queue's order."""
+    return ordered(Hold.objects.waiting(now or timezone.now()))
 
 
 def filtered(filters: Filters, user, now: datetime) -> QuerySet[Hold]:
@@ -185,7 +166,7 @@ def filtered(filters: Filters, user, now: datetime) -> QuerySet[Hold]:
 
     ``user`` None reads every open hold, as no reviewer does: for query plans and benchmarks.
     """
-    holds = _open(_listing(), now)
+    holds = _listing().waiting(now)
     if user is not None:
         holds = scopes.visible(holds, user)
     if filters.agent:

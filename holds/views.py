@@ -10,9 +10,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from approvals import approving, badges, rounds
-from approvals import page as approvals_page
 from approvals.models import Approval
-from holds import claims, decisions, form_layout, platform, presence, review, runs
+from holds import approval_page, claims, decisions, form_layout, platform, presence, review, runs
 from holds import queue as holds_queue
 from holds import queue_filters, queue_rows
 from holds.models import Decision, Hold
@@ -82,7 +81,7 @@ def _hold_context(hold, reviews=None, error="", viewer=None, decision=_UNREAD, n
     else:
         looking = presence.others_looking(hold, viewer, now)
     reviews = reviews if reviews is not None else _reviews_to_show(hold, decision, viewer)
-    approvals = approvals_page.page_context(hold, viewer) if decidable else {}
+    approvals = approval_page.page_context(hold, viewer) if decidable else {}
     return _presence_context(hold, viewer, now, looking) | approvals | {
         "reviews": reviews,
         "error_links": form_layout.error_links(reviews),
@@ -119,7 +118,7 @@ def _hold_for_page(request, pk):
         pk,
         Hold.objects.annotate(page_decision=FilteredRelation("decisions", condition=Q(decisions__pk=Subquery(latest))))
         .select_related("claimed_by", "page_decision__reviewer", "escalation")
-        .annotate(**approvals_page.page_annotations())
+        .annotate(**approval_page.page_annotations())
         .prefetch_related("items"),
     )
     decision = getattr(hold, "page_decision", None)  # absent, not None, when the hold has no decision
@@ -257,7 +256,7 @@ def approval_undo(request, pk):
     approval_id = _posted_id(request, "approval", "say which approval to take back")
     approval = get_object_or_404(Approval, pk=approval_id, hold=hold)
     try:
-        approving.withdraw(approval.pk, request.user, timezone.now())
+        decisions.withdraw_approval(approval.pk, request.user, timezone.now())
     except approving.NotCounted as refused:
         return _refused(request, hold, refused)
     return redirect("hold", pk=hold.pk)

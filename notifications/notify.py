@@ -23,12 +23,10 @@ from django.utils import timezone
 from approvals.models import Approval, ApprovalPolicy
 from approvals.waiting import open_rounds
 from approvals.wording import approval_words
-from holds import queue as holds_queue
-from holds import wording
 from holds.models import Decision, Hold
 from notifications import digest, sending
 from notifications.models import DigestState, Notification, NotificationSettings, WebhookChannel
-from people import zones
+from people import wording, zones
 from reviewqueue import prepared, roles
 from teams import scopes
 
@@ -217,7 +215,7 @@ def digest_new_holds(now: datetime | None = None) -> list[Notification]:
             .order_by("first_seen_at", "pk")
         )
         Hold.objects.filter(pk__in=[hold.pk for hold in holds]).update(digested_at=now)
-        waiting = set(holds_queue.open_holds(now).filter(pk__in=[hold.pk for hold in holds]).values_list("pk", flat=True))
+        waiting = set(Hold.objects.waiting(now).filter(pk__in=[hold.pk for hold in holds]).values_list("pk", flat=True))
         return new_holds_digest([hold for hold in holds if hold.pk in waiting], now)
 
 

@@ -18,12 +18,12 @@ A user's scopes are read once per user object: once a request for ``request.user
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import string
 from collections.abc import Iterable
 
 from django.db.models import Q
 
-from approvals.policies import GLOB_CHARACTERS, glob_matches
 from reviewqueue import roles
 from teams.models import TeamScope
 
@@ -32,6 +32,7 @@ LONGEST_PATTERN = 300
 # Characters a regular expression could read as syntax: each is written escaped, in both engines
 # a plain character. Letters, digits and "_" never are escaped: "\d" or "\w" would be a class.
 SYNTAX = frozenset(string.punctuation) - {"_"}
+GLOB_CHARACTERS = frozenset("*?[")
 
 
 class InvalidPattern(ValueError):
@@ -174,7 +175,14 @@ def offered_values(user, choices: dict[str, list[str]]) -> dict[str, list[str]]:
     }
 
 
-# Globs: checked, then written as regular expressions
+# Globs: matched, checked, and written as regular expressions
+
+
+def glob_matches(pattern: str, value: str) -> bool:
+    """Case-sensitive shell-style matching (``prod-*``); a blank pattern matches anything. Approval policies match
+    with it too."""
+    return not pattern or fnmatch.fnmatchcase(value, pattern)
+
 
 
 def check_patterns(text: str) -> tuple[str, ...]:

@@ -6,11 +6,12 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from holds import decisions, expiry, queue, sync, wording
+from holds import decisions, expiry, queue, sync
 from holds.decisions import ItemChoice
 from holds.models import Decision, Hold
 from notifications import notify
 from notifications.models import Notification
+from people import wording
 from tests.concurrently import at_once
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_delivery")]

@@ -19,7 +19,6 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from playwright.sync_api import expect
 
-from approvals.policies import glob_matches
 from audit.models import AuditEvent, EventKind
 from holds import decisions, sync
 from holds.decisions import ItemChoice
@@ -329,7 +328,7 @@ def test_a_pattern_matches_only_what_the_glob_says_however_the_names_look(platfo
     sync.sync_env(platform_client, "default")
 
     assert agents_matching(pattern) == expected
-    assert expected == {agent for agent in HOSTILE_AGENTS if glob_matches(pattern, agent)}
+    assert expected == {agent for agent in HOSTILE_AGENTS if scopes.glob_matches(pattern, agent)}
 
 
 @pytest.mark.parametrize("patterns, problem", [
@@ -371,7 +370,7 @@ def test_the_sql_and_python_matching_agree_with_glob_matches(db, pattern, value)
     """The expression runs as PostgreSQL's ``~`` and, on SQLite, as Django's REGEXP (Python's ``re.search``)."""
     glob = scopes.patterns(pattern.replace("\n", ""))[0]
     regex = scopes.glob_regex(glob)
-    expected = glob_matches(glob, value)
+    expected = scopes.glob_matches(glob, value)
 
     assert matches_in_postgres(regex, value) == expected
     assert bool(re.search(regex, value)) == expected
