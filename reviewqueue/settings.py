@@ -44,8 +44,9 @@ INSTALLED_APPS = [
     "operations",
     "people",
     "sso",
-    "simulator",
 ]
+if DEBUG:  # the quickstart serves the simulated platform with its ``manage.py runplatform``; production never has it
+    INSTALLED_APPS.append("simulator")
 
 MIDDLEWARE = [
     "operations.middleware.RequestContextMiddleware",  # first: every log line of a request carries its id
