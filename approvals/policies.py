@@ -23,7 +23,7 @@ from decimal import Decimal
 from django.db import transaction
 
 from approvals.models import ApprovalPolicy
-from reviewqueue import softcache
+from reviewqueue import processcache, softcache
 from reviewqueue.jsonvalues import as_decimal
 from teams.scopes import GLOB_CHARACTERS, glob_matches
 
@@ -139,6 +139,7 @@ def policies_changed(**kwargs) -> None:
     transaction.on_commit(_new_version)
 
 
+@processcache.register
 def forget() -> None:
     """Read the policies afresh (a test's rolled-back policies must not outlive it)."""
     _new_version()

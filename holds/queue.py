@@ -10,7 +10,6 @@ under a reviewer.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import uuid
 from collections.abc import Callable
@@ -26,7 +25,7 @@ from django.utils import timezone
 from approvals import badges, rounds
 from holds import describe, heartbeat
 from holds.models import FilterValue, Hold, PeriodicRun, SyncState
-from reviewqueue import prepared, readers, softcache
+from reviewqueue import prepared, processcache, readers, softcache
 from reviewqueue.jsonvalues import AMOUNT_KEYS, as_decimal
 from reviewqueue.rowsql import RowSQL
 from teams import scopes
@@ -254,7 +253,7 @@ class Listed:
     open_approvals: int  # how many approvals the hold's open round has
 
 
-@functools.cache
+@processcache.cached
 def _listing_columns() -> QuerySet[Hold]:
     """All holds as the queue lists them: ``Listed``'s columns, built once a process, as setting up the columns and
     their join took longer than building the rest of the page's query. Never evaluated itself: see ``_listing``.
@@ -413,7 +412,7 @@ def _sync_states(new_count: tuple[str, tuple] | None = None, prepare: bool = Tru
     return states
 
 
-@functools.cache
+@processcache.cached
 def _sync_state_reading() -> tuple:
     """What reads the sync states, the same on every call, so made once a process: their columns as SQL, how many,
     and a compiler with the converters that read those columns and the last periodic run as the ORM reads them (e.g.
