@@ -52,6 +52,7 @@ from audit import events as audit_events
 from audit.models import EventKind
 from holds.models import DecisionItem, Hold
 from reviewqueue.jsonvalues import same_json
+from teams import scopes
 
 
 class NotCounted(Exception):
@@ -100,9 +101,9 @@ def count(hold: Hold, approver, choices: list, now: datetime, round_shown: int |
     if required <= 1 and not current:
         return Counted(True, choices)
     if standing.has_approved(approver):
-        raise NotCounted(standing.refusal_for(approver))
+        raise NotCounted(standing.refusal_for(scopes.viewer_of(approver)))
     if current and same_decision(current[0].items, choices):
-        if refusal := standing.refusal_for(approver):
+        if refusal := standing.refusal_for(scopes.viewer_of(approver)):
             raise NotCounted(refusal)
         round_number, position, restarted = current[0].round, len(current) + 1, False
     else:

@@ -153,7 +153,7 @@ def escalate(due: list[Due], now: datetime) -> list[Escalation]:
         for item in due:
             group = item.policy.escalation_group
             if group.pk not in members:
-                members[group.pk] = list(group.user_set.filter(is_active=True).order_by("username"))
+                members[group.pk] = scopes.viewers_of(group.user_set.filter(is_active=True).order_by("username"))
             told = scopes.users_who_may_see([item.hold], members[group.pk])
             escalation = Escalation(
                 hold=item.hold, policy=item.policy, group=group, group_name=group.name, at=now, reason=item.reason,

@@ -32,6 +32,7 @@ from holds import decisions, describe, review
 from holds.decisions import ItemChoice
 from holds.models import Decision, DecisionItem, Hold, HoldItem
 from reviewqueue import readers
+from reviewqueue.viewer import Viewer
 from teams import scopes
 
 ACTIONS = (DecisionItem.Action.APPROVE, DecisionItem.Action.REJECT)
@@ -104,10 +105,10 @@ class Result:
     approval: Approval | None = None  # counted towards the hold's approval policy, nothing sent yet
 
 
-def plan(selection: Selection, reviewer, now: datetime | None = None) -> Plan:
-    """Which of the selected holds can take the action from ``reviewer`` now, and why the others cannot."""
-    now = now or timezone.now()
-    holds = _load(selection.hold_ids, reviewer)
+def plan(selection: Selection, viewer: Viewer, now: datetime | None = None) -> Plan:
+    """Which of the selected holds can take the action from ``viewer`` now, and why the others cannot."""
+    now, reviewer = now or timezone.now(), viewer.user
+    holds = _load(selection.hold_ids, viewer)
     approvals = _approvals(holds, selection)
     included, left_out = [], []
     for pk in selection.hold_ids:
@@ -120,11 +121,11 @@ def plan(selection: Selection, reviewer, now: datetime | None = None) -> Plan:
     return Plan(included, left_out, [pk for pk in selection.hold_ids if pk not in holds])
 
 
-def _load(hold_ids, reviewer) -> dict[int, Hold]:
-    """The selected holds the reviewer may see: one out of their team scopes is as unknown as a made-up id."""
+def _load(hold_ids, viewer: Viewer) -> dict[int, Hold]:
+    """The selected holds the viewer may see: one out of their team scopes is as unknown as a made-up id."""
     live = Decision.objects.filter(hold=OuterRef("pk")).exclude(state__in=Decision.NOT_LIVE)
     holds = (
-        scopes.visible(Hold.objects.filter(pk__in=hold_ids), reviewer)
+        scopes.visible(Hold.objects.filter(pk__in=hold_ids), viewer)
         .annotate(has_live_decision=Exists(live))
         .select_related("claimed_by")
         .prefetch_related("items")
@@ -184,12 +185,13 @@ def summary_digest(selection: Selection, reviewer, included: list[Entry]) -> str
     )
 
 
-def send(selection: Selection, reviewer, signed: str) -> list[Result]:
+def send(selection: Selection, viewer: Viewer, signed: str) -> list[Result]:
     """Submit one decision per hold of a confirmed summary; raise ``NotConfirmed`` for any other confirm.
 
     A hold changed since the summary is not sent; one that can no longer be decided
     (someone decided, claimed or it expired meanwhile) is reported with the reason.
     """
+    reviewer = viewer.user
     try:
         shown = signing.Signer(salt=DIGEST_SALT).unsign_object(signed)
     except signing.BadSignature:
@@ -198,7 +200,7 @@ def send(selection: Selection, reviewer, signed: str) -> list[Result]:
         raise NotConfirmed
     if set(shown["holds"]) != {str(pk) for pk in selection.hold_ids}:
         raise NotConfirmed
-    holds = _load(selection.hold_ids, reviewer)
+    holds = _load(selection.hold_ids, viewer)
     if len(holds) != len(selection.hold_ids):
         raise NotConfirmed  # a hold left the reviewer's team scopes since the summary
     approvals = _approvals(holds, selection)

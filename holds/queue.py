@@ -28,6 +28,7 @@ from holds.models import FilterValue, Hold, PeriodicRun, SyncState
 from reviewqueue import prepared, processcache, readers, softcache
 from reviewqueue.jsonvalues import AMOUNT_KEYS, as_decimal
 from reviewqueue.rowsql import RowSQL
+from reviewqueue.viewer import Viewer
 from teams import scopes
 
 PAGE_SIZE = 50
@@ -158,16 +159,16 @@ def open_holds(now: datetime | None = None) -> QuerySet[Hold]:
     return ordered(Hold.objects.waiting(now or timezone.now()))
 
 
-def filtered(filters: Filters, user, now: datetime) -> QuerySet[Hold]:
-    """The open holds in ``user``'s team scopes that pass ``filters``: the queue, its search and its new-holds count.
+def filtered(filters: Filters, viewer: Viewer | None, now: datetime) -> QuerySet[Hold]:
+    """The open holds in ``viewer``'s team scopes that pass ``filters``: the queue, its search and its new-holds count.
 
     Rows of ``Listed``'s columns, not model instances (see ``_listing_columns``): for ``page`` and counting.
 
-    ``user`` None reads every open hold, as no reviewer does: for query plans and benchmarks.
+    ``viewer`` None reads every open hold, as no reviewer does: for query plans and benchmarks.
     """
-    holds = _listing().waiting(now)
-    if user is not None:
-        holds = scopes.visible(holds, user)
+    holds, user = _listing().waiting(now), viewer.user if viewer else None
+    if viewer is not None:
+        holds = scopes.visible(holds, viewer)
     if filters.agent:
         holds = holds.filter(agent=filters.agent)
     if filters.capability:
@@ -447,13 +448,14 @@ def freshness(now: datetime, states: list[SyncState] | None = None) -> Freshness
     )
 
 
-def next_for(user, now: datetime) -> Hold | None:
+def next_for(viewer: Viewer, now: datetime) -> Hold | None:
     """The hold a reviewer should open next: the first in queue order that nobody else is deciding (a live claim).
 
     Holds waiting for an approval the reviewer may give come first (someone else approved, and
     the decision waits on a second pair of eyes); holds they approved already are skipped: it is
     someone else's turn. Holds others merely have open (presence) are not skipped: looking locks nothing.
     """
+    user = viewer.user
     unclaimed = Q(claimed_by__isnull=True) | Q(claim_expires_at__lte=now) | Q(claimed_by=user)
-    free = scopes.visible(open_holds(now), user).filter(unclaimed)
+    free = scopes.visible(open_holds(now), viewer).filter(unclaimed)
     return rounds.joinable_by(user, free).first() or rounds.not_approved_by(user, free).first()

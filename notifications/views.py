@@ -14,11 +14,11 @@ INBOX_SIZE = 100
 
 
 def bell(request):
-    return render(request, "notifications/_bell.html", {"unread": notify.unread_count(request.user)})
+    return render(request, "notifications/_bell.html", {"unread": notify.unread_count(request.viewer)})
 
 
 def inbox(request):
-    notifications = notify.in_app_for(request.user).order_by("-created_at", "-pk")[:INBOX_SIZE]
+    notifications = notify.in_app_for(request.viewer).order_by("-created_at", "-pk")[:INBOX_SIZE]
     return render(request, "notifications/inbox.html", {"notifications": notifications})
 
 
@@ -34,7 +34,7 @@ def mark_read(request):
 
 def preferences(request):
     """The person's preferences: which notifications reach them how, and (its own form) their time zone."""
-    events = notify.subscribable_events(request.user)
+    events = notify.subscribable_events(request.viewer)
     zone_name, zone_error = zones.zone_name_of(request.user), ""
     if request.method == "POST" and "time_zone" in request.POST:
         zone_name = request.POST["time_zone"]
@@ -46,7 +46,7 @@ def preferences(request):
             messages.success(request, "Your time zone is saved: times are now shown in it.")
             return redirect("notification-preferences")
     elif request.method == "POST":
-        notify.save_preferences(request.user, {event: request.POST.getlist(event) for event in events})
+        notify.save_preferences(request.viewer, {event: request.POST.getlist(event) for event in events})
         messages.success(request, "Your notification preferences are saved.")
         return redirect("notification-preferences")
     rows = [

@@ -59,6 +59,7 @@ MIDDLEWARE = [
     "reviewqueue.input_guard.HostileInputMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "teams.middleware.ViewerMiddleware",
     "people.middleware.TimeZoneMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "reviewqueue.middleware.SessionIdleTimeoutMiddleware",

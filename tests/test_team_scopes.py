@@ -28,6 +28,7 @@ from notifications.models import Notification, WebhookChannel
 from reviewqueue import roles
 from teams import scopes
 from teams.models import TeamScope
+from teams.scopes import viewer_of
 from tests.conftest import make_user
 from tests.test_browser import browser, close_quietly, signed_in_page  # noqa: F401 (browser: a fixture)
 from tests.test_fuzz import named_urls
@@ -223,7 +224,7 @@ def test_every_field_of_a_scope_must_match(client, billing, support):
     client.force_login(narrow)
 
     assert listed(client) == {"support-bot"}
-    assert scopes.may_see(narrow, support) and not scopes.may_see(narrow, billing)
+    assert scopes.may_see(viewer_of(narrow), support) and not scopes.may_see(viewer_of(narrow), billing)
 
 
 def test_a_reviewers_roles_and_scopes_are_read_in_one_query_a_request(carol_client, billing, support):
@@ -268,7 +269,7 @@ def test_the_bell_and_inbox_leave_out_a_hold_that_left_the_scope_after_the_messa
 
 def test_the_new_holds_digest_lists_each_reviewer_only_the_holds_in_scope(carol, alice, billing, support):
     for user in (carol, alice):
-        notify.save_preferences(user, {"new_holds": ["in_app", "email"]})
+        notify.save_preferences(viewer_of(user), {"new_holds": ["in_app", "email"]})
     WebhookChannel.objects.create(name="ops", url="http://127.0.0.1:1/", secret="s" * 32, events=["new_holds"])
 
     notify.new_holds_digest([billing, support], timezone.now())
@@ -285,8 +286,8 @@ def test_the_new_holds_digest_lists_each_reviewer_only_the_holds_in_scope(carol,
 
 
 def test_a_reviewer_whose_scope_matches_no_digested_hold_gets_no_digest(carol, alice, support):
-    notify.save_preferences(carol, {"new_holds": ["in_app"]})
-    notify.save_preferences(alice, {"new_holds": ["in_app"]})
+    notify.save_preferences(viewer_of(carol), {"new_holds": ["in_app"]})
+    notify.save_preferences(viewer_of(alice), {"new_holds": ["in_app"]})
 
     notify.new_holds_digest([support], timezone.now())
 
@@ -301,7 +302,7 @@ def agents_matching(pattern: str) -> set[str]:
     group = scoped_group(f"g{Group.objects.count()}", agent=pattern)
     user = make_user(f"u{group.pk}", roles.REVIEWERS)
     user.groups.add(group)
-    return set(scopes.visible(Hold.objects.all(), user).values_list("agent", flat=True))
+    return set(scopes.visible(Hold.objects.all(), viewer_of(user)).values_list("agent", flat=True))
 
 
 HOSTILE_AGENTS = ["a.b", "axb", "a*b", "(.*)", "a|b", "a", "b", r"a\b", "[x]", "x", "a+b", "aab", "a$", "^a", "a\nb", "ünï", "%_%"]
