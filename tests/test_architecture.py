@@ -128,6 +128,25 @@ def _functools_cache(node: ast.AST) -> bool:
     return isinstance(node, ast.ImportFrom) and node.module == "functools" and any(a.name in names for a in node.names)
 
 
+def test_no_module_hangs_private_state_on_a_user():
+    """Who is asking travels as a viewer (``reviewqueue/viewer.py``): a private attribute set on a user object would
+    make an answer depend on which copy of the user a caller holds. Its own fields a module may set, and save."""
+    found = {
+        str(path.relative_to(ROOT)): lines
+        for layer in layers()
+        for app in layer
+        for path in modules_in(app)
+        if (lines := sorted(
+            node.lineno
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and node.attr.startswith("_")
+            and isinstance(node.value, ast.Name) and "user" in node.value.id
+        ))
+    }
+
+    assert found == {}
+
+
 def test_the_edit_rules_do_not_import_the_editing_fields():
     """Editing reads the fields and asks the rules about plain JSON values; the rules know nothing of fields."""
     assert imports_of(ROOT / "holds" / "rules.py", "holds.editing") == set()

@@ -240,6 +240,18 @@ def test_a_reviewers_roles_and_scopes_are_read_in_one_query_a_request(carol_clie
     assert len(reading) == 1 and "teams_teamscope" in reading[0]
 
 
+def test_a_viewer_is_read_afresh_and_nothing_is_kept_on_the_user(billing, support):
+    erin = make_user("erin", roles.REVIEWERS)
+    assert scopes.may_see(viewer_of(erin), billing)
+
+    erin.groups.add(scoped_group("Support", agent="support-*"))  # the same User object, in a new group
+
+    viewer = viewer_of(erin)
+    assert not scopes.may_see(viewer, billing) and scopes.may_see(viewer, support)
+    assert viewer.group_names == {roles.REVIEWERS, "Support"}
+    assert [name for name in vars(erin) if name.startswith(("_group", "_team"))] == []
+
+
 # Notifications
 
 
