@@ -41,6 +41,7 @@ for the platform's own records, as a string; a list in one string is our assumpt
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
@@ -49,9 +50,9 @@ from approvals import rounds
 from approvals.models import Approval
 from audit import events as audit_events
 from audit.models import EventKind
-from holds import claims
 from holds.models import DecisionItem, Hold
 from reviewqueue.jsonvalues import same_json
+from teams import scopes
 
 
 class NotCounted(Exception):
@@ -100,9 +101,9 @@ def count(hold: Hold, approver, choices: list, now: datetime, round_shown: int |
     if required <= 1 and not current:
         return Counted(True, choices)
     if standing.has_approved(approver):
-        raise NotCounted(standing.refusal_for(approver))
+        raise NotCounted(standing.refusal_for(scopes.viewer_of(approver)))
     if current and same_decision(current[0].items, choices):
-        if refusal := standing.refusal_for(approver):
+        if refusal := standing.refusal_for(scopes.viewer_of(approver)):
             raise NotCounted(refusal)
         round_number, position, restarted = current[0].round, len(current) + 1, False
     else:
@@ -144,11 +145,13 @@ def uncount(decision) -> Approval | None:
     return final
 
 
-def withdraw(approval_id: int, approver, now: datetime) -> Approval:
+def withdraw(approval_id: int, approver, now: datetime, reclaim: Callable[[Hold], object]) -> Approval:
     """Take back ``approver``'s own approval in its undo window (``UNDO_SECONDS``), while it is the open round's last.
 
     Nothing was sent for it, so nothing is lost: the round is one approval short again and the
-    approver gets the hold's claim back, as after the Undo of a decision. Raises ``NotCounted``
+    approver gets the hold's claim back, as after the Undo of a decision: ``reclaim(hold)`` gives it
+    (``holds.decisions.withdraw_approval`` passes the claims'), under the hold's lock, before the audit
+    records the withdrawal. Raises ``NotCounted``
     for anyone else's approval, one a later approval or a decision built on, or once the window ended.
     """
     hold_pk = Approval.objects.filter(pk=approval_id, approver=approver).values_list("hold", flat=True).first()
@@ -161,7 +164,7 @@ def withdraw(approval_id: int, approver, now: datetime) -> Approval:
             raise NotCounted("Too late to take this approval back: its undo window is over, or it counted towards more.")
         approval = current[-1]
         approval.delete()
-        claims.claim(hold, approver, now)
+        reclaim(hold)
         audit_events.record(
             EventKind.APPROVAL_WITHDRAWN, actor=approver, hold=hold,
             payload={

@@ -37,13 +37,11 @@ from django.db.models import DateTimeField, DurationField, Exists, ExpressionWra
 from django.db.models.lookups import LessThanOrEqual
 from django.utils import timezone
 
-from approvals import policies
+from approvals import policies, signals
 from approvals.models import ApprovalPolicy, Escalation
 from audit import events as audit_events
 from audit.models import EventKind
-from holds import queue as holds_queue
 from holds.models import Hold, HoldItem
-from notifications import notify
 from teams import scopes
 
 BATCH = 500
@@ -90,7 +88,7 @@ def candidates(escalating: list[ApprovalPolicy], now: datetime):
     for policy in escalating:
         past_one |= _may_apply(policy) & _past_thresholds(policy, now)
     return (
-        holds_queue.open_holds(now)
+        Hold.objects.waiting(now)
         .filter(past_one)
         .exclude(Exists(Escalation.objects.filter(hold=OuterRef("pk"))))
         .order_by("pk")
@@ -155,7 +153,7 @@ def escalate(due: list[Due], now: datetime) -> list[Escalation]:
         for item in due:
             group = item.policy.escalation_group
             if group.pk not in members:
-                members[group.pk] = list(group.user_set.filter(is_active=True).order_by("username"))
+                members[group.pk] = scopes.viewers_of(group.user_set.filter(is_active=True).order_by("username"))
             told = scopes.users_who_may_see([item.hold], members[group.pk])
             escalation = Escalation(
                 hold=item.hold, policy=item.policy, group=group, group_name=group.name, at=now, reason=item.reason,
@@ -167,7 +165,7 @@ def escalate(due: list[Due], now: datetime) -> list[Escalation]:
             except IntegrityError:
                 continue  # another sweep escalated it first
             made.append((escalation, told))
-        notify.escalated(made)
+        signals.holds_escalated.send(sender=None, escalations=made)
         audit_events.record_many(
             audit_events.Entry(EventKind.ESCALATED, hold=escalation.hold, payload={
                 "escalation": escalation.pk, "policy": escalation.policy.name, "group": escalation.group_name,

@@ -14,7 +14,6 @@ matches needs one approval, as it always did.
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 import operator
 import time
 import uuid
@@ -24,10 +23,10 @@ from decimal import Decimal
 from django.db import transaction
 
 from approvals.models import ApprovalPolicy
-from reviewqueue import softcache
+from reviewqueue import processcache, softcache
 from reviewqueue.jsonvalues import as_decimal
+from teams.scopes import GLOB_CHARACTERS, glob_matches
 
-GLOB_CHARACTERS = frozenset("*?[")
 COMPARISONS = {
     ApprovalPolicy.Operator.GREATER: operator.gt,
     ApprovalPolicy.Operator.AT_LEAST: operator.ge,
@@ -50,11 +49,6 @@ class Requirement:
         """"Needs 2 approvals: amount 1,200.00 > 500"."""
         count = self.approvals_required
         return f"{'Needs 1 approval' if count == 1 else f'Needs {count} approvals'}: {self.why}"
-
-
-def glob_matches(pattern: str, value: str) -> bool:
-    """Case-sensitive shell-style matching (``prod-*``); a blank pattern matches anything."""
-    return not pattern or fnmatch.fnmatchcase(value, pattern)
 
 
 def _pattern_weight(pattern: str) -> int:
@@ -145,6 +139,7 @@ def policies_changed(**kwargs) -> None:
     transaction.on_commit(_new_version)
 
 
+@processcache.register
 def forget() -> None:
     """Read the policies afresh (a test's rolled-back policies must not outlive it)."""
     _new_version()

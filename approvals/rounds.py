@@ -29,7 +29,7 @@ from approvals.models import Approval, ApprovalPolicy
 from approvals.policies import Requirement, all_policies, requirement
 from approvals.wording import approval_words
 from holds.models import Hold
-from reviewqueue import roles
+from reviewqueue.viewer import Viewer
 
 
 NO_ROUND = 0  # the round a page shows when it shows no open round (approval ids start at 1)
@@ -84,24 +84,24 @@ class Standing:
         """Whether ``user`` approved the hold, in its open round or an earlier one."""
         return user.pk in self.approvers
 
-    def refusal_for(self, user) -> str:
-        """Why ``user`` may not give the hold's next approval ("" when they may): they approved it already, in any
+    def refusal_for(self, viewer: Viewer) -> str:
+        """Why ``viewer`` may not give the hold's next approval ("" when they may): they approved it already, in any
         round, or the open round's next place needs a group they are not in."""
-        mine = next((approval for approval in self.approvals if approval.approver_id == user.pk), None)
+        mine = next((approval for approval in self.approvals if approval.approver_id == viewer.pk), None)
         if mine:
             return (f"You gave approval {mine.position} of {self.round_needs} of this decision; "
                     "another person must give the next one.")
-        if self.has_approved(user):
+        if self.has_approved(viewer.user):
             return ("You approved this hold before, and a person approves a hold once: "
                     "another person must give the next one. You may still reject it.")
-        if group := self.group_awaited(user):
+        if group := self.group_awaited(viewer):
             return f"The next approval must come from a member of {group.name}."
         return ""
 
-    def group_awaited(self, user):
-        """The group the open round's next place needs, when ``user`` is not in it (else None)."""
+    def group_awaited(self, viewer: Viewer):
+        """The group the open round's next place needs, when ``viewer`` is not in it (else None)."""
         group = self.later_group
-        if self.approvals and group is not None and group.name not in roles.group_names(user):
+        if self.approvals and group is not None and group.name not in viewer.group_names:
             return group
         return None
 

@@ -154,7 +154,7 @@ def print_search_plan() -> None:
     from holds import queue
 
     filters = queue.Filters(q="a-55010")
-    search = queue.filtered(filters, user=None, now=timezone.now())
+    search = queue.filtered(filters, viewer=None, now=timezone.now())
     with CaptureQueriesContext(connection) as queries:
         queue.page(search, "", filters)
     sql = queries.captured_queries[0]["sql"]

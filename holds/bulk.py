@@ -35,6 +35,7 @@ from holds import decisions, describe, review
 from holds.decisions import ItemChoice
 from holds.models import Decision, DecisionItem, Hold, HoldItem
 from reviewqueue import readers
+from reviewqueue.viewer import Viewer
 from teams import scopes
 
 ACTIONS = (DecisionItem.Action.APPROVE, DecisionItem.Action.REJECT)
@@ -105,27 +106,27 @@ class Result:
     approval: Approval | None = None  # counted towards the hold's approval policy, nothing sent yet
 
 
-def plan(selection: Selection, reviewer, now: datetime | None = None) -> Plan:
-    """Which of the selected holds can take the action from ``reviewer`` now, and why the others cannot."""
-    now = now or timezone.now()
-    holds = _load(selection.hold_ids, reviewer)
+def plan(selection: Selection, viewer: Viewer, now: datetime | None = None) -> Plan:
+    """Which of the selected holds can take the action from ``viewer`` now, and why the others cannot."""
+    now, reviewer = now or timezone.now(), viewer.user
+    holds = _load(selection.hold_ids, viewer)
     standings = _standings(holds, selection)
     included, left_out = [], []
     for pk in selection.hold_ids:
         if pk in holds:
             entry = Entry(holds[pk], list(holds[pk].items.all()))
             entry.reason = _left_out_reason(entry.hold, selection.action, reviewer, now) or _approval_reason(
-                entry, standings.get(pk), selection, reviewer
+                entry, standings.get(pk), selection, viewer
             )
             (left_out if entry.reason else included).append(entry)
     return Plan(included, left_out, [pk for pk in selection.hold_ids if pk not in holds])
 
 
-def _load(hold_ids, reviewer) -> dict[int, Hold]:
-    """The selected holds the reviewer may see: one out of their team scopes is as unknown as a made-up id."""
+def _load(hold_ids, viewer: Viewer) -> dict[int, Hold]:
+    """The selected holds the viewer may see: one out of their team scopes is as unknown as a made-up id."""
     live = Decision.objects.filter(hold=OuterRef("pk")).exclude(state__in=Decision.NOT_LIVE)
     holds = (
-        decisions.with_latest_decision(scopes.visible(Hold.objects.filter(pk__in=hold_ids), reviewer))
+        decisions.with_latest_decision(scopes.visible(Hold.objects.filter(pk__in=hold_ids), viewer))
         .annotate(has_live_decision=Exists(live))
         .select_related("claimed_by")
         .prefetch_related("items")
@@ -159,18 +160,18 @@ def _standings(holds: dict[int, Hold], selection: Selection) -> dict[int, rounds
     return {pk: rounds.standing(holds[pk], policies, approvals) for pk, approvals in found.items()}
 
 
-def _approval_reason(entry: Entry, standing: rounds.Standing | None, selection: Selection, reviewer) -> str:
+def _approval_reason(entry: Entry, standing: rounds.Standing | None, selection: Selection, viewer: Viewer) -> str:
     """Why a bulk approve must leave the hold out for where its approvals stand (``standing``; None for a reject):
-    ``reviewer`` approved it before, its open round waits for approval of another decision (an edit, say), which the
-    bulk approve would restart the count over, or the round's next approval needs a group ``reviewer`` is not in."""
+    ``viewer`` approved it before, its open round waits for approval of another decision (an edit, say), which the
+    bulk approve would restart the count over, or the round's next approval needs a group ``viewer`` is not in."""
     if standing is None:
         return ""
-    if standing.has_approved(reviewer):
+    if standing.has_approved(viewer.user):
         return APPROVED_BEFORE
     current = standing.approvals
     if current and not approving.same_decision(current[0].items, selection.choices(entry.items)):
         return CHANGED_DECISION
-    if group := standing.group_awaited(reviewer):
+    if group := standing.group_awaited(viewer):
         return WAITS_FOR_GROUP.format(group=group.name)
     return ""
 
@@ -189,7 +190,7 @@ def summary_digest(selection: Selection, reviewer, included: list[Entry]) -> str
     })
 
 
-def send(selection: Selection, reviewer, signed: str) -> list[Result]:
+def send(selection: Selection, viewer: Viewer, signed: str) -> list[Result]:
     """Submit one decision per hold of a confirmed summary; raise ``review.NotConfirmed`` for any other confirm, or
     one older than ``CLAIM_MINUTES``.
 
@@ -197,12 +198,13 @@ def send(selection: Selection, reviewer, signed: str) -> list[Result]:
     undone, say); one that can no longer be decided (someone decided, claimed or it
     expired meanwhile) is reported with the reason.
     """
+    reviewer = viewer.user
     shown = review.read_summary(DIGEST_SALT, signed, NOT_CONFIRMED)
     if not constant_time_compare(shown["head"], _head(selection, reviewer)):
         raise review.NotConfirmed(NOT_CONFIRMED)
     if set(shown["holds"]) != {str(pk) for pk in selection.hold_ids}:
         raise review.NotConfirmed(NOT_CONFIRMED)
-    holds = _load(selection.hold_ids, reviewer)
+    holds = _load(selection.hold_ids, viewer)
     if len(holds) != len(selection.hold_ids):
         raise review.NotConfirmed(NOT_CONFIRMED)  # a hold left the reviewer's team scopes since the summary
     standings = _standings(holds, selection)
@@ -214,7 +216,7 @@ def send(selection: Selection, reviewer, signed: str) -> list[Result]:
             results.append(Result(entry.hold, reason=CHANGED))
             continue
         standing = standings.get(pk)
-        if reason := _approval_reason(entry, standing, selection, reviewer):
+        if reason := _approval_reason(entry, standing, selection, viewer):
             results.append(Result(entry.hold, reason=reason))  # someone approved or edited since the summary
             continue
         try:

@@ -19,7 +19,7 @@ def bulk_review(request):
     if request.POST.get("confirm") != "yes":
         return _summary(request, selection)
     try:
-        results = bulk.send(selection, request.user, request.POST.get("digest", ""))
+        results = bulk.send(selection, request.viewer, request.POST.get("digest", ""))
     except review.NotConfirmed as refused:
         return _summary(request, selection, refused.message, status=409)
     context = {
@@ -33,7 +33,7 @@ def bulk_review(request):
 
 def _summary(request, selection, message="", status=200):
     """Every hold and item that will be sent and every hold left out, signed so that only this can be confirmed."""
-    plan = bulk.plan(selection, request.user)
+    plan = bulk.plan(selection, request.viewer)
     context = {
         "selection": selection,
         "plan": plan,

@@ -6,7 +6,7 @@ def navigation(request):
     if not request.user.is_authenticated:
         return {}
     return {
-        "can_review": roles.can_review(request.user),
-        "can_audit": roles.can_audit(request.user),
-        "has_a_role": roles.has_a_role(request.user),
+        "can_review": roles.can_review(request.viewer),
+        "can_audit": roles.can_audit(request.viewer),
+        "has_a_role": roles.has_a_role(request.viewer),
     }

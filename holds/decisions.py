@@ -31,10 +31,12 @@ from approvals.models import Approval
 from audit import events as audit_events
 from audit import payloads
 from audit.models import EventKind
-from holds import backoff, claims, platform, queueing, sync, wording
+from holds import claims, platform, sync
 from holds.models import Decision, DecisionItem, DeliveryAttempt, Hold
 from notifications import notify
 from notifications.models import Notification
+from people import wording
+from reviewqueue import backoff, queueing
 
 logger = logging.getLogger(__name__)
 
@@ -212,6 +214,12 @@ def withdraw(decision_id: int, reviewer, now: datetime | None = None) -> Decisio
             payload["approval_withdrawn"] = uncounted.pk
         audit_events.record(EventKind.WITHDRAWN, actor=reviewer, hold=decision.hold, decision=decision, payload=payload)
     return decision
+
+
+def withdraw_approval(approval_id: int, approver, now: datetime) -> Approval:
+    """Take back ``approver``'s own approval in its undo window (``approving.withdraw``), and give them the hold's
+    claim back, as ``withdraw`` does after the Undo of a decision."""
+    return approving.withdraw(approval_id, approver, now, reclaim=lambda hold: claims.claim(hold, approver, now))
 
 
 def closed_reason(hold: Hold, now: datetime) -> str:

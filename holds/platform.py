@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import json
 import logging
 import math
@@ -25,6 +24,8 @@ from urllib.parse import quote
 
 import httpx
 from django.conf import settings
+
+from reviewqueue import processcache
 
 logger = logging.getLogger(__name__)
 
@@ -376,7 +377,7 @@ def _error_message(response: httpx.Response) -> str:
     return str(message or response.reason_phrase or f"HTTP {response.status_code}")
 
 
-@functools.cache
+@processcache.cached
 def _tls_context():
     """The trust store httpx would load (certifi, or SSL_CERT_FILE/SSL_CERT_DIR), loaded once a process.
 

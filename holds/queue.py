@@ -10,7 +10,6 @@ under a reviewer.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import uuid
 from collections.abc import Callable
@@ -20,15 +19,16 @@ from typing import Any, ClassVar
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import BooleanField, DateTimeField, Expression, F, Func, Q, QuerySet, Value
+from django.db.models import DateTimeField, Expression, F, Func, Q, QuerySet, Value
 from django.utils import timezone
 
 from approvals import badges, rounds
 from holds import describe, heartbeat
-from holds.models import Decision, FilterValue, Hold, PeriodicRun, SyncState
-from reviewqueue import prepared, readers, softcache
+from holds.models import FilterValue, Hold, PeriodicRun, SyncState
+from reviewqueue import prepared, processcache, readers, softcache
 from reviewqueue.jsonvalues import AMOUNT_KEYS, as_decimal
 from reviewqueue.rowsql import RowSQL
+from reviewqueue.viewer import Viewer
 from teams import scopes
 
 PAGE_SIZE = 50
@@ -155,39 +155,20 @@ def ordered(queryset: QuerySet[Hold], sort: str = DEFAULT_SORT) -> QuerySet[Hold
 
 
 def open_holds(now: datetime | None = None) -> QuerySet[Hold]:
-    """Open holds nobody here has decided yet and whose time is not up.
-
-    A decision being sent, or an expiry the sweep has not closed yet, takes a
-    hold out of the queue at once.
-    """
-    return ordered(_open(Hold.objects.all(), now or timezone.now()))
+    """The waiting holds (``HoldQuerySet.waiting``), in the queue's order."""
+    return ordered(Hold.objects.waiting(now or timezone.now()))
 
 
-def _open(holds: QuerySet[Hold], now: datetime) -> QuerySet[Hold]:
-    return holds.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now)).filter(_OPEN_WITHOUT_LIVE_DECISION)
-
-
-# Open holds without a live decision (one neither withdrawn nor not applied). Written out, as the ORM's Exists took
-# longer to build than the queue's whole query takes to run; with its constants in the SQL, not as parameters, so
-# that the listing's prepared statement keeps a plan that uses the open holds' partial indexes (reviewqueue/prepared.py).
-_OPEN_WITHOUT_LIVE_DECISION = RowSQL(
-    f"{{row}}.status = {prepared.literal(Hold.Status.OPEN)} AND NOT EXISTS (SELECT 1 FROM {Decision._meta.db_table}"
-    f" decision WHERE decision.hold_id = {{row}}.id"
-    f" AND decision.state NOT IN ({', '.join(map(prepared.literal, Decision.NOT_LIVE))}))",
-    output_field=BooleanField(),
-)
-
-
-def filtered(filters: Filters, user, now: datetime) -> QuerySet[Hold]:
-    """The open holds in ``user``'s team scopes that pass ``filters``: the queue, its search and its new-holds count.
+def filtered(filters: Filters, viewer: Viewer | None, now: datetime) -> QuerySet[Hold]:
+    """The open holds in ``viewer``'s team scopes that pass ``filters``: the queue, its search and its new-holds count.
 
     Rows of ``Listed``'s columns, not model instances (see ``_listing_columns``): for ``page`` and counting.
 
-    ``user`` None reads every open hold, as no reviewer does: for query plans and benchmarks.
+    ``viewer`` None reads every open hold, as no reviewer does: for query plans and benchmarks.
     """
-    holds = _open(_listing(), now)
-    if user is not None:
-        holds = scopes.visible(holds, user)
+    holds, user = _listing().waiting(now), viewer.user if viewer else None
+    if viewer is not None:
+        holds = scopes.visible(holds, viewer)
     if filters.agent:
         holds = holds.filter(agent=filters.agent)
     if filters.capability:
@@ -273,7 +254,7 @@ class Listed:
     open_approvals: int  # how many approvals the hold's open round has
 
 
-@functools.cache
+@processcache.cached
 def _listing_columns() -> QuerySet[Hold]:
     """All holds as the queue lists them: ``Listed``'s columns, built once a process, as setting up the columns and
     their join took longer than building the rest of the page's query. Never evaluated itself: see ``_listing``.
@@ -439,7 +420,7 @@ def _sync_states(new_count: tuple[str, tuple] | None = None, prepare: bool = Tru
     return states
 
 
-@functools.cache
+@processcache.cached
 def _sync_state_reading() -> tuple:
     """What reads the sync states, the same on every call, so made once a process: their columns as SQL, how many,
     and a compiler with the converters that read those columns and the last periodic run as the ORM reads them (e.g.
@@ -474,13 +455,14 @@ def freshness(now: datetime, states: list[SyncState] | None = None) -> Freshness
     )
 
 
-def next_for(user, now: datetime) -> Hold | None:
+def next_for(viewer: Viewer, now: datetime) -> Hold | None:
     """The hold a reviewer should open next: the first in queue order that nobody else is deciding (a live claim).
 
     Holds waiting for an approval the reviewer may give come first (someone else approved, and
     the decision waits on a second pair of eyes); holds they approved already are skipped: it is
     someone else's turn. Holds others merely have open (presence) are not skipped: looking locks nothing.
     """
+    user = viewer.user
     unclaimed = Q(claimed_by__isnull=True) | Q(claim_expires_at__lte=now) | Q(claimed_by=user)
-    free = scopes.visible(open_holds(now), user).filter(unclaimed)
+    free = scopes.visible(open_holds(now), viewer).filter(unclaimed)
     return rounds.joinable_by(user, free).first() or rounds.not_approved_by(user, free).first()

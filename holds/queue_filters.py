@@ -8,7 +8,6 @@ stale. Rendering it on every page cost about a quarter of a millisecond.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 
 from django.template.loader import get_template
@@ -16,7 +15,7 @@ from django.urls import reverse
 from django.utils.safestring import mark_safe
 
 from holds import queue as holds_queue
-from reviewqueue import softcache
+from reviewqueue import processcache, softcache
 
 FORM_TEMPLATE = "holds/queue/_filters.html"
 FORM_CODE_MODULES = ("holds.queue_filters", "holds.queue")  # the latter has the orders and expiry windows
@@ -38,6 +37,6 @@ def form(filters: holds_queue.Filters, choices: dict[str, list[str]]) -> str:
     return mark_safe(found[key])  # noqa: S308 -- the template escaped every value
 
 
-@functools.cache
+@processcache.cached
 def _queue_url() -> str:
     return reverse("queue")

@@ -30,7 +30,7 @@ from holds import describe
 from holds import queue as holds_queue
 from holds.models import Hold
 from people import relative
-from reviewqueue import softcache
+from reviewqueue import processcache, softcache
 
 ROW_TEMPLATE = "holds/queue/_row.html"
 # The modules whose code writes a row's values: a deploy changing one reads no old row.
@@ -147,7 +147,7 @@ def _version() -> tuple:
     return (softcache.code_digest(ROW_TEMPLATE, ROW_CODE_MODULES), tuple(describe.currency_keys()), _hold_url_prefix())
 
 
-@functools.cache
+@processcache.cached
 def _hold_url_prefix() -> str:
     """The hold page's URL without its id, reversed once: the rows append the id."""
     return reverse("hold", args=[0]).removesuffix("0/")

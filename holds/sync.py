@@ -49,11 +49,10 @@ from django.utils import timezone
 
 from audit import events as audit_events
 from audit.models import AuditEvent, EventKind
-from holds import amounts, expiry, platform
+from holds import amounts, expiry, platform, signals
 from holds import queue as holds_queue
 from holds.models import Hold, HoldItem, QuarantinedHold, SyncState
 from notifications import notify
-from operations import syncstats
 from reviewqueue import pgcopy
 from reviewqueue.jsonvalues import UNSTORABLE, may_need_storable, scalars, storable
 
@@ -139,7 +138,7 @@ def sync_env(client: platform.PlatformClient, env: str) -> SyncResult:
         seconds = time.monotonic() - started
         _finish(env, token, result, duration_ms=int(seconds * 1000))
         try:
-            syncstats.record_sync(env, seconds, failed=bool(result.error))
+            signals.sync_finished.send(sender=None, env=env, seconds=seconds, failed=bool(result.error))
         except DatabaseError:  # logged: the metrics' counters must not replace the sync's own outcome or exception
             logger.exception("counting the sync of %s for the metrics failed", env)
     return result

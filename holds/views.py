@@ -10,9 +10,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from approvals import approving, badges, rounds
-from approvals import page as approvals_page
 from approvals.models import Approval
-from holds import claims, decisions, form_layout, platform, presence, review, runs
+from holds import approval_page, claims, decisions, form_layout, platform, presence, review, runs
 from holds import queue as holds_queue
 from holds import queue_filters, queue_rows
 from holds.models import Decision, Hold
@@ -28,7 +27,7 @@ reviewer_required = roles.required(roles.can_review, "Deciding holds needs the R
 @require_safe
 def queue(request):
     """The home page: the queue for reviewers; auditors who do not review land on the audit."""
-    if not roles.can_review(request.user) and roles.can_audit(request.user):
+    if not roles.can_review(request.viewer) and roles.can_audit(request.viewer):
         return redirect("audit:list")
     return _queue(request)
 
@@ -37,7 +36,7 @@ def queue(request):
 def _queue(request):
     now = timezone.now()
     filters = holds_queue.Filters.from_query(request.GET)
-    matching = holds_queue.filtered(filters, request.user, now)
+    matching = holds_queue.filtered(filters, request.viewer, now)
     holds, next_cursor = holds_queue.page(matching, request.GET.get("after", ""), filters)
     loaded_at = _loaded_at(request, now)
     new_holds = matching.filter(first_seen_at__gt=loaded_at) if loaded_at < now else None
@@ -55,7 +54,7 @@ def _queue(request):
     }
     if request.htmx and request.htmx.target == "queue-body":
         return render(request, "holds/_queue_body.html", context)
-    choices = holds_queue.filter_values(request.user, states)  # no other team's agents
+    choices = holds_queue.filter_values(request.viewer, states)  # no other team's agents
     return render(request, "holds/queue.html", context | {"filter_form": queue_filters.form(filters, choices)})
 
 
@@ -68,8 +67,10 @@ _UNREAD = object()  # ``_hold_context``'s decision when the caller has not read 
 
 
 def _hold_context(hold, reviews=None, error="", viewer=None, decision=_UNREAD, note_presence=False):
-    """What ``hold.html`` shows ``viewer``; ``note_presence`` also notes that they have the page open."""
+    """What ``hold.html`` shows ``viewer`` (``request.viewer``); ``note_presence`` also notes that they have the page
+    open."""
     now = timezone.now()
+    user = viewer.user if viewer else None
     if decision is _UNREAD:
         decision = hold.latest_decision()
     closed = decisions.closed_reason(hold, now)
@@ -78,12 +79,12 @@ def _hold_context(hold, reviews=None, error="", viewer=None, decision=_UNREAD, n
     if not (decidable and viewer):
         looking = []
     elif note_presence:
-        looking = presence.note_viewing_and_others(hold, viewer, now)
+        looking = presence.note_viewing_and_others(hold, user, now)
     else:
-        looking = presence.others_looking(hold, viewer, now)
-    reviews = reviews if reviews is not None else _reviews_to_show(hold, decision, viewer)
-    approvals = approvals_page.page_context(hold, viewer) if decidable else {}
-    return _presence_context(hold, viewer, now, looking) | approvals | {
+        looking = presence.others_looking(hold, user, now)
+    reviews = reviews if reviews is not None else _reviews_to_show(hold, decision, user)
+    approvals = approval_page.page_context(hold, viewer) if decidable else {}
+    return _presence_context(hold, user, now, looking) | approvals | {
         "reviews": reviews,
         "error_links": form_layout.error_links(reviews),
         "decision": decision,
@@ -107,7 +108,7 @@ def _posted_id(request, name: str, missing: str) -> int:
 def _hold_or_404(request, pk, holds=Hold.objects):
     """The hold ``pk`` of ``holds``; 404 when there is none, or when it is out of the reviewer's team
     scopes, so that an id reveals nothing."""
-    return get_object_or_404(scopes.visible(holds.all(), request.user), pk=pk)
+    return get_object_or_404(scopes.visible(holds.all(), request.viewer), pk=pk)
 
 
 def _hold_for_page(request, pk):
@@ -119,7 +120,7 @@ def _hold_for_page(request, pk):
         pk,
         Hold.objects.annotate(page_decision=FilteredRelation("decisions", condition=Q(decisions__pk=Subquery(latest))))
         .select_related("claimed_by", "page_decision__reviewer", "escalation")
-        .annotate(**approvals_page.page_annotations())
+        .annotate(**approval_page.page_annotations())
         .prefetch_related("items"),
     )
     decision = getattr(hold, "page_decision", None)  # absent, not None, when the hold has no decision
@@ -155,7 +156,7 @@ def _presence_context(hold, viewer, now, looking=None):
 def hold_detail(request, pk):
     """Show the hold; opening it tells the others who is looking, and claims nothing."""
     hold, decision = _hold_for_page(request, pk)
-    context = _hold_context(hold, viewer=request.user, decision=decision, note_presence=True)
+    context = _hold_context(hold, viewer=request.viewer, decision=decision, note_presence=True)
     return render(request, "holds/hold.html", context)
 
 
@@ -204,9 +205,9 @@ def hold_review(request, pk):
     hold = _hold_or_404(request, pk, decisions.with_latest_decision(Hold.objects.prefetch_related("items")))
     reviews, valid = review.read(hold, request.POST)
     if request.POST.get("back") == "yes":
-        return render(request, "holds/hold.html", _hold_context(hold, reviews, viewer=request.user))
+        return render(request, "holds/hold.html", _hold_context(hold, reviews, viewer=request.viewer))
     if not valid:
-        return render(request, "holds/hold.html", _hold_context(hold, reviews, viewer=request.user), status=422)
+        return render(request, "holds/hold.html", _hold_context(hold, reviews, viewer=request.viewer), status=422)
     if request.POST.get("confirm") != "yes":
         return _summary(request, hold, reviews)
     round_shown = readers.integer(request.POST.get("round", ""), "round", minimum=0, maximum=readers.ID_MAX)
@@ -217,7 +218,7 @@ def hold_review(request, pk):
     try:
         decisions.submit(hold, request.user, review.choices(reviews), round_shown=round_shown, decision_shown=decision_shown)
     except decisions.DecisionRefused as refused:
-        return render(request, "holds/hold.html", _hold_context(hold, reviews, refused.message, viewer=request.user), status=409)
+        return render(request, "holds/hold.html", _hold_context(hold, reviews, refused.message, viewer=request.viewer), status=409)
     return redirect("hold", pk=hold.pk)
 
 
@@ -235,7 +236,7 @@ def _summary(request, hold, reviews, message="", status=200):
 
 def _refused(request, hold, refused):
     """The hold page again, with why the reviewer's action was refused (409: the hold's state decided it)."""
-    return render(request, "holds/hold.html", _hold_context(hold, error=refused.message, viewer=request.user), status=409)
+    return render(request, "holds/hold.html", _hold_context(hold, error=refused.message, viewer=request.viewer), status=409)
 
 
 @reviewer_required
@@ -260,7 +261,7 @@ def approval_undo(request, pk):
     approval_id = _posted_id(request, "approval", "say which approval to take back")
     approval = get_object_or_404(Approval, pk=approval_id, hold=hold)
     try:
-        approving.withdraw(approval.pk, request.user, timezone.now())
+        decisions.withdraw_approval(approval.pk, request.user, timezone.now())
     except approving.NotCounted as refused:
         return _refused(request, hold, refused)
     return redirect("hold", pk=hold.pk)
@@ -314,7 +315,7 @@ def decision_undo(request, pk):
 @require_safe
 def next_hold(request):
     """Open the next hold in queue order, or go back to the queue when none is left."""
-    upcoming = holds_queue.next_for(request.user, timezone.now())
+    upcoming = holds_queue.next_for(request.viewer, timezone.now())
     return redirect("hold", pk=upcoming.pk) if upcoming else redirect("queue")
 
 

@@ -11,4 +11,4 @@ def unread_notifications(request):
     """
     if not request.user.is_authenticated:
         return {}
-    return {"unread_notifications": SimpleLazyObject(lambda: notify.unread_count(request.user))}
+    return {"unread_notifications": SimpleLazyObject(lambda: notify.unread_count(request.viewer))}

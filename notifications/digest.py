@@ -8,7 +8,9 @@ no longer needs anyone; one with nothing left is not sent at all.
 
 from __future__ import annotations
 
-from holds import queue
+from django.utils import timezone
+
+from holds.models import Hold
 from notifications.models import Notification
 
 
@@ -26,7 +28,7 @@ def narrow(notification: Notification) -> bool:
     One query however long the digest, and a second when it shrinks.
     """
     listed = notification.holds
-    waiting = set(queue.open_holds().filter(pk__in=[h.get("pk") for h in listed]).values_list("pk", flat=True))
+    waiting = set(Hold.objects.waiting(timezone.now()).filter(pk__in=[h.get("pk") for h in listed]).values_list("pk", flat=True))
     still = [h for h in listed if h.get("pk") in waiting or "pk" not in h]  # no "pk": listed before it was kept
     if len(still) == len(listed):
         return True

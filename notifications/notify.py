@@ -23,13 +23,12 @@ from django.utils import timezone
 from approvals.models import Approval, ApprovalPolicy
 from approvals.waiting import open_rounds
 from approvals.wording import approval_words
-from holds import queue as holds_queue
-from holds import wording
 from holds.models import Decision, Hold
 from notifications import digest, sending
 from notifications.models import DigestState, Notification, NotificationSettings, WebhookChannel
-from people import zones
+from people import wording, zones
 from reviewqueue import prepared, roles
+from reviewqueue.viewer import Viewer
 from teams import scopes
 
 Event = Notification.Event
@@ -52,13 +51,14 @@ USER_CHANNELS = [Channel.IN_APP, Channel.EMAIL]
 PREFERENCE_FOR = {Event.UNDELIVERED: Event.NOT_APPLIED}
 
 
-def subscribable_events(user) -> list[str]:
+def subscribable_events(viewer: Viewer) -> list[str]:
     """The events of the user's roles; expiries when they gave an approval of an open hold (its expiry would tell
     them); escalations when they are in a policy's escalation group."""
     events = []
     for group, group_events in EVENTS_FOR_ROLE.items():
-        if roles.in_group(user, group):
+        if roles.in_group(viewer, group):
             events += [event for event in group_events if event not in events]
+    user = viewer.user
     if Event.EXPIRED not in events and Approval.objects.filter(approver=user, hold__status=Hold.Status.OPEN).exists():
         events.append(Event.EXPIRED)
     if ApprovalPolicy.objects.filter(escalation_group__in=user.groups.all()).exists():
@@ -70,8 +70,8 @@ def channels_for(user, event: str) -> list[str]:
     return _channels_by_user([user], event)[user.pk]
 
 
-def save_preferences(user, channels_by_event: dict[str, list[str]]) -> None:
-    allowed = subscribable_events(user)
+def save_preferences(viewer: Viewer, channels_by_event: dict[str, list[str]]) -> None:
+    allowed, user = subscribable_events(viewer), viewer.user
     cleaned = {event: [c for c in USER_CHANNELS if c in channels_by_event.get(event, [])] for event in allowed}
     NotificationSettings.objects.update_or_create(user=user, defaults={"channels_by_event": cleaned})
 
@@ -217,7 +217,7 @@ def digest_new_holds(now: datetime | None = None) -> list[Notification]:
             .order_by("first_seen_at", "pk")
         )
         Hold.objects.filter(pk__in=[hold.pk for hold in holds]).update(digested_at=now)
-        waiting = set(holds_queue.open_holds(now).filter(pk__in=[hold.pk for hold in holds]).values_list("pk", flat=True))
+        waiting = set(Hold.objects.waiting(now).filter(pk__in=[hold.pk for hold in holds]).values_list("pk", flat=True))
         return new_holds_digest([hold for hold in holds if hold.pk in waiting], now)
 
 
@@ -225,11 +225,9 @@ def new_holds_digest(holds: list[Hold], now: datetime) -> list[Notification]:
     """One message per subscribed reviewer listing those of ``holds`` in their team scopes; the webhooks' lists all."""
     if not holds:
         return []
-    reviewers = list(_members(roles.REVIEWERS))
-    scopes.load(reviewers)
     audiences: dict[tuple[Hold, ...], list] = {tuple(holds): []}  # the holds listed → the reviewers who may see them
-    for reviewer in reviewers:
-        audiences.setdefault(tuple(hold for hold in holds if scopes.may_see(reviewer, hold)), []).append(reviewer)
+    for reviewer in scopes.viewers_of(_members(roles.REVIEWERS)):
+        audiences.setdefault(tuple(hold for hold in holds if scopes.may_see(reviewer, hold)), []).append(reviewer.user)
     return create(Event.NEW_HOLDS, [
         _digest(list(listed), recipients, now, to_webhooks=listed == tuple(holds))
         for listed, recipients in audiences.items() if listed
@@ -271,7 +269,7 @@ def create(event: str, messages: list[Message]) -> list[Notification]:
         return []
     now = timezone.now()
     users = {user.pk: user for message in messages for user in message.recipients if user}
-    scopes.load(user for message in messages for user in message.recipients)
+    viewers = {viewer.pk: viewer for viewer in scopes.viewers_of(users.values())}
     channels_of = _channels_by_user(users.values(), event)
     zone_of = zones.zones_of(users.values())
     webhooks = [w for w in WebhookChannel.objects.filter(active=True) if PREFERENCE_FOR.get(event, event) in w.events]
@@ -280,7 +278,7 @@ def create(event: str, messages: list[Message]) -> list[Notification]:
         common = {"event": event, "subject_key": message.subject_key, "hold": message.hold, "decision": message.decision,
                   "title": message.title[:300], "body": message.body, "link": message.link, "holds": list(message.holds),
                   "created_at": now, "next_attempt_at": now}
-        recipients = {user.pk: user for user in message.recipients if user}.values()
+        recipients = [viewers[pk] for pk in dict.fromkeys(user.pk for user in message.recipients if user)]
         for user in scopes.users_who_may_see([message.hold, *message.listed], recipients):
             personal = common
             if message.in_zone:
@@ -319,9 +317,9 @@ def _channels_by_user(users, event: str) -> dict[int, list[str]]:
     }
 
 
-def in_app_for(user):
-    """The user's in-app messages, but those about a hold no longer in their team scopes (a scope narrowed since)."""
-    return _in_app(user, scopes.visible_holds_q(user, prefix="hold__"))
+def in_app_for(viewer: Viewer):
+    """The viewer's in-app messages, but those about a hold no longer in their team scopes (a scope narrowed since)."""
+    return _in_app(viewer.user, scopes.visible_holds_q(viewer, prefix="hold__"))
 
 
 def _in_app(user, in_scope: Q | None):
@@ -329,12 +327,12 @@ def _in_app(user, in_scope: Q | None):
     return messages if in_scope is None else messages.filter(Q(hold__isnull=True) | in_scope)
 
 
-def unread_count(user) -> int:
-    """The bell's count: in-app messages neither read nor resolved (those ``in_app_for`` the user)."""
-    in_scope = scopes.visible_holds_q(user, prefix="hold__")
+def unread_count(viewer: Viewer) -> int:
+    """The bell's count: in-app messages neither read nor resolved (those ``in_app_for`` the viewer)."""
+    in_scope = scopes.visible_holds_q(viewer, prefix="hold__")
     if in_scope is None:
-        return _unread_count_unscoped(user.pk)
-    return _in_app(user, in_scope).filter(read_at__isnull=True, resolved_at__isnull=True).count()
+        return _unread_count_unscoped(viewer.pk)
+    return _in_app(viewer.user, in_scope).filter(read_at__isnull=True, resolved_at__isnull=True).count()
 
 
 def _unread_count_unscoped(user_pk: int) -> int:

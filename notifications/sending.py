@@ -19,9 +19,9 @@ from django.utils import timezone
 
 from audit import events as audit_events
 from audit.models import EventKind
-from holds import backoff, queueing
 from notifications import channels, digest
 from notifications.models import Notification, NotificationAttempt, WebhookChannel
+from reviewqueue import backoff, queueing
 
 logger = logging.getLogger(__name__)
 

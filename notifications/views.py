@@ -18,13 +18,13 @@ role_required = roles.required(roles.has_a_role, "Notifications need the Reviewe
 @role_required
 @require_safe
 def bell(request):
-    return render(request, "notifications/_bell.html", {"unread": notify.unread_count(request.user)})
+    return render(request, "notifications/_bell.html", {"unread": notify.unread_count(request.viewer)})
 
 
 @role_required
 @require_safe
 def inbox(request):
-    notifications = notify.in_app_for(request.user).order_by("-created_at", "-pk")[:INBOX_SIZE]
+    notifications = notify.in_app_for(request.viewer).order_by("-created_at", "-pk")[:INBOX_SIZE]
     return render(request, "notifications/inbox.html", {"notifications": notifications})
 
 
@@ -43,7 +43,7 @@ def mark_read(request):
 @require_http_methods(["GET", "HEAD", "POST"])
 def preferences(request):
     """The person's preferences: which notifications reach them how, and (its own form) their time zone."""
-    events = notify.subscribable_events(request.user)
+    events = notify.subscribable_events(request.viewer)
     zone_name, zone_error = zones.zone_name_of(request.user), ""
     if request.method == "POST" and "time_zone" in request.POST:
         zone_name = request.POST["time_zone"]
@@ -55,7 +55,7 @@ def preferences(request):
             messages.success(request, "Your time zone is saved: times are now shown in it.")
             return redirect("notification-preferences")
     elif request.method == "POST":
-        notify.save_preferences(request.user, {event: request.POST.getlist(event) for event in events})
+        notify.save_preferences(request.viewer, {event: request.POST.getlist(event) for event in events})
         messages.success(request, "Your notification preferences are saved.")
         return redirect("notification-preferences")
     rows = [

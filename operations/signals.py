@@ -1,8 +1,11 @@
-"""Each Celery task's id, name and subject on the log lines it writes (connected in ``OperationsConfig.ready``)."""
+"""Each Celery task's id, name and subject on the log lines it writes, and each sync counted for the metrics
+(connected in ``OperationsConfig.ready``)."""
 
 from celery.signals import task_postrun, task_prerun
+from django.dispatch import receiver
 
-from operations import logcontext
+from holds.signals import sync_finished
+from operations import logcontext, syncstats
 
 # The tasks whose first argument names what the log lines are about.
 TASK_SUBJECTS = {"holds.tasks.deliver_decision": "decision_id"}
@@ -23,3 +26,8 @@ def unbind_task(sender, task_id, **_) -> None:
     tokens = _task_tokens.pop(task_id, None)
     if tokens:
         logcontext.unbind(tokens)
+
+
+@receiver(sync_finished, dispatch_uid="operations.count_sync")
+def count_sync(sender, env: str, seconds: float, failed: bool, **_) -> None:
+    syncstats.record_sync(env, seconds, failed=failed)

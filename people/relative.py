@@ -7,11 +7,12 @@ minutes between the two times and the language alone, so they are remembered by 
 
 from __future__ import annotations
 
-import functools
 from datetime import UTC, datetime, timedelta
 
 from django.utils import translation
 from django.utils.timesince import timesince, timeuntil
+
+from reviewqueue import processcache
 
 # Beyond four weeks the words need the calendar (months), not the minutes alone.
 MEMO_LIMIT = timedelta(days=28)
@@ -42,11 +43,11 @@ def until(moment: datetime, now: datetime) -> str:
     return timeuntil(moment, now)
 
 
-@functools.lru_cache(maxsize=8192)
+@processcache.cached(maxsize=8192)
 def _since_minutes(minutes: int, language: str | None) -> str:
     return timesince(_EPOCH, _EPOCH + timedelta(minutes=minutes))
 
 
-@functools.lru_cache(maxsize=8192)
+@processcache.cached(maxsize=8192)
 def _until_minutes(minutes: int, language: str | None) -> str:
     return timeuntil(_EPOCH + timedelta(minutes=minutes), _EPOCH)

@@ -1,7 +1,7 @@
 """The Celery app, and the base class of the tasks that retry.
 
 Tasks live in each app's ``tasks.py`` and only call plain functions; domain code
-queues them by name through ``holds/queueing.py``.
+queues them by name through ``reviewqueue/queueing.py``.
 """
 
 import os

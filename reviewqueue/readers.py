@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import functools
 import json
 import math
 import re
@@ -21,6 +20,8 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 from zoneinfo import available_timezones
+
+from reviewqueue import processcache
 
 # PostgreSQL refuses NUL in text and jsonb, and lone surrogates cannot be encoded as UTF-8.
 UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
@@ -180,7 +181,7 @@ def moment(value: str, name: str) -> datetime | None:
         raise BadValue(name, "is out of the range of dates") from None
 
 
-@functools.cache
+@processcache.cached
 def _time_zones() -> frozenset[str]:
     return frozenset(available_timezones())  # reads the zone files: once per process
 

@@ -44,8 +44,9 @@ INSTALLED_APPS = [
     "operations",
     "people",
     "sso",
-    "simulator",
 ]
+if DEBUG:  # the quickstart serves the simulated platform with its ``manage.py runplatform``; production never has it
+    INSTALLED_APPS.append("simulator")
 
 MIDDLEWARE = [
     "operations.middleware.RequestContextMiddleware",  # first: every log line of a request carries its id
@@ -58,6 +59,7 @@ MIDDLEWARE = [
     "reviewqueue.input_guard.HostileInputMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "teams.middleware.ViewerMiddleware",
     "people.middleware.TimeZoneMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "reviewqueue.middleware.SessionIdleTimeoutMiddleware",

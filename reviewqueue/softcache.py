@@ -10,7 +10,6 @@ from the shared cache.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import importlib
 import logging
@@ -19,6 +18,8 @@ from collections import OrderedDict
 
 from django.core.cache import cache
 from django.template.loader import get_template
+
+from reviewqueue import processcache
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +55,7 @@ def set_many(values: dict, timeout: int | None, what: str, *, content_keyed: boo
         logger.warning("the cache did not take %s", what, exc_info=True)
 
 
+@processcache.register
 def forget() -> None:
     """Drop the values kept in this process (tests do, as they start on another database)."""
     with _kept_lock:
@@ -77,7 +79,7 @@ def _keep(values: dict) -> None:
             _kept.popitem(last=False)
 
 
-@functools.cache
+@processcache.cached
 def code_digest(template: str, modules: tuple[str, ...]) -> str:
     """A digest of a template's source and of the modules' code, made once per process: part of a key naming
     what renders a cached piece of markup, so that a deploy changing them reads none of the old pieces."""

@@ -12,20 +12,24 @@ expression runs on PostgreSQL (``~``) and on SQLite (Django's ``REGEXP``, Python
 A pattern a reviewer's queue could not read the same way in both (an unclosed ``[``, a range
 running backwards) is refused by ``check_patterns``, the admin form's validation.
 
-A user's scopes are read once per user object: once a request for ``request.user``.
+A viewer's scopes (``reviewqueue.viewer``) are read with their groups, in one query: once a request for
+``request.viewer``, once for all the recipients of a notification.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import string
 from collections.abc import Iterable
 from typing import NamedTuple
 
+from django.contrib.auth import get_user_model
+from django.db import connection
 from django.db.models import Q
 
-from approvals.policies import GLOB_CHARACTERS, glob_matches
-from reviewqueue import roles
+from reviewqueue import prepared
+from reviewqueue.viewer import Viewer
 from teams.models import TeamScope
 
 FIELDS = ("env", "agent", "capability")
@@ -33,6 +37,7 @@ LONGEST_PATTERN = 300
 # Characters a regular expression could read as syntax: each is written escaped, in both engines
 # a plain character. Letters, digits and "_" never are escaped: "\d" or "\w" would be a class.
 SYNTAX = frozenset(string.punctuation) - {"_"}
+GLOB_CHARACTERS = frozenset("*?[")
 
 
 class InvalidPattern(ValueError):
@@ -79,46 +84,51 @@ def patterns(text: str) -> tuple[str, ...]:
     return tuple(line.strip() for line in text.splitlines() if line.strip())
 
 
-# Reading a user's scopes
+# Reading who a viewer is
 
 
-def scopes_of(user) -> list[Scope] | None:
-    """The user's scopes: None when they see every hold (no scoped group, or a superuser); [] for nobody's.
-
-    Read with the user's groups, in the query that tells their roles (``roles.groups_with_scopes``).
-    """
-    if not hasattr(user, "_team_scopes"):
-        if _known_unread(user):
-            user._team_scopes = _unread_scopes(user)
-        else:
-            rows = [fields for _, scope_pk, *fields in roles.groups_with_scopes(user) if scope_pk is not None]
-            user._team_scopes = _union([Scope.of(*fields) for fields in rows])
-    return user._team_scopes
+def viewer_of(user) -> Viewer:
+    """``user`` as a viewer: their groups' names and team scopes, in one query (none for someone signed out)."""
+    return viewers_of([user])[0]
 
 
-def load(users: Iterable) -> None:
-    """Read the scopes of each of ``users`` not read yet, in one query, and keep them on the user object."""
-    unread = [user for user in users if user is not None and not hasattr(user, "_team_scopes")]
-    found: dict[int, list[Scope]] = {}
-    wanted = {user.pk for user in unread if not _known_unread(user)}
-    if wanted:
-        rows = TeamScope.objects.filter(group__user__in=wanted).values_list(
-            "group__user", "env_patterns", "agent_patterns", "capability_patterns"
+def viewers_of(users: Iterable) -> list[Viewer]:
+    """Each of ``users`` as a viewer, in their order: the groups and scopes of them all read in one query."""
+    users = list(users)
+    rows: dict[int, list[tuple]] = {}
+    for user_pk, *row in _groups_with_scopes({user.pk for user in users if user.is_authenticated and user.is_active}):
+        rows.setdefault(user_pk, []).append(row)
+    return [_viewer(user, rows.get(user.pk, [])) for user in users]
+
+
+def _viewer(user, rows: list[tuple]) -> Viewer:
+    """A viewer of ``rows``, their (group name, scope pk, its three fields' patterns): a superuser sees every hold,
+    someone signed out or inactive none, anyone else what their scoped groups do (``_union``)."""
+    if not (user.is_authenticated and user.is_active):
+        return Viewer(user)
+    scoped = [Scope.of(*fields) for _, scope_pk, *fields in rows if scope_pk is not None]
+    found = None if user.is_superuser else _union(scoped)
+    return Viewer(user, frozenset(name for name, *_ in rows), None if found is None else tuple(found))
+
+
+def _groups_with_scopes(user_pks: set[int]) -> list[tuple]:
+    """The users' groups as (user pk, group name, scope pk, env, agent and capability patterns), the scope's None
+    for a group without one. Written out: every page asks, and building this query through the ORM cost more than
+    running it; prepared for one user (a page's viewer), as each number of users is another statement."""
+    if not user_pks:
+        return []
+    groups = get_user_model()._meta.get_field("groups")
+    membership = groups.remote_field.through._meta.db_table
+    group = groups.related_model._meta.db_table
+    with prepared.cursor() if len(user_pks) == 1 else connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT m.{groups.m2m_column_name()}, g.name, s.id, s.env_patterns, s.agent_patterns,"
+            f" s.capability_patterns FROM {group} g JOIN {membership} m ON m.{groups.m2m_reverse_name()} = g.id"
+            f" LEFT JOIN {TeamScope._meta.db_table} s ON s.group_id = g.id"
+            f" WHERE m.{groups.m2m_column_name()} IN ({', '.join(['%s'] * len(user_pks))})",
+            sorted(user_pks),
         )
-        for user_pk, *fields in rows:
-            found.setdefault(user_pk, []).append(Scope.of(*fields))
-    for user in unread:
-        user._team_scopes = _unread_scopes(user) if _known_unread(user) else _union(found.get(user.pk, []))
-
-
-def _known_unread(user) -> bool:
-    """Whether the user's scopes go without reading: a superuser's, and those of anyone signed out or inactive."""
-    return user.is_superuser or not user.is_authenticated or not user.is_active
-
-
-def _unread_scopes(user) -> list | None:
-    """An active superuser sees every hold (None); anyone signed out or inactive, none ([])."""
-    return None if user.is_superuser and user.is_active else []
+        return cursor.fetchall()
 
 
 def _union(scopes: list[Scope]) -> list[Scope] | None:
@@ -129,35 +139,29 @@ def _union(scopes: list[Scope]) -> list[Scope] | None:
 # Asking about holds
 
 
-def visible_holds_q(user, prefix: str = "") -> Q | None:
+def visible_holds_q(viewer: Viewer, prefix: str = "") -> Q | None:
     """A filter on holds (or, with ``prefix`` such as ``"hold__"``, on rows pointing to one) keeping those
-    the user may see; None when they may see all."""
-    scopes = scopes_of(user)
-    if scopes is None:
+    the viewer may see; None when they may see all."""
+    if viewer.scopes is None:
         return None
-    return _any_of([scope.q(prefix) for scope in scopes], prefix)
+    return _any_of([scope.q(prefix) for scope in viewer.scopes], prefix)
 
 
-def visible(holds, user):
-    """``holds`` (a queryset) narrowed to those the user may see."""
-    condition = visible_holds_q(user)
+def visible(holds, viewer: Viewer):
+    """``holds`` (a queryset) narrowed to those the viewer may see."""
+    condition = visible_holds_q(viewer)
     return holds if condition is None else holds.filter(condition)
 
 
-def may_see(user, hold) -> bool:
-    scopes = scopes_of(user)
-    return scopes is None or any(scope.contains(hold) for scope in scopes)
+def may_see(viewer: Viewer, hold) -> bool:
+    return viewer.scopes is None or any(scope.contains(hold) for scope in viewer.scopes)
 
 
-def users_who_may_see(holds: Iterable, users: Iterable) -> list:
-    """Those of ``users`` who may see every one of ``holds`` (None entries skipped): recipients of a notification.
-
-    Reads the scopes of the users not read yet in one query; ``load`` them first to share it among several calls.
-    """
-    users = [user for user in users if user is not None]
+def users_who_may_see(holds: Iterable, viewers: Iterable[Viewer]) -> list:
+    """The users of those ``viewers`` who may see every one of ``holds`` (None entries skipped): recipients of a
+    notification."""
     holds = [hold for hold in holds if hold is not None]
-    load(users)
-    return [user for user in users if all(may_see(user, hold) for hold in holds)]
+    return [viewer.user for viewer in viewers if all(may_see(viewer, hold) for hold in holds)]
 
 
 class Combination(NamedTuple):
@@ -168,22 +172,30 @@ class Combination(NamedTuple):
     capability: str
 
 
-def offered_values(user, combinations: Iterable[Combination]) -> dict[str, list[str]]:
+def offered_values(viewer: Viewer, combinations: Iterable[Combination]) -> dict[str, list[str]]:
     """The queue's filter choices (env, agent, capability → values, sorted): the values of those of
-    ``combinations`` that the user may see a hold with, blank ones (too long to offer) aside.
+    ``combinations`` that the viewer may see a hold with, blank ones (too long to offer) aside.
 
     A scope admits a hold by all three fields at once, so a value is offered only with the other
     two its hold has: an agent whose holds are all in an env the scope leaves out is not.
     """
     offered: dict[str, set[str]] = {field: set() for field in FIELDS}
     for combination in combinations:
-        if may_see(user, combination):
+        if may_see(viewer, combination):
             for field, value in zip(FIELDS, combination, strict=True):
                 offered[field].add(value)
     return {field: sorted(values - {""}) for field, values in offered.items()}
 
 
-# Globs: checked, then written as regular expressions
+
+# Globs: matched, checked, and written as regular expressions
+
+
+def glob_matches(pattern: str, value: str) -> bool:
+    """Case-sensitive shell-style matching (``prod-*``); a blank pattern matches anything. Approval policies match
+    with it too."""
+    return not pattern or fnmatch.fnmatchcase(value, pattern)
+
 
 
 def check_patterns(text: str) -> tuple[str, ...]:

@@ -10,9 +10,8 @@ import pytest
 import redis
 from django.db import connection
 
-from approvals import policies
 from holds import platform, sync
-from reviewqueue import roles, softcache
+from reviewqueue import processcache, roles
 from simulator.server import PlatformServer
 from simulator.state import PlatformState
 
@@ -22,9 +21,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(autouse=True)
 def read_afresh():
-    """Each test reads the approval policies and cached values from its own database and cache: the last test's are gone."""
-    policies.forget()
-    softcache.forget()
+    """Each test reads the approval policies, cached values and everything else a process keeps from its own database
+    and cache: the last test's are gone."""
+    processcache.forget_all()
 
 
 @pytest.fixture

@@ -11,5 +11,7 @@ os.environ.setdefault("WEBHOOK_ALLOWED_NETWORKS", "127.0.0.1/32")  # the tests' 
 
 from reviewqueue.settings import *  # noqa: E402,F403
 
+if "simulator" not in INSTALLED_APPS:  # noqa: F405
+    INSTALLED_APPS.append("simulator")  # noqa: F405  (runplatform's own test)
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
 STORAGES["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}  # noqa: F405

@@ -1,6 +1,7 @@
 """The imports run one way: these tests read the source, so a cycle fails here before it grows."""
 
 import ast
+import re
 from pathlib import Path
 
 from django.conf import settings
@@ -39,19 +40,108 @@ def imports_of(path: Path, package: str) -> set[str]:
     return {name for name in imported_modules(path) if name == package or name.startswith(f"{package}.")}
 
 
-def test_audit_imports_nothing_of_the_other_apps_but_their_models():
-    """Holds records through ``audit.events``; audit only looks their rows up, so the apps never import in a circle."""
+def models_looked_up(path: Path) -> set[str]:
+    """The apps whose models a module reaches by label, ``apps.get_model("teams", …)`` or ``("teams.TeamScope")``,
+    as ``teams.models``: an import the import statements do not show."""
+    return {
+        f"{node.args[0].value.split('.')[0]}.models"
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path)))
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "attr", getattr(node.func, "id", None)) == "get_model"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    }
+
+
+def layers() -> list[set[str]]:
+    """The README's order of the apps, lowest first, written once there: each step a set of peers."""
+    order = re.search(r"The apps are layers, lowest first: (.+?)\.\s", (ROOT / "README.md").read_text(), re.DOTALL)
+    assert order, "the README's layout no longer orders the apps"
+    return [set(re.findall(r"`(\w+)`", step)) for step in order.group(1).split("→")]
+
+
+def test_the_readme_places_every_app_in_one_layer():
+    """A new app must be given its place in the order before it can import anything."""
+    placed = [app for layer in layers() for app in layer]
+    apps = {path.parent.name for path in ROOT.glob("*/apps.py")} - {"simulator"}
+
+    assert sorted(placed) == sorted(apps | {"reviewqueue"})
+
+
+def test_apps_import_only_lower_apps_beyond_their_models():
+    """Between two apps, imports beyond models run one way: a lower app tells a higher one by a signal or a callback.
+
+    ``get_model`` lookups count as imports; ``reviewqueue``, the lowest, imports no app at all, models neither.
+    """
+    order = layers()
+    found = {}
+    for height, layer in enumerate(order):
+        above = {app for higher in order[height:] for app in higher}
+        for app in layer:
+            for path in modules_in(app):
+                names = imported_modules(path) | models_looked_up(path)
+                forbidden = {
+                    name
+                    for name in names
+                    if name.split(".")[0] in above - {app}
+                    and (app == "reviewqueue" or name.split(".")[1:2] != ["models"])
+                }
+                if forbidden:
+                    found[str(path.relative_to(ROOT))] = sorted(forbidden)
+
+    assert found == {}
+
+
+def test_the_simulator_and_the_apps_import_nothing_of_each_other():
+    """The simulator stands for the platform: a program apart, speaking to the app only over HTTP."""
+    apps = {app for layer in layers() for app in layer}
     found = {
-        str(path.relative_to(ROOT)): sorted(forbidden)
-        for path in modules_in("audit")
-        if (
-            forbidden := {
-                name
-                for app in ("holds", "notifications")
-                for name in imports_of(path, app)
-                if name != f"{app}.models" and not name.startswith(f"{app}.models.")
-            }
-        )
+        str(path.relative_to(ROOT)): sorted(names)
+        for package, others in [("simulator", apps), *((app, {"simulator"}) for app in apps)]
+        for path in modules_in(package)
+        if (names := {name for name in imported_modules(path) | models_looked_up(path) if name.split(".")[0] in others})
+    }
+
+    assert found == {}
+
+
+def test_every_process_level_cache_is_registered_for_the_tests_to_forget():
+    """A ``functools`` cache outside ``reviewqueue/processcache.py`` would keep one test's answers for the next."""
+    found = {
+        str(path.relative_to(ROOT)): lines
+        for layer in layers()
+        for app in layer
+        for path in modules_in(app)
+        if path != ROOT / "reviewqueue" / "processcache.py"
+        and (lines := sorted(node.lineno for node in ast.walk(ast.parse(path.read_text())) if _functools_cache(node)))
+    }
+
+    assert found == {}
+
+
+def _functools_cache(node: ast.AST) -> bool:
+    """``functools.cache`` or ``functools.lru_cache``, or either imported by name."""
+    names = {"cache", "lru_cache"}
+    if isinstance(node, ast.Attribute):
+        return node.attr in names and isinstance(node.value, ast.Name) and node.value.id == "functools"
+    return isinstance(node, ast.ImportFrom) and node.module == "functools" and any(a.name in names for a in node.names)
+
+
+def test_no_module_hangs_private_state_on_a_user():
+    """Who is asking travels as a viewer (``reviewqueue/viewer.py``): a private attribute set on a user object would
+    make an answer depend on which copy of the user a caller holds. Its own fields a module may set, and save."""
+    found = {
+        str(path.relative_to(ROOT)): lines
+        for layer in layers()
+        for app in layer
+        for path in modules_in(app)
+        if (lines := sorted(
+            node.lineno
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and node.attr.startswith("_")
+            and isinstance(node.value, ast.Name) and "user" in node.value.id
+        ))
     }
 
     assert found == {}
@@ -62,23 +152,12 @@ def test_the_edit_rules_do_not_import_the_editing_fields():
     assert imports_of(ROOT / "holds" / "rules.py", "holds.editing") == set()
 
 
-def test_the_project_package_imports_no_app():
-    """``reviewqueue`` holds what every app shares (roles, readers, agent JSON); importing an app would make a cycle."""
-    apps = {"holds", "audit", "notifications"}
-    found = {
-        str(path.relative_to(ROOT)): sorted(forbidden)
-        for path in modules_in("reviewqueue")
-        if (forbidden := {name for name in imported_modules(path) if name.split(".")[0] in apps})
-    }
-
-    assert found == {}
-
-
 def test_only_the_tasks_modules_import_a_tasks_module():
-    """Domain code queues work by task name through ``holds/queueing.py``; the tasks modules import the domain."""
+    """Domain code queues work by task name through ``reviewqueue/queueing.py``; the tasks modules import the domain."""
     found = {
         str(path.relative_to(ROOT)): sorted(tasks)
-        for app in ("holds", "notifications")
+        for layer in layers()
+        for app in layer
         for path in modules_in(app)
         if path.name != "tasks.py"
         and (tasks := {name for name in imported_modules(path) if "tasks" in name.split(".")})

@@ -395,14 +395,13 @@ def test_the_escalation_sweep_records_each_escalation_with_its_policy_group_reas
 
 
 def test_an_approval_taken_back_records_approval_withdrawn_without_a_decision(samples, alice, settings):
-    from approvals import approving
     from approvals.models import ApprovalPolicy
 
     settings.UNDO_SECONDS = 10
     ApprovalPolicy.objects.create(name="Two for h_12", env_pattern="default", approvals_required=2)
     approval = decisions.submit(samples["h_12"], alice, [ItemChoice("A-1001", "approve", comment="fine")])
 
-    approving.withdraw(approval.pk, alice, timezone.now())
+    decisions.withdraw_approval(approval.pk, alice, timezone.now())
 
     event = only(EventKind.APPROVAL_WITHDRAWN)
     assert (event.actor, event.hold_id, event.decision, event.actions) == (alice, "h_12", None, "approve")

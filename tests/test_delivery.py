@@ -7,9 +7,10 @@ import redis
 import time_machine
 from django.utils import timezone
 
-from holds import backoff, decisions, tasks
+from holds import decisions, tasks
 from holds.decisions import ItemChoice
 from holds.models import Decision, Hold
+from reviewqueue import backoff
 from tests.conftest import wait_until
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_delivery")]

@@ -22,6 +22,7 @@ from notifications.models import Notification, WebhookChannel
 from people.models import Preference
 from reviewqueue import roles
 from teams.models import TeamScope
+from teams.scopes import viewer_of
 from tests.concurrently import at_once
 from tests.conftest import make_user, wait_until
 
@@ -195,7 +196,7 @@ def test_the_sweep_reads_no_hold_before_the_earliest_threshold(refund, fiona):
 
 def test_escalation_follows_each_members_preferences_and_the_webhooks_that_want_it(refund, fiona, gus, bob, client):
     policy()
-    notify.save_preferences(fiona, {"escalated": ["email"]})
+    notify.save_preferences(viewer_of(fiona), {"escalated": ["email"]})
     hook = WebhookChannel.objects.create(name="finance", url="http://127.0.0.1:9/", secret="s", events=["escalated"])
     WebhookChannel.objects.create(name="ops", url="http://127.0.0.1:9/", secret="s", events=["expired"])
 

@@ -6,11 +6,13 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from holds import decisions, expiry, queue, sync, wording
+from holds import decisions, expiry, queue, sync
 from holds.decisions import ItemChoice
 from holds.models import Decision, Hold
 from notifications import notify
 from notifications.models import Notification
+from people import wording
+from teams.scopes import viewer_of
 from tests.concurrently import at_once
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_delivery")]
@@ -176,7 +178,7 @@ def test_a_decision_still_undelivered_is_announced_once(samples, alice, settings
 
 def test_new_holds_arrive_as_one_digest_per_subscribed_reviewer(samples, alice, bob, platform_client, platform_state, settings):
     settings.NOTIFY_BATCH_SECONDS = 60
-    notify.save_preferences(alice, {"new_holds": ["in_app", "email"]})
+    notify.save_preferences(viewer_of(alice), {"new_holds": ["in_app", "email"]})
     notify.digest_new_holds()  # starts the window
     for question in ("First new", "Second new", "Third new"):
         platform_state.add_hold("default", {"question": question})

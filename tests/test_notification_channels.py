@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from notifications import notify, sending
 from notifications.models import Notification, WebhookChannel
+from teams.scopes import viewer_of
 from tests.conftest import wait_until
 
 SECRET = "webhook-secret"
@@ -188,7 +189,7 @@ def test_marking_a_mangled_id_as_read_is_a_400_and_changes_nothing(client, sampl
 
     response = client.post(reverse("notifications-read"), {"id": "1 OR 1=1"})
 
-    assert response.status_code == 400 and notify.unread_count(audrey) == 1
+    assert response.status_code == 400 and notify.unread_count(viewer_of(audrey)) == 1
 
 
 @pytest.mark.django_db
@@ -223,7 +224,7 @@ def test_a_hold_whose_sync_committed_late_is_in_the_next_digest(samples, alice, 
     from django.utils import timezone
 
     settings.NOTIFY_BATCH_SECONDS = 60
-    notify.save_preferences(alice, {"new_holds": ["in_app"]})
+    notify.save_preferences(viewer_of(alice), {"new_holds": ["in_app"]})
     notify.digest_new_holds()
     start = timezone.now()
     with time_machine.travel(start + timedelta(seconds=61)):
@@ -253,6 +254,6 @@ def test_the_bells_written_out_count_agrees_with_the_inbox_for_a_reviewer_who_se
             title="t", body="b", created_at=now, next_attempt_at=now, read_at=read_at, resolved_at=resolved_at,
         )
 
-    unread_in_inbox = notify.in_app_for(alice).filter(read_at__isnull=True, resolved_at__isnull=True).count()
+    unread_in_inbox = notify.in_app_for(viewer_of(alice)).filter(read_at__isnull=True, resolved_at__isnull=True).count()
 
-    assert notify.unread_count(alice) == unread_in_inbox == 1
+    assert notify.unread_count(viewer_of(alice)) == unread_in_inbox == 1

@@ -16,6 +16,7 @@ from notifications.models import Notification
 from people import naming, zones
 from people.models import Preference
 from reviewqueue import readers, roles
+from teams.scopes import viewer_of
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db
@@ -186,7 +187,7 @@ def test_emails_write_times_in_each_recipients_own_zone(samples, audrey, mailout
 def test_a_new_holds_digest_lists_expiries_in_each_reviewers_zone(samples, alice, bob):
     Preference.objects.create(user=alice, time_zone="Australia/Sydney")
     for reviewer in (alice, bob):
-        notify.save_preferences(reviewer, {"new_holds": ["in_app"]})  # a digest is opt-in
+        notify.save_preferences(viewer_of(reviewer), {"new_holds": ["in_app"]})  # a digest is opt-in
     waiting = [hold for hold in Hold.objects.filter(status=Hold.Status.OPEN, expires_at__isnull=False).order_by("pk")]
 
     notify.new_holds_digest(waiting, timezone.now())

@@ -115,7 +115,7 @@ def test_the_saved_plan_of_the_queue_in_each_order_reads_its_index(thousands_of_
     # The open holds' indexes are partial, and the largest-first one indexes an expression: a plan for any
     # parameters can use them only because the SQL writes the open status and the -1 as literals.
     filters, order = queue.Filters(sort=sort), queue.ORDERS[sort]
-    holds = queue.filtered(filters, user=None, now=timezone.now())
+    holds = queue.filtered(filters, viewer=None, now=timezone.now())
     listed, _ = queue.page(holds, "", filters)
     last = listed[-1]
     after_last = order.after(getattr(last, order.field) if order.field else None, last.created_at, last.pk)

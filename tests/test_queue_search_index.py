@@ -35,7 +35,7 @@ def thousands_of_open_holds(platform_client, platform_state):
 def search_plan(text: str) -> str:
     """The plan Postgres makes for the queue's search for ``text``, as the page runs it."""
     filters = queue.Filters(q=text)
-    matching = queue.filtered(filters, user=None, now=timezone.now())
+    matching = queue.filtered(filters, viewer=None, now=timezone.now())
     with CaptureQueriesContext(connection) as queries:
         queue.page(matching, "", filters)
     with connection.cursor() as cursor:

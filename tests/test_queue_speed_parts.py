@@ -83,16 +83,16 @@ def test_an_unchanged_resync_neither_reads_nor_writes_the_filter_values(alice_cl
 def test_the_filter_choices_come_from_the_cache_until_a_sync_changes_them(alice, platform_client, platform_state):
     hold(platform_state, "refund-bot")
     sync.sync_env(platform_client, "default")
-    assert queue.filter_values(alice, queue.sync_states())["agent"] == ["refund-bot"]
+    assert queue.filter_values(scopes.viewer_of(alice), queue.sync_states())["agent"] == ["refund-bot"]
 
     sync.sync_env(platform_client, "default")  # unchanged: the cached choices still hold
     with CaptureQueriesContext(connection) as queries:
-        assert queue.filter_values(alice, queue.sync_states())["agent"] == ["refund-bot"]
+        assert queue.filter_values(scopes.viewer_of(alice), queue.sync_states())["agent"] == ["refund-bot"]
     assert not [query for query in queries.captured_queries if "holds_filtervalue" in query["sql"]]
 
     hold(platform_state, "billing-bot")
     sync.sync_env(platform_client, "default")
-    assert queue.filter_values(alice, queue.sync_states())["agent"] == ["billing-bot", "refund-bot"]
+    assert queue.filter_values(scopes.viewer_of(alice), queue.sync_states())["agent"] == ["billing-bot", "refund-bot"]
 
 
 def test_a_capability_too_long_to_index_is_stored_and_queued_but_not_offered(alice_client, platform_client, platform_state):
@@ -117,9 +117,9 @@ def plan_of(run) -> str:
 def test_the_filter_choices_read_no_hold(alice, platform_client, platform_state):
     platform_state.generate("default", 300)
     sync.sync_env(platform_client, "default")
-    scopes.scopes_of(alice)  # read with her roles, once a request
+    viewer = scopes.viewer_of(alice)  # read with her roles, once a request
     with CaptureQueriesContext(connection) as queries:
-        choices = queue.filter_values(alice)
+        choices = queue.filter_values(viewer)
     assert len(queries.captured_queries) == 1 and "holds_hold" not in queries.captured_queries[0]["sql"]
     assert choices["env"] == ["default"] and choices["agent"]
 

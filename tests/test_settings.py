@@ -73,6 +73,16 @@ def test_production_mail_is_smtp_unless_console_mail_is_chosen(tmp_path):
     assert (chosen.stdout, smtp.stdout, quickstart.stdout) == ("console\n", "smtp\n", "console\n")
 
 
+def test_only_the_quickstart_installs_the_simulated_platform(tmp_path):
+    code = "from django.apps import apps; print(apps.is_installed('simulator'))"
+
+    production = start_django(code, DEBUG="0", AGENTOS_API_KEY="k", REVIEWQUEUE_VAR_DIR=str(tmp_path))
+    quickstart = start_django(code + "; from django.core.management import get_commands; print(get_commands()['runplatform'])",
+                              DEBUG="1", REVIEWQUEUE_VAR_DIR=str(tmp_path))
+
+    assert (production.stdout, quickstart.stdout) == ("False\n", "True\nsimulator\n"), production.stderr + quickstart.stderr
+
+
 def readme_production_environment() -> dict[str, str]:
     """The variables the README's production section exports, with real values where it writes "…"."""
     readme = (ROOT / "README.md").read_text()

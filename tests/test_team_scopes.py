@@ -19,7 +19,6 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from playwright.sync_api import expect
 
-from approvals.policies import glob_matches
 from audit.models import AuditEvent, EventKind
 from holds import decisions, sync
 from holds.decisions import ItemChoice
@@ -29,6 +28,7 @@ from notifications.models import Notification, WebhookChannel
 from reviewqueue import roles
 from teams import scopes
 from teams.models import TeamScope
+from teams.scopes import viewer_of
 from tests.conftest import make_user
 from tests.test_browser import browser, close_quietly, signed_in_page  # noqa: F401 (browser: a fixture)
 from tests.test_fuzz import named_urls
@@ -240,7 +240,7 @@ def test_every_field_of_a_scope_must_match(client, billing, support):
     client.force_login(narrow)
 
     assert listed(client) == {"support-bot"}
-    assert scopes.may_see(narrow, support) and not scopes.may_see(narrow, billing)
+    assert scopes.may_see(viewer_of(narrow), support) and not scopes.may_see(viewer_of(narrow), billing)
 
 
 def test_a_reviewers_roles_and_scopes_are_read_in_one_query_a_request(carol_client, billing, support):
@@ -254,6 +254,18 @@ def test_a_reviewers_roles_and_scopes_are_read_in_one_query_a_request(carol_clie
         and "approvals_approvalpolicy" not in query["sql"]  # the policies name their groups: read once a process
     ]
     assert len(reading) == 1 and "teams_teamscope" in reading[0]
+
+
+def test_a_viewer_is_read_afresh_and_nothing_is_kept_on_the_user(billing, support):
+    erin = make_user("erin", roles.REVIEWERS)
+    assert scopes.may_see(viewer_of(erin), billing)
+
+    erin.groups.add(scoped_group("Support", agent="support-*"))  # the same User object, in a new group
+
+    viewer = viewer_of(erin)
+    assert not scopes.may_see(viewer, billing) and scopes.may_see(viewer, support)
+    assert viewer.group_names == {roles.REVIEWERS, "Support"}
+    assert [name for name in vars(erin) if name.startswith(("_group", "_team"))] == []
 
 
 # Notifications
@@ -285,7 +297,7 @@ def test_the_bell_and_inbox_leave_out_a_hold_that_left_the_scope_after_the_messa
 
 def test_the_new_holds_digest_lists_each_reviewer_only_the_holds_in_scope(carol, alice, billing, support):
     for user in (carol, alice):
-        notify.save_preferences(user, {"new_holds": ["in_app", "email"]})
+        notify.save_preferences(viewer_of(user), {"new_holds": ["in_app", "email"]})
     WebhookChannel.objects.create(name="ops", url="http://127.0.0.1:1/", secret="s" * 32, events=["new_holds"])
 
     notify.new_holds_digest([billing, support], timezone.now())
@@ -302,8 +314,8 @@ def test_the_new_holds_digest_lists_each_reviewer_only_the_holds_in_scope(carol,
 
 
 def test_a_reviewer_whose_scope_matches_no_digested_hold_gets_no_digest(carol, alice, support):
-    notify.save_preferences(carol, {"new_holds": ["in_app"]})
-    notify.save_preferences(alice, {"new_holds": ["in_app"]})
+    notify.save_preferences(viewer_of(carol), {"new_holds": ["in_app"]})
+    notify.save_preferences(viewer_of(alice), {"new_holds": ["in_app"]})
 
     notify.new_holds_digest([support], timezone.now())
 
@@ -318,7 +330,7 @@ def agents_matching(pattern: str) -> set[str]:
     group = scoped_group(f"g{Group.objects.count()}", agent=pattern)
     user = make_user(f"u{group.pk}", roles.REVIEWERS)
     user.groups.add(group)
-    return set(scopes.visible(Hold.objects.all(), user).values_list("agent", flat=True))
+    return set(scopes.visible(Hold.objects.all(), viewer_of(user)).values_list("agent", flat=True))
 
 
 HOSTILE_AGENTS = ["a.b", "axb", "a*b", "(.*)", "a|b", "a", "b", r"a\b", "[x]", "x", "a+b", "aab", "a$", "^a", "a\nb", "ünï", "%_%"]
@@ -345,7 +357,7 @@ def test_a_pattern_matches_only_what_the_glob_says_however_the_names_look(platfo
     sync.sync_env(platform_client, "default")
 
     assert agents_matching(pattern) == expected
-    assert expected == {agent for agent in HOSTILE_AGENTS if glob_matches(pattern, agent)}
+    assert expected == {agent for agent in HOSTILE_AGENTS if scopes.glob_matches(pattern, agent)}
 
 
 @pytest.mark.parametrize("patterns, problem", [
@@ -387,7 +399,7 @@ def test_the_sql_and_python_matching_agree_with_glob_matches(db, pattern, value)
     """The expression runs as PostgreSQL's ``~`` and, on SQLite, as Django's REGEXP (Python's ``re.search``)."""
     glob = scopes.patterns(pattern.replace("\n", ""))[0]
     regex = scopes.glob_regex(glob)
-    expected = glob_matches(glob, value)
+    expected = scopes.glob_matches(glob, value)
 
     assert matches_in_postgres(regex, value) == expected
     assert bool(re.search(regex, value)) == expected

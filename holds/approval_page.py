@@ -12,6 +12,7 @@ from approvals.models import Approval
 from holds import describe, editing
 from holds.models import ACTION_WORDS, DecisionItem, Hold
 from reviewqueue.rowsql import RowSQL
+from reviewqueue.viewer import Viewer
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,8 +61,8 @@ def page_annotations() -> dict:
     return {"any_approval": RowSQL(f"EXISTS (SELECT 1 FROM {approval} a WHERE a.hold_id = {{row}}.id)", output_field=BooleanField())}
 
 
-def page_context(hold: Hold, viewer) -> dict:
-    """What the hold page shows ``viewer`` of the hold's approvals (see ``holds/_approvals.html``).
+def page_context(hold: Hold, viewer: Viewer) -> dict:
+    """What the hold page shows ``viewer`` (``request.viewer``) of the hold's approvals (see ``holds/_approvals.html``).
 
     ``superseded`` are the approvals of a round the platform's change to the hold ended: shown
     as history, they no longer count.
@@ -74,6 +75,6 @@ def page_context(hold: Hold, viewer) -> dict:
         "round_items": shown_items(hold, found.approvals),
         "superseded": [wording.approval_words(approval) for approval in rounds.superseded_round(approvals, hold.payload_digest)],
         "approval_refusal": found.refusal_for(viewer) if viewer else "",
-        "approved_by_viewer": bool(viewer) and found.needs_several and found.has_approved(viewer),
+        "approved_by_viewer": bool(viewer) and found.needs_several and found.has_approved(viewer.user),
         "undoable_approval": last if last and viewer and last.approver_id == viewer.pk and rounds.undoable(last, timezone.now()) else None,
     }
