@@ -223,8 +223,8 @@ def _read_text(text: str) -> Reading:
             return Reading(text)
     sign = (written["sign"] or written["signed"] or "").replace("+", "")
     scale = int(written["exponent"] or 0)
-    try:
-        whole, fraction = readers.decimal_parts(sign, written["body"], "amount", point_alone_is_decimal=False)
+    try:  # a mantissa ("1.250E+1") has a decimal point, never thousands
+        whole, fraction = readers.decimal_parts(sign, written["body"], "amount", point_alone_is_decimal=written["exponent"] is not None)
     except readers.EitherWay as either:
         return _sized(text, *(number.scaleb(scale) for number in either.readings))
     except readers.BadValue:
