@@ -51,7 +51,7 @@ def amount_text(data: dict, key: str) -> str:
     shown = f"{shown} {currency}" if currency else shown
     reading = read_number(data[key])
     if reading.readings:
-        return f"{shown} (unreadable: {reading.doubt.rpartition(' could be ')[2]})"
+        return f"{shown} (unreadable: {reading.either})"
     return f"{shown} (unreadable)" if reading.exact is None else shown
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from reviewqueue.jsonvalues import display, read_number, same_json
+from reviewqueue.jsonvalues import Reading, display, read_number, same_json
 
 # A rule takes (key, original value, edited value) and says why the edit is refused, or None.
 type Rule = Callable[[str, Any, Any], str | None]
@@ -43,7 +43,7 @@ def not_above_original(key: str, original: Any, edited: Any) -> str | None:
     return None
 
 
-def _not_certain(amount) -> str:
+def _not_certain(amount: Reading) -> str:
     if amount.readings:
         low, high = (f"{number.normalize():f}" for number in amount.readings)
         return f"write {high} or {low}: this can't tell thousands from decimals"

@@ -17,11 +17,12 @@ __all__ = [
     "AMOUNT_KEYS",
     "UNSTORABLE",
     "Reading",
-    "read_number",
     "display",
     "escape_surrogates",
     "grouped",
+    "grouped_number",
     "may_need_storable",
+    "read_number",
     "same_json",
     "scalars",
     "showable",
@@ -41,6 +42,7 @@ WRITTEN_NUMBER = re.compile(
     re.ASCII,
 )
 WRAPPER_KEYS = ("value", "amount")  # {"value": "1500.00"}: one number in an object of its own
+DEEPEST_WRAPPING = 2  # [{"value": "1500.00"}]; deeper is no amount anyone means
 LONGEST_NUMBER = 100  # characters: longer text is no amount anyone means
 LARGEST_NUMBER = Decimal(10) ** 30  # beyond it, a number is no amount either, and would take pages to show
 MINUS_SIGNS = str.maketrans({"\u2212": "-", "\ufe63": "-", "\uff0d": "-"})
@@ -176,9 +178,12 @@ class Reading:
         if self.exact is not None:
             return ""
         written = f"'{_cut(display(self.value))}'"
-        if self.readings:
-            return f"{written} could be {' or '.join(grouped_number(number.normalize()) for number in self.readings)}"
-        return f"{written} could not be read"
+        return f"{written} could be {self.either}" if self.readings else f"{written} could not be read"
+
+    @property
+    def either(self) -> str:
+        """Both readings, "1.5 or 1,500" ("" unless there are two)."""
+        return " or ".join(grouped_number(number.normalize()) for number in self.readings or ())
 
 
 def read_number(value: Any, depth: int = 0) -> Reading:
@@ -201,35 +206,38 @@ def read_number(value: Any, depth: int = 0) -> Reading:
             return _sized(value, Decimal(repr(value)))
         case str():
             return _read_text(value)
-        case [nested] if depth < len(WRAPPER_KEYS):
+        case [nested] if depth < DEEPEST_WRAPPING:
             return dataclasses.replace(read_number(nested, depth + 1), value=value)
-        case dict() if depth < len(WRAPPER_KEYS) and len(wrapped := [key for key in WRAPPER_KEYS if key in value]) == 1:
+        case dict() if depth < DEEPEST_WRAPPING and len(wrapped := [key for key in WRAPPER_KEYS if key in value]) == 1:
             return dataclasses.replace(read_number(value[wrapped[0]], depth + 1), value=value)
     return Reading(value)
 
 
-def _read_text(text: str) -> Reading:
+def _read_text(value: str) -> Reading:
+    text = value
     if len(text) > LONGEST_NUMBER:
-        return Reading(text)
-    ascii_digits = "".join(
-        str(unicodedata.decimal(character)) if character.isdecimal() else character
-        for character in unicodedata.normalize("NFKC", text).translate(MINUS_SIGNS)
-    )
-    written = WRITTEN_NUMBER.fullmatch(ascii_digits.strip())
+        return Reading(value)
+    if not text.isascii():  # "１５００", "٢٠", "−5": their digits and signs in ASCII
+        text = "".join(
+            str(unicodedata.decimal(character)) if character.isdecimal() else character
+            for character in unicodedata.normalize("NFKC", text).translate(MINUS_SIGNS)
+        )
+    written = WRITTEN_NUMBER.fullmatch(text.strip())
     if not written or (written["before"] and written["after"]) or (written["sign"] and written["signed"]):
-        return Reading(text)
+        return Reading(value)
     for mark in (written["before"], written["after"]):
         if mark and not mark.isalpha() and unicodedata.category(mark) != "Sc":
-            return Reading(text)
+            return Reading(value)
     sign = (written["sign"] or written["signed"] or "").replace("+", "")
     scale = int(written["exponent"] or 0)
-    try:  # a mantissa ("1.250E+1") has a decimal point, never thousands
-        whole, fraction = readers.decimal_parts(sign, written["body"], "amount", point_alone_is_decimal=written["exponent"] is not None)
+    mantissa = written["exponent"] is not None  # "1.250E+1" has a decimal point, never thousands
+    try:
+        whole, fraction = readers.decimal_parts(sign, written["body"], "amount", point_alone_is_decimal=mantissa)
     except readers.EitherWay as either:
-        return _sized(text, *(number.scaleb(scale) for number in either.readings))
+        return _sized(value, *(number.scaleb(scale) for number in either.readings))
     except readers.BadValue:
-        return Reading(text)
-    return _sized(text, Decimal(f"{sign}{whole or '0'}{'.' if fraction else ''}{fraction}").scaleb(scale))
+        return Reading(value)
+    return _sized(value, Decimal(f"{sign}{whole or '0'}{'.' if fraction else ''}{fraction}").scaleb(scale))
 
 
 def _sized(value: Any, *numbers: Decimal) -> Reading:

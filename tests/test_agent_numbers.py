@@ -80,3 +80,8 @@ def test_any_json_value_gets_a_reading_and_no_reading_is_beyond_the_largest_numb
 
     assert reading.counted is None or abs(reading.counted) < LARGEST_NUMBER
     assert (reading.exact is None) == bool(reading.doubt)
+
+
+def test_the_doubt_quotes_the_value_as_the_agent_wrote_it_not_as_read():
+    assert read_number("１，５００").doubt == "'１，５００' could be 1.5 or 1,500"
+    assert read_number("１，５ＯＯ").doubt == "'１，５ＯＯ' could not be read"
