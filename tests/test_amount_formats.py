@@ -3,8 +3,8 @@
 Hypothesis writes refunds in every form agents use, on both sides of an "amount > 100" two-approver
 policy's threshold, under each amount key, and a reviewer acts on them through the real review pages
 and the simulated platform: a refund over the threshold never reaches the platform on one approval,
-and an edit above what the agent asked is never accepted. The examples are derandomized and few,
-as each one mirrors a hold and sends real forms.
+and an edit above what the agent asked is never accepted. Each example tries every form; the
+examples are derandomized and few, as each form mirrors a hold and sends real forms.
 """
 
 import itertools
@@ -12,9 +12,8 @@ import json
 from decimal import Decimal
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from django.urls import reverse
 
 from approvals.models import Approval, ApprovalPolicy
 from holds import decisions, review
@@ -28,7 +27,7 @@ pytestmark = pytest.mark.django_db
 
 THRESHOLD = Decimal(100)
 EXAMPLES = settings(
-    max_examples=20, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=2, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 FULL_WIDTH = str.maketrans("0123456789.,", "０１２３４５６７８９．，")
 ARABIC_INDIC = str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩")
@@ -52,6 +51,7 @@ FORMS = {
     "amount object": lambda amount: ({"amount": f"{amount:.2f}", "currency": "USD"}, amount),
     "one-element list": lambda amount: ([f"{amount:.2f}"], amount),
     "thousands alone": lambda amount: (f"{int(amount):,}", Decimal(int(amount))),  # "1,500": 1.5 or 1500
+    "letter O for zero": lambda amount: (f"{amount:,.2f}".replace("0", "O"), amount),  # "1,5OO.OO": unreadable
 }
 amounts = st.one_of(
     st.sampled_from([Decimal("99.99"), Decimal("100.00"), Decimal("100.01")]),
@@ -70,39 +70,52 @@ def over_100(db):
     )
 
 
+def set_aside(platform_state, hold) -> None:
+    """Cancel the hold at the platform if it is still open, so that the next syncs mirror the next holds alone."""
+    if platform_state.get_hold("default", hold.hold_id)["status"] == "open":
+        platform_state.cancel("default", hold.hold_id)
+
+
 @EXAMPLES
-@given(amount=amounts, form=forms, key=keys)
+@example(amount=Decimal("100.00"), key="amount")
+@example(amount=Decimal("100.01"), key="total")
+@given(amount=amounts, key=keys)
 def test_a_refund_over_the_threshold_never_reaches_the_platform_on_one_approval(
-    alice, over_100, platform_state, platform_client, immediate_delivery, amount, form, key
+    alice, over_100, platform_state, platform_client, immediate_delivery, amount, key
 ):
-    written, meant = FORMS[form](amount)
-    hold = mirrored(platform_state, platform_client, f"h_{next(numbered)}", **{key: written})
+    for form, write in FORMS.items():
+        written, meant = write(amount)
+        hold = mirrored(platform_state, platform_client, f"h_{next(numbered)}", **{key: written})
 
-    through_summary(signed_in(alice), hold, review_form(hold))
-    for decision in Decision.objects.filter(hold=hold):
-        decisions.deliver(decision.pk, platform_client)
-    reached = [post for post in decision_posts(platform_state) if f"/{hold.hold_id}/" in post["path"]]
+        through_summary(signed_in(alice), hold, review_form(hold))
+        for decision in Decision.objects.filter(hold=hold):
+            decisions.deliver(decision.pk, platform_client)
+        reached = [post for post in decision_posts(platform_state) if f"/{hold.hold_id}/" in post["path"]]
 
-    if meant > THRESHOLD:
-        assert reached == [] and Approval.objects.filter(hold=hold).count() == 1, written
-    elif read_number(written).exact is not None:
-        assert len(reached) == 1, written  # under the threshold one approval is enough: the amount was read
+        if meant > THRESHOLD:
+            assert reached == [] and Approval.objects.filter(hold=hold).count() == 1, (form, written)
+        elif read_number(written).exact is not None:
+            assert len(reached) == 1, (form, written)  # under the threshold one approval is enough: it was read
+        set_aside(platform_state, hold)
 
 
 @EXAMPLES
-@given(amount=amounts, form=forms, key=keys, raised_by=st.integers(1, 10**8), raised_form=forms)
+@example(amount=Decimal("100.00"), key="refund_amount", raised_by=1, raised_form="grouped")
+@given(amount=amounts, key=keys, raised_by=st.integers(1, 10**8), raised_form=forms)
 def test_an_edit_above_what_the_agent_asked_is_never_accepted(
-    alice, platform_state, platform_client, immediate_delivery, amount, form, key, raised_by, raised_form
+    alice, platform_state, platform_client, immediate_delivery, amount, key, raised_by, raised_form
 ):
-    written, meant = FORMS[form](amount)
-    raised, raised_meant = FORMS[raised_form](meant + Decimal(raised_by).scaleb(-2))
-    assume(raised_meant > meant)
-    hold = mirrored(platform_state, platform_client, f"h_{next(numbered)}", **{key: written})
-    field = next(field for field in review.blank(hold)[0].fields if field.key == key)
-    typed = raised if isinstance(raised, str) and field.kind != "json" else json.dumps(raised)
+    for form, write in FORMS.items():
+        written, meant = write(amount)
+        raised, raised_meant = FORMS[raised_form](meant + Decimal(raised_by).scaleb(-2))
+        if raised_meant <= meant:  # "1,500" for 1500.40: not above what the agent asked
+            continue
+        hold = mirrored(platform_state, platform_client, f"h_{next(numbered)}", **{key: written})
+        field = next(field for field in review.blank(hold)[0].fields if field.key == key)
+        typed = raised if isinstance(raised, str) and field.kind != "json" else json.dumps(raised)
 
-    response = through_summary(signed_in(alice), hold, review_form(hold, **{field.name: typed}))
+        response = through_summary(signed_in(alice), hold, review_form(hold, **{field.name: typed}))
 
-    assert response.status_code == 422, (written, typed)  # the form again, with the field's error
-    assert not Approval.objects.filter(hold=hold).exists() and not Decision.objects.filter(hold=hold).exists()
-    assert reverse("hold-review", args=[hold.pk]) in response.content.decode()
+        assert response.status_code == 422, (form, written, typed)  # the form again, with the field's error
+        assert not Approval.objects.filter(hold=hold).exists() and not Decision.objects.filter(hold=hold).exists()
+        set_aside(platform_state, hold)
