@@ -96,14 +96,16 @@ def candidates(escalating: list[ApprovalPolicy], now: datetime):
 
 
 def _may_apply(policy: ApprovalPolicy) -> Q:
-    """The holds ``policy``'s globs match and, with a condition, with an item holding its key (its number is
-    checked in Python, as ``policies.requirement`` reads it)."""
+    """The holds ``policy``'s globs match and, with a condition, with an item holding one of its keys
+    (``policies.condition_keys``; the number is checked in Python, as ``policies.requirement`` reads it)."""
     try:
         matching = scopes.Scope.of(policy.env_pattern, policy.agent_pattern, policy.capability_pattern).q()
     except scopes.InvalidPattern:
         matching = Q()  # a glob SQL cannot read as fnmatch does: Python alone decides
     if policy.condition_key:
-        matching &= Exists(HoldItem.objects.filter(hold=OuterRef("pk"), data__has_key=policy.condition_key))
+        matching &= Exists(
+            HoldItem.objects.filter(hold=OuterRef("pk"), data__has_any_keys=list(policies.condition_keys(policy)))
+        )
     return matching
 
 

@@ -2,13 +2,19 @@
 
 A policy matches a hold when its env, agent and capability globs match (a blank one
 matches anything) and, if it has a condition, when some item's data holds a number at
-the condition's key that passes it. Numbers are read as the edit rules read them
-(``as_decimal``): a decimal string or a JSON number, never true or a word.
+the condition's key that passes it. A condition on one of the amount keys (``AMOUNT_KEYS``:
+``amount``, ``refund_amount``, ``total``) reads all of them, as the queue's amount does;
+one on any other key reads that key alone. Numbers are read as everywhere in item data
+(``jsonvalues.read_number``), and a condition fails closed: a value at its keys that is not
+read for certain ("1,5OO", or "1,500", which is 1.5 or 1500) makes it hold, and the reason
+says so ("amount '1,5OO' could not be read: treated as > 100").
 
 Of the matching policies the most specific wins: each exact pattern counts 2, each glob
 1, a condition 1; on a tie, the one needing more approvals (the stricter) wins, then the
-name, so the choice never depends on the order rows come back in. A hold no policy
-matches needs one approval, as it always did.
+name, so the choice never depends on the order rows come back in. When a condition held
+only for want of a number, the strictest matching policy wins instead: a doubtful value
+must not pick a specific policy needing fewer approvals ("amount < 10: 1 approval"). A
+hold no policy matches needs one approval, as it always did.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from django.db import transaction
 
 from approvals.models import ApprovalPolicy
 from reviewqueue import processcache, softcache
-from reviewqueue.jsonvalues import as_decimal
+from reviewqueue.jsonvalues import AMOUNT_KEYS, Reading, grouped_number, read_number
 from teams.scopes import GLOB_CHARACTERS, glob_matches
 
 COMPARISONS = {
@@ -64,15 +70,36 @@ def specificity(policy: ApprovalPolicy) -> tuple[int, int, str]:
     return weight, policy.approvals_required, policy.name
 
 
-def condition_value(policy: ApprovalPolicy, item_data: Iterable) -> Decimal | None:
-    """The first number at the condition's key, among the items' data, that passes the condition (None if none does)."""
+@dataclasses.dataclass(frozen=True)
+class Met:
+    """Why a policy's condition holds: the value at ``key`` passes it, or is not read for certain."""
+
+    key: str
+    reading: Reading
+
+
+def condition_keys(policy: ApprovalPolicy) -> tuple[str, ...]:
+    """The data keys a condition reads: every amount key for one on an amount, else its own key."""
+    return AMOUNT_KEYS if policy.condition_key in AMOUNT_KEYS else (policy.condition_key,)
+
+
+def condition_met(policy: ApprovalPolicy, item_data: Iterable) -> Met | None:
+    """The first number at the condition's keys, among the items' data, that passes the condition; failing
+    that, the first value there that is not read for certain (None if there is neither)."""
     compare = COMPARISONS[policy.condition_operator]
+    doubtful = None
     for data in item_data:
-        if isinstance(data, dict):
-            number = as_decimal(data.get(policy.condition_key))
-            if number is not None and compare(number, policy.condition_threshold):
-                return number
-    return None
+        if not isinstance(data, dict):
+            continue
+        for key in condition_keys(policy):
+            if key not in data:
+                continue
+            reading = read_number(data[key])
+            if reading.exact is None:
+                doubtful = doubtful or Met(key, reading)
+            elif compare(reading.exact, policy.condition_threshold):
+                return Met(key, reading)
+    return doubtful
 
 
 def requirement(hold, policies: Iterable[ApprovalPolicy], item_data: Iterable | None = None) -> Requirement | None:
@@ -83,7 +110,7 @@ def requirement(hold, policies: Iterable[ApprovalPolicy], item_data: Iterable | 
     if item_data is None:
         item_data = [item.data for item in hold.items.all()]
     item_data = list(item_data)
-    best = None
+    matching = []
     for policy in policies:
         if not (
             glob_matches(policy.env_pattern, hold.env)
@@ -91,15 +118,17 @@ def requirement(hold, policies: Iterable[ApprovalPolicy], item_data: Iterable | 
             and glob_matches(policy.capability_pattern, hold.capability)
         ):
             continue
-        number = condition_value(policy, item_data) if policy.condition_key else None
-        if policy.condition_key and number is None:
+        met = condition_met(policy, item_data) if policy.condition_key else None
+        if policy.condition_key and met is None:
             continue
-        if best is None or specificity(policy) > specificity(best[0]):
-            best = (policy, number)
-    if best is None:
+        matching.append((policy, met))
+    if not matching:
         return None
-    policy, number = best
-    return Requirement(policy, policy.approvals_required, _why(policy, number))
+    if any(met and met.reading.exact is None for _, met in matching):
+        policy, met = max(matching, key=lambda found: (found[0].approvals_required, specificity(found[0])))
+    else:
+        policy, met = max(matching, key=lambda found: specificity(found[0]))
+    return Requirement(policy, policy.approvals_required, _why(policy, met))
 
 
 # Every process keeps the policies it read under the version the cache names (``version``); a change to
@@ -152,19 +181,16 @@ def _new_version() -> str:
     return fresh
 
 
-def _why(policy: ApprovalPolicy, number: Decimal | None) -> str:
-    if number is None:
+def _why(policy: ApprovalPolicy, met: Met | None) -> str:
+    if met is None:
         return f"policy “{policy.name}”"
-    sign = ApprovalPolicy.Operator(policy.condition_operator).label
-    return f"{policy.condition_key} {_number(number)} {sign} {_threshold(policy.condition_threshold)}"
-
-
-def _number(value: Decimal) -> str:
-    """A number with thousands grouped, as written: 1200.00 as 1,200.00."""
-    return f"{value:,f}"
+    condition = f"{ApprovalPolicy.Operator(policy.condition_operator).label} {_threshold(policy.condition_threshold)}"
+    if met.reading.exact is None:
+        return f"{met.key} {met.reading.doubt}: treated as {condition}"
+    return f"{met.key} {grouped_number(met.reading.exact)} {condition}"
 
 
 def _threshold(value: Decimal) -> str:
     """A threshold without the zeros its column pads it with: 500.0000 as 500, 99.5000 as 99.5."""
     plain = value.quantize(Decimal(1)) if value == value.to_integral() else value.normalize()
-    return _number(plain)
+    return grouped_number(plain)

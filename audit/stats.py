@@ -28,7 +28,7 @@ from audit.queries import day_start
 from holds.models import Decision, DecisionItem, Hold
 from people import naming
 from reviewqueue import readers
-from reviewqueue.jsonvalues import AMOUNT_KEYS, as_decimal
+from reviewqueue.jsonvalues import AMOUNT_KEYS, read_number
 
 DEFAULT_DAYS = 30
 MAX_DAYS = 366
@@ -169,11 +169,12 @@ def amounts(action: str, original_data, data) -> tuple[Decimal, Decimal]:
 
 
 def amount_of(data) -> Decimal:
-    """The item's amount, as the agent (or reviewer) wrote it; 0 when it has none that reads as a number."""
+    """The item's amount, as the agent (or reviewer) wrote it, read by ``read_number`` (the larger of two readings);
+    0 when it has none that reads as a number, as no sum can count what could be any amount."""
     if not isinstance(data, dict):
         return Decimal(0)
     for key in AMOUNT_KEYS:
-        amount = as_decimal(data.get(key))
+        amount = read_number(data[key]).counted if key in data else None
         if amount is not None:
             return amount
     return Decimal(0)

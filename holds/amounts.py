@@ -4,6 +4,12 @@ The largest, not the total: each item is approved or rejected on its own, so the
 largest says what one decision can cost at most; and a total would add up amounts
 in different currencies, or count twice an item that gives both an ``amount`` and
 its order's ``total``.
+
+An amount that cannot be read (``jsonvalues.read_number``), or is too large for the
+column, could be any amount, so it counts as the largest there is: the hold stores
+``UNREADABLE``, the largest value the column holds, and so comes first in "largest
+first" and passes every ``min_amount``, through the same index and page cursors as
+any other amount. An amount with two readings counts as the larger.
 """
 
 from collections.abc import Iterable
@@ -11,27 +17,29 @@ from decimal import Decimal
 from typing import Any
 
 from holds.models import Hold
-from reviewqueue.jsonvalues import AMOUNT_KEYS, as_decimal
+from reviewqueue.jsonvalues import AMOUNT_KEYS, read_number
 
 _COLUMN = Hold._meta.get_field("amount")
 LIMIT = Decimal(10) ** (_COLUMN.max_digits - _COLUMN.decimal_places)  # the first amount the column cannot hold
 PLACES = Decimal(1).scaleb(-_COLUMN.decimal_places)
+UNREADABLE = LIMIT - PLACES  # 9999999999999999.9999
 
 
 def largest(item_data: Iterable[Any]) -> Decimal | None:
-    """The largest amount in the items' data as the ``amount`` column stores it, or None.
-
-    None too for an amount the column cannot hold, so that such a hold is still mirrored.
-    """
-    found = [as_decimal(data[key]) for data in item_data if isinstance(data, dict) for key in AMOUNT_KEYS if key in data]
-    return fitting(max((amount for amount in found if amount is not None), default=None))
-
-
-def fitting(amount: Decimal | None) -> Decimal | None:
-    """``amount`` rounded to the column's places, or None when it has too many digits before the point."""
-    if amount is None:
+    """The largest amount in the items' data as the ``amount`` column stores it; None when they carry none."""
+    found = [
+        read_number(data[key]).counted for data in item_data if isinstance(data, dict) for key in AMOUNT_KEYS if key in data
+    ]
+    if not found:
         return None
+    if None in found:
+        return UNREADABLE
+    return fitting(max(found))
+
+
+def fitting(amount: Decimal) -> Decimal:
+    """``amount`` rounded to the column's places, or ``UNREADABLE`` when it has too many digits before the point."""
     if abs(amount) >= LIMIT:  # checked before rounding, which would overflow on a huge exponent
-        return None
+        return UNREADABLE
     rounded = amount.quantize(PLACES)
-    return rounded if abs(rounded) < LIMIT else None
+    return rounded if abs(rounded) < LIMIT else UNREADABLE

@@ -18,7 +18,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from holds import editing
 from holds.models import ACTION_WORDS, Decision, DecisionItem
-from reviewqueue.jsonvalues import AMOUNT_KEYS, as_decimal, display
+from reviewqueue.jsonvalues import AMOUNT_KEYS, display, read_number
 
 TOOL_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*", re.ASCII)  # refund, issueRefund, orders.refund; not A-1001
 WORD_SEPARATORS = re.compile(r"[_.\-\s]+")
@@ -44,10 +44,15 @@ def sentence(title: str, data: Any, item_id: str = "") -> str:
 
 
 def amount_text(data: dict, key: str) -> str:
-    """The amount under ``key`` as the agent wrote it, with the item's currency when its data names one."""
+    """The amount under ``key`` as the agent wrote it, with the item's currency when its data names one, and
+    "(unreadable)" after it when it is not read for certain (``jsonvalues.read_number``), with both readings if any."""
     currency = currency_of(data)
     shown = _cut(display(data[key]), VALUE_LIMIT)
-    return f"{shown} {currency}" if currency else shown
+    shown = f"{shown} {currency}" if currency else shown
+    reading = read_number(data[key])
+    if reading.readings:
+        return f"{shown} (unreadable: {reading.either})"
+    return f"{shown} (unreadable)" if reading.exact is None else shown
 
 
 def currency_of(data: Any) -> str:
@@ -75,7 +80,7 @@ def _names_a_refund(title: str) -> bool:
 
 
 def _amount_key(data: dict) -> str:
-    return next((key for key in AMOUNT_KEYS if as_decimal(data.get(key)) is not None), "")
+    return next((key for key in AMOUNT_KEYS if key in data), "")
 
 
 def _refund(data: dict, key: str) -> str:
@@ -98,7 +103,7 @@ def _pairs(values: dict, data: dict, separator: str) -> str:
     """"key value" pairs, amounts with the currency of ``data``."""
     return ", ".join(
         f"{_cut(display(key), VALUE_LIMIT)}{separator}"
-        f"{amount_text(data, key) if key in AMOUNT_KEYS and as_decimal(value) is not None else _value(value)}"
+        f"{amount_text(data, key) if key in AMOUNT_KEYS else _value(value)}"
         for key, value in values.items()
     )
 

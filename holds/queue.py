@@ -2,7 +2,7 @@
 
 Open holds, soonest expiry first (holds that never expire last), then oldest;
 or, as the reviewer picks, oldest first or largest amount first (holds without
-an amount last). Pages are keyset-paginated on the order, so a page costs the
+an amount last, holds with an unreadable one first: see holds/amounts.py). Pages are keyset-paginated on the order, so a page costs the
 same however deep it is and holds arriving meanwhile do not shift the rows
 under a reviewer.
 """
@@ -26,7 +26,7 @@ from approvals import badges, rounds
 from holds import describe, heartbeat
 from holds.models import FilterValue, Hold, PeriodicRun, SyncState
 from reviewqueue import prepared, processcache, readers, softcache
-from reviewqueue.jsonvalues import AMOUNT_KEYS, as_decimal
+from reviewqueue.jsonvalues import AMOUNT_KEYS
 from reviewqueue.rowsql import RowSQL
 from reviewqueue.viewer import Viewer
 from teams import scopes
@@ -343,12 +343,12 @@ def _offerable(value: str) -> str:
 
 
 def amounts(hold: Hold) -> list[str]:
-    """The amounts the hold's items carry, as the agent wrote them, each with its item's currency when named."""
+    """The amounts the hold's items carry, as the agent wrote them (``describe.amount_text``)."""
     found = []
     for item in hold.items.all():
         if isinstance(item.data, dict):
             for key in AMOUNT_KEYS:
-                if as_decimal(item.data.get(key)) is not None:
+                if key in item.data:
                     found.append(describe.amount_text(item.data, key))
     return found
 

@@ -1,23 +1,28 @@
 """Agent-written JSON as every app handles it: made storable in PostgreSQL, walked, compared, shown, read as amounts."""
 
+import dataclasses
 import json
 import math
 import re
+import unicodedata
 from decimal import Decimal
 from enum import Enum
 from typing import Any
 
+from reviewqueue import readers
 from reviewqueue.readers import UNSTORABLE
 
 __all__ = [
     "ABSENT",
     "AMOUNT_KEYS",
     "UNSTORABLE",
-    "as_decimal",
+    "Reading",
     "display",
     "escape_surrogates",
     "grouped",
+    "grouped_number",
     "may_need_storable",
+    "read_number",
     "same_json",
     "scalars",
     "showable",
@@ -26,8 +31,21 @@ __all__ = [
 
 EXACT_FLOAT_LIMIT = 1e16
 SURROGATE = re.compile(r"[\ud800-\udfff]")
-NUMBER_TEXT = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
 AMOUNT_KEYS = ("amount", "refund_amount", "total")  # the item data keys that carry an amount
+# A number as agents write one, once its digits are ASCII (see ``read_number``): a sign, a currency
+# sign or code before or after, digits with points and commas, an exponent. A code is in capitals,
+# as ISO 4217 writes it: "1.5 mil" is no amount of a currency "mil", and stays unreadable.
+WRITTEN_NUMBER = re.compile(
+    r"(?P<sign>[+-]?)\s*(?:(?P<before>[A-Z]{3}|[^\w\s.,+-])\s*(?P<signed>[+-]?)\s*)?"
+    r"(?P<body>[0-9.,]*[0-9][0-9.,]*)(?:[eE](?P<exponent>[+-]?[0-9]{1,3}))?"
+    r"(?:\s*(?P<after>[A-Z]{3}|[^\w\s.,+-]))?",
+    re.ASCII,
+)
+WRAPPER_KEYS = ("value", "amount")  # {"value": "1500.00"}: one number in an object of its own
+DEEPEST_WRAPPING = 2  # [{"value": "1500.00"}]; deeper is no amount anyone means
+LONGEST_NUMBER = 100  # characters: longer text is no amount anyone means
+LARGEST_NUMBER = Decimal(10) ** 30  # beyond it, a number is no amount either, and would take pages to show
+MINUS_SIGNS = str.maketrans({"\u2212": "-", "\ufe63": "-", "\uff0d": "-"})
 # What JSON text shows of a value ``storable`` would change: a NUL or a surrogate, escaped (ASCII-only
 # JSON; a surrogate may be half of a pair such as an emoji's) or as itself; -0.0; or a float of 1e16 or
 # more, which Python writes with "e+". Text may match by chance; then ``storable`` merely changes nothing.
@@ -130,20 +148,104 @@ def escape_surrogates(json_text: str) -> str:
 
 
 def grouped(value: Any) -> str | None:
-    """A JSON number or decimal string with its thousands grouped, as written: "1200.00" as "1,200.00" (None if no number)."""
-    number = as_decimal(value)
-    return f"{number:,f}" if number is not None and number.is_finite() else None
+    """A number an agent wrote, with its thousands grouped: "1200.00" as "1,200.00" (None unless read for certain)."""
+    number = read_number(value).exact
+    return grouped_number(number) if number is not None else None
 
 
-def as_decimal(value: Any) -> Decimal | None:
-    """A JSON number or decimal string as an exact Decimal; None for anything else (including true)."""
+def grouped_number(number: Decimal) -> str:
+    """1200.00 as "1,200.00"."""
+    return f"{number:,f}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Reading:
+    """What ``read_number`` made of a value: ``exact`` when read for certain, both ``readings`` (smaller
+    first) when it could mean either, neither when it cannot be read as a number at all."""
+
+    value: Any  # as written
+    exact: Decimal | None = None
+    readings: tuple[Decimal, Decimal] | None = None
+
+    @property
+    def counted(self) -> Decimal | None:
+        """The number to count: the exact one, or the larger of two readings (None when unreadable)."""
+        return self.exact if self.exact is not None else self.readings[1] if self.readings else None
+
+    @property
+    def doubt(self) -> str:
+        """Why the value is not read for certain, after its key: "'1,500' could be 1.5 or 1,500" ("" when certain)."""
+        if self.exact is not None:
+            return ""
+        written = f"'{_cut(display(self.value))}'"
+        return f"{written} could be {self.either}" if self.readings else f"{written} could not be read"
+
+    @property
+    def either(self) -> str:
+        """Both readings, "1.5 or 1,500" ("" unless there are two)."""
+        return " or ".join(grouped_number(number.normalize()) for number in self.readings or ())
+
+
+def read_number(value: Any, depth: int = 0) -> Reading:
+    """A number the agent wrote, in whatever form: the one reader of numbers in item data.
+
+    Besides JSON numbers and "1500.00" it reads a currency sign or code before or after ("$1500.00",
+    "1500.00 USD"), a leading "+" or spaces, an exponent ("1.5e3"), digits of any script ("１５００"),
+    grouping separators and decimal commas by ``readers.decimal_parts``'s rule ("1,500.00",
+    "1500,00"), and one number wrapped in ``{"value": …}``, ``{"amount": …}`` or a one-element list.
+    A single mark that could split thousands or decimals ("1,500", and "1.500" too: agents write
+    either) gives both readings. Anything else (true, null, words, "1,5OO") is unreadable, and what
+    reads it must fail closed: see approvals/policies.py, holds/rules.py and holds/amounts.py.
+    """
     match value:
         case bool():
-            return None
+            return Reading(value)
         case int():
-            return Decimal(value)
+            return _sized(value, Decimal(value))
         case float() if math.isfinite(value):
-            return Decimal(repr(value))
-        case str() if NUMBER_TEXT.fullmatch(value):
-            return Decimal(value)
-    return None
+            return _sized(value, Decimal(repr(value)))
+        case str():
+            return _read_text(value)
+        case [nested] if depth < DEEPEST_WRAPPING:
+            return dataclasses.replace(read_number(nested, depth + 1), value=value)
+        case dict() if depth < DEEPEST_WRAPPING and len(wrapped := [key for key in WRAPPER_KEYS if key in value]) == 1:
+            return dataclasses.replace(read_number(value[wrapped[0]], depth + 1), value=value)
+    return Reading(value)
+
+
+def _read_text(value: str) -> Reading:
+    text = value
+    if len(text) > LONGEST_NUMBER:
+        return Reading(value)
+    if not text.isascii():  # "１５００", "٢٠", "−5": their digits and signs in ASCII
+        text = "".join(
+            str(unicodedata.decimal(character)) if character.isdecimal() else character
+            for character in unicodedata.normalize("NFKC", text).translate(MINUS_SIGNS)
+        )
+    written = WRITTEN_NUMBER.fullmatch(text.strip())
+    if not written or (written["before"] and written["after"]) or (written["sign"] and written["signed"]):
+        return Reading(value)
+    for mark in (written["before"], written["after"]):
+        if mark and not mark.isalpha() and unicodedata.category(mark) != "Sc":
+            return Reading(value)
+    sign = (written["sign"] or written["signed"] or "").replace("+", "")
+    scale = int(written["exponent"] or 0)
+    mantissa = written["exponent"] is not None  # "1.250E+1" has a decimal point, never thousands
+    try:
+        whole, fraction = readers.decimal_parts(sign, written["body"], "amount", point_alone_is_decimal=mantissa)
+    except readers.EitherWay as either:
+        return _sized(value, *(number.scaleb(scale) for number in either.readings))
+    except readers.BadValue:
+        return Reading(value)
+    return _sized(value, Decimal(f"{sign}{whole or '0'}{'.' if fraction else ''}{fraction}").scaleb(scale))
+
+
+def _sized(value: Any, *numbers: Decimal) -> Reading:
+    """A reading of ``numbers`` (one, or both readings), unreadable if beyond ``LARGEST_NUMBER``."""
+    if any(abs(number) >= LARGEST_NUMBER for number in numbers):
+        return Reading(value)
+    return Reading(value, exact=numbers[0]) if len(numbers) == 1 else Reading(value, readings=numbers)
+
+
+def _cut(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -50,6 +50,14 @@ class BadValue(ValueError):
         self.problem = problem
 
 
+class EitherWay(BadValue):
+    """Digits that one mark splits either as thousands or as decimals ("1,234"): ``readings`` holds both, smaller first."""
+
+    def __init__(self, name: str, sign: str, whole: str, fraction: str):
+        super().__init__(name, f"write {sign}{whole}{fraction} or {sign}{whole}.{fraction}: a comma can't tell thousands from decimals here")
+        self.readings = tuple(sorted((Decimal(f"{sign}{whole}.{fraction}"), Decimal(f"{sign}{whole}{fraction}"))))
+
+
 def text(value: str, name: str, max_length: int = MAX_TEXT) -> str:
     """Free text such as a search or an id to match, without surrounding spaces ("" when blank)."""
     value = value.strip()
@@ -120,15 +128,20 @@ def decimal(value: str, name: str, max_digits: int | None = None, decimal_places
     typed = TYPED_DECIMAL.fullmatch(value)
     if not typed:
         raise BadValue(name, NOT_A_DECIMAL)
-    whole, fraction = _decimal_parts(typed["sign"], typed["body"], name)
+    whole, fraction = decimal_parts(typed["sign"], typed["body"], name)
     if max_digits is not None and decimal_places is not None:
         if len(whole.lstrip("0")) > max_digits - decimal_places or len(fraction) > decimal_places:
             raise BadValue(name, f"use at most {max_digits - decimal_places} digits before the point and {decimal_places} after")
     return Decimal(f"{typed['sign']}{whole or '0'}{'.' if fraction else ''}{fraction}")
 
 
-def _decimal_parts(sign: str, body: str, name: str) -> tuple[str, str]:
-    """The digits before and after the decimal mark of ``body`` (digits, points and commas) signed ``sign``."""
+def decimal_parts(sign: str, body: str, name: str, point_alone_is_decimal: bool = True) -> tuple[str, str]:
+    """The digits before and after the decimal mark of ``body`` (digits, points and commas) signed ``sign``.
+
+    The rule of ``decimal``, for whatever reads a decimal written by hand. ``point_alone_is_decimal=False``
+    makes a point alone as doubtful as a comma alone ("1.500" is 1.5 or 1500), for text whose writer's
+    habits are unknown (``reviewqueue.jsonvalues.read_number``). ``EitherWay`` says a value is doubtful.
+    """
     commas, points = body.count(","), body.count(".")
     if commas and points:
         decimal_mark = body[max(body.rfind(","), body.rfind("."))]
@@ -140,8 +153,8 @@ def _decimal_parts(sign: str, body: str, name: str) -> tuple[str, str]:
     if commas > 1 or points > 1:
         return _ungrouped(body, "," if commas else ".", name), ""
     whole, _, fraction = body.replace(",", ".").partition(".")
-    if commas and len(fraction) == 3 and EITHER_WAY.fullmatch(whole):
-        raise BadValue(name, f"write {sign}{whole}{fraction} or {sign}{whole}.{fraction}: a comma can't tell thousands from decimals here")
+    if (commas or not point_alone_is_decimal) and len(fraction) == 3 and EITHER_WAY.fullmatch(whole):
+        raise EitherWay(name, sign, whole, fraction)
     if not (whole or fraction):
         raise BadValue(name, NOT_A_DECIMAL)
     return whole, fraction

@@ -381,13 +381,13 @@ def test_a_refund_above_what_the_agent_asked_is_refused_naming_the_asked_amount(
     assert error_for(errors, "refund_amount") == "must not be more than the 49.90 the agent asked for"
 
 
-def test_rules_judge_ints_and_floats_and_skip_what_is_not_a_number():
+def test_rules_judge_ints_and_floats_and_refuse_what_is_not_a_number():
     assert rules.not_above_original("total", 50, 50.5) == "must not be more than the 50 the agent asked for"
     assert rules.not_above_original("total", 49.9, "49.90") is None
-    assert rules.not_above_original("total", "lots", "60.00") is None
-    assert rules.not_above_original("total", True, 2) is None
+    assert rules.not_above_original("total", "lots", "60.00") == "can't be changed: the agent's 'lots' could not be read"
+    assert rules.not_above_original("total", True, 2) == "can't be changed: the agent's 'true' could not be read"
     assert rules.positive("total", 5, -1) == "must be more than 0"
-    assert rules.positive("total", 5, "free") is None
+    assert rules.positive("total", 5, "free") == "a number such as 20.00 is needed"
 
 
 def test_rules_leave_alone_what_the_reviewer_did_not_change():

@@ -207,7 +207,7 @@ def test_escalation_follows_each_members_preferences_and_the_webhooks_that_want_
     assert sorted(sent.filter(user=gus).values_list("channel", flat=True)) == ["email", "in_app"]
     assert not sent.filter(user=bob).exists()  # a reviewer outside the escalation group
     assert list(sent.filter(channel="webhook").values_list("webhook", flat=True)) == [hook.pk]
-    client.force_login(fiona)
+    client.force_login(gus)  # fiona, with no role, opens no notification page at all
     assert "Escalated" in client.get(reverse("notification-preferences")).content.decode()
     client.force_login(bob)
     assert "Escalated" not in client.get(reverse("notification-preferences")).content.decode()

@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from holds import queue, sync
+from holds.amounts import UNREADABLE
 from holds.models import Hold
 from reviewqueue import readers
 from tests.migrating import back_to, latest, migrate
@@ -153,7 +154,9 @@ def test_a_page_link_made_for_another_order_is_a_400_not_a_wrong_page(alice_clie
 # Sync stores the amount
 
 
-def test_sync_stores_the_largest_amount_of_the_items_or_none(platform_client, platform_state):
+def test_sync_stores_the_largest_amount_of_the_items_or_none_or_the_largest_there_is_when_unreadable(
+    platform_client, platform_state
+):
     holds = {
         "several": [item(1, "49.90"), {"id": "x", "data": {"refund_amount": 129, "total": "1e3"}}],
         "none": [item(2, None), {"id": "y", "data": {"amount": "about 20", "total": None}}],
@@ -170,8 +173,8 @@ def test_sync_stores_the_largest_amount_of_the_items_or_none(platform_client, pl
     assert (result.error, result.created, result.quarantined) == ("", len(holds), 0)
     stored = dict(Hold.objects.values_list("hold_id", "amount"))
     assert stored == {
-        "several": Decimal("129"), "none": None, "rounded": Decimal("12.3457"), "negative": Decimal("-5"),
-        "too large": None, "true is no amount": None,
+        "several": Decimal("1000"), "none": UNREADABLE, "rounded": Decimal("12.3457"), "negative": Decimal("-5"),
+        "too large": UNREADABLE, "true is no amount": UNREADABLE,
     }
 
 
@@ -207,7 +210,7 @@ def test_the_migration_fills_the_amount_of_holds_mirrored_before_it_in_batches(m
         migrate(latest())
 
         assert dict(Hold.objects.values_list("hold_id", "amount")) == {
-            "h_1": Decimal("129"), "h_2": None, "h_3": Decimal("7.5"), "h_4": None, "h_5": None,
+            "h_1": Decimal("129"), "h_2": None, "h_3": Decimal("7.5"), "h_4": None, "h_5": UNREADABLE,
         }
     finally:
         migrate(latest())
