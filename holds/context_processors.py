@@ -1,3 +1,4 @@
+from holds import queue
 from reviewqueue import roles
 
 
@@ -9,3 +10,8 @@ def navigation(request):
         "can_review": roles.can_review(request.user),
         "can_audit": roles.can_audit(request.user),
     }
+
+
+def countdowns(request):
+    """The rules of the live countdowns, which base.html hands to app.js: ``holds.queue.COUNTDOWN``."""
+    return {"countdown_rules": queue.COUNTDOWN}
