@@ -152,13 +152,13 @@ def _approvals(holds: dict[int, Hold], selection: Selection) -> dict[int, list[A
     if selection.action != DecisionItem.Action.APPROVE:
         return {}
     found: dict[int, list[Approval]] = {}
-    for approval in Approval.objects.filter(hold__in=list(holds)):
+    for approval in rounds.with_rounds(Approval.objects.filter(hold__in=list(holds))):
         found.setdefault(approval.hold_id, []).append(approval)
     return found
 
 
 def _open_round(entry: Entry, approvals: dict[int, list[Approval]]) -> list[Approval]:
-    return rounds.open_round(approvals.get(entry.hold.pk, []), entry.hold.payload_digest)
+    return rounds.open_round(approvals.get(entry.hold.pk, []))
 
 
 def _approval_reason(entry: Entry, approvals: list[Approval], current: list[Approval], selection: Selection, reviewer) -> str:

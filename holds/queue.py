@@ -23,7 +23,7 @@ from django.db import connection, transaction
 from django.db.models import BooleanField, DateTimeField, Expression, F, Func, Q, QuerySet, Value
 from django.utils import timezone
 
-from approvals import badges, rounds
+from approvals import rounds
 from holds import describe, heartbeat
 from holds.models import Decision, FilterValue, Hold, PeriodicRun, SyncState
 from reviewqueue import prepared, readers, softcache
@@ -291,7 +291,7 @@ def _listing_columns() -> QuerySet[Hold]:
     Plain values, no model instances: most rows come from the cache, and holds/queue_rows.py reads
     the holds whole (with their items) only for the rows it has to render.
     """
-    return Hold.objects.annotate(open_approvals=badges.open_round_size()).values_list(*Listed.COLUMNS)
+    return Hold.objects.annotate(open_approvals=rounds.open_round_size()).values_list(*Listed.COLUMNS)
 
 
 def _listing() -> QuerySet[Hold]:
