@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from operator import attrgetter
@@ -149,9 +150,17 @@ def _approved_another_payload() -> Q:
 def with_rounds(approvals: QuerySet[Approval]) -> QuerySet[Approval]:
     """``approvals``, each read with whether it is in its hold's open round (``in_open_round``) or a superseded one
     (``in_superseded_round``), for ``open_round`` and ``superseded_round``: no query more."""
-    return approvals.annotate(
-        in_open_round=ExpressionWrapper(in_open_round(), output_field=BooleanField()),
-        in_superseded_round=ExpressionWrapper(in_superseded_round(), output_field=BooleanField()),
+    in_open, in_superseded = _round_flags()
+    return approvals.annotate(in_open_round=in_open, in_superseded_round=in_superseded)
+
+
+@functools.cache
+def _round_flags() -> tuple[RowSQL, RowSQL]:
+    """``in_open_round`` and ``in_superseded_round`` as expressions about an approval, compiled once a process (see
+    ``_compiled``): every page and step that weighs a hold's approvals reads them."""
+    return (
+        _compiled(Approval, ExpressionWrapper(in_open_round(), output_field=BooleanField())),
+        _compiled(Approval, ExpressionWrapper(in_superseded_round(), output_field=BooleanField())),
     )
 
 
@@ -167,19 +176,28 @@ def superseded_round(approvals: Iterable[Approval]) -> list[Approval]:
 
 @functools.cache
 def open_round_size() -> RowSQL:
-    """An expression for the hold queryset: how many approvals the hold's open round has (0 without one).
-
-    ``in_open_round``'s approvals counted, compiled by the ORM once a process and kept as SQL about its row
-    (``RowSQL``): compiling these nested subqueries on every request took longer than the rest of the queue's query.
-    """
+    """An expression for the hold queryset: how many approvals the hold's open round has (0 without one), compiled
+    once a process (see ``_compiled``)."""
     in_round = Approval.objects.filter(in_open_round(), hold=OuterRef("pk")).order_by()
     # COUNT as a plain function, not an aggregate: one scalar subquery, without a GROUP BY.
     size = Subquery(in_round.annotate(size=Func(F("pk"), function="COUNT")).values("size"), output_field=IntegerField())
-    holds = Hold.objects.annotate(size=size).query
-    compiler = holds.get_compiler(connection=connection)
-    sql, params = compiler.compile(holds.annotations["size"])
-    template = sql.replace("{", "{{").replace("}", "}}").replace(f"{compiler.quote_name(Hold._meta.db_table)}.", "{row}.")
-    return RowSQL(template, params, output_field=IntegerField())
+    return _compiled(Hold, size)
+
+
+def _compiled(model, expression) -> RowSQL:
+    """``expression``, about a row of ``model``, compiled by the ORM and kept as SQL about its row (``RowSQL``).
+
+    The rules of rounds are written once, as ORM expressions; compiling their nested subqueries took longer than
+    running them (longer than the rest of the queue's query), so they are compiled once a process, not per query.
+    """
+    query = model.objects.annotate(value=expression).query
+    compiler = query.get_compiler(connection=connection)
+    sql, params = compiler.compile(query.annotations["value"])
+    # The subqueries' own aliases ("U0", "V0") renamed, so that none can hide a query this SQL becomes part of, were
+    # that query itself a subquery aliased alike.
+    sql = re.sub(r'"([A-Z][0-9]+)"', r'"rounds_\1"', sql.replace("{", "{{").replace("}", "}}"))
+    row = f"{compiler.quote_name(model._meta.db_table)}."
+    return RowSQL(sql.replace(row, "{row}."), params, expression.output_field)
 
 
 def standing(hold: Hold, policies: list[ApprovalPolicy] | None = None, approvals: Iterable[Approval] | None = None) -> Standing:
