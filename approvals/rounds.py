@@ -116,7 +116,7 @@ def undoable(approval: Approval, now: datetime) -> bool:
 def in_open_round() -> Q:
     """A filter on approvals keeping those in their hold's open round: the rule, in one place, that every reader of
     rounds goes through (``with_rounds`` for approvals in Python, ``open_round_size`` and ``joinable_by`` in the
-    queue's queries).
+    queue's queries, each compiled once a process).
 
     An approval is in its hold's open round when its round is the hold's latest and no approval of that round is
     linked to a decision or approved the hold as it was before the platform changed it (its ``payload_digest``).
@@ -219,7 +219,8 @@ def joinable_by(user, holds: QuerySet[Hold]) -> QuerySet[Hold]:
     allowed = Q(policy__isnull=True) | Q(policy__later_approver_group__isnull=True) | Q(
         policy__later_approver_group__in=user.groups.all()
     )
-    joinable = Approval.objects.filter(in_open_round(), allowed, hold=OuterRef("pk"))
+    in_open, _ = _round_flags()
+    joinable = Approval.objects.filter(in_open, allowed, hold=OuterRef("pk"))
     return not_approved_by(user, holds).filter(Exists(joinable))
 
 
