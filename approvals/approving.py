@@ -90,7 +90,7 @@ def count(hold: Hold, approver, choices: list, now: datetime, round_shown: int |
     (``rounds.NO_ROUND``: none), when it showed one. Raises ``NotCounted`` for an approval its
     giver may not give, ``RoundChanged`` when the round is no longer the one shown.
     """
-    approvals = list(Approval.objects.filter(hold=hold).select_related("approver"))
+    approvals = list(rounds.with_rounds(Approval.objects.filter(hold=hold).select_related("approver")))
     standing = rounds.standing(hold, approvals=approvals)
     current = standing.approvals
     if round_shown is not None and rounds.shown(current) != round_shown:
@@ -159,7 +159,7 @@ def withdraw(approval_id: int, approver, now: datetime, reclaim: Callable[[Hold]
         raise NotCounted("Only the person who gave an approval can take it back.")
     with transaction.atomic():
         hold = Hold.objects.select_for_update().get(pk=hold_pk)
-        current = rounds.open_round(Approval.objects.filter(hold=hold), hold.payload_digest)
+        current = rounds.open_round(rounds.with_rounds(Approval.objects.filter(hold=hold)))
         if not current or current[-1].pk != approval_id or not rounds.undoable(current[-1], now):
             raise NotCounted("Too late to take this approval back: its undo window is over, or it counted towards more.")
         approval = current[-1]
@@ -200,7 +200,7 @@ def choices_to_approve(hold: Hold, round_shown: int) -> list[dict]:
     decision sent carries them anyway). Raises ``RoundChanged`` otherwise; ``count`` checks
     the round again under the hold's lock.
     """
-    current = rounds.open_round(Approval.objects.filter(hold=hold), hold.payload_digest)
+    current = rounds.open_round(rounds.with_rounds(Approval.objects.filter(hold=hold)))
     if not current or current[-1].pk != round_shown:
         raise RoundChanged
     return [

@@ -5,7 +5,7 @@ hold's requirement depends only on its content (env, agent, capability, items' d
 named by its ``payload_digest``) and on the policies (named by ``policies.version``), so it
 is cached under those: a page reads the requirements of its holds in one round trip and
 works out only the ones it has not seen, from their items' data, in one query. The open
-round's size comes with the page's own query (``open_round_size``).
+round's size comes with the page's own query (``rounds.open_round_size``).
 """
 
 from __future__ import annotations
@@ -14,13 +14,9 @@ import dataclasses
 import hashlib
 from collections import defaultdict
 
-from django.db.models import IntegerField
-
 from approvals import policies
-from approvals.models import Approval
 from holds.models import HoldItem
 from reviewqueue import softcache
-from reviewqueue.rowsql import RowSQL
 
 REQUIREMENT_SECONDS = 24 * 3600  # one nobody asks for again (its hold decided, say) leaves the cache within a day
 
@@ -31,26 +27,6 @@ class Badge:
 
     words: str
     why: str
-
-
-def open_round_size() -> RowSQL:
-    """An expression for the hold queryset: how many approvals the hold's open round has (0 without one).
-
-    The SQL twin of ``rounds.open_round``: the approvals of the hold's latest round, unless any of them
-    is linked to a decision or approved the hold as it was before the platform changed it (the round
-    is over). Written as SQL because the ORM takes longer to build these nested subqueries (about
-    1.5 ms) than the whole rest of the queue's query; it runs as is on PostgreSQL and SQLite.
-    """
-    approval = Approval._meta.db_table
-    return RowSQL(
-        f"""COALESCE((
-            SELECT CASE WHEN MAX(CASE WHEN a.decision_id IS NOT NULL OR a.payload_digest <> {{row}}.payload_digest
-                                      THEN 1 ELSE 0 END) = 1 THEN 0 ELSE COUNT(*) END
-            FROM {approval} a
-            WHERE a.hold_id = {{row}}.id AND a.round = (SELECT MAX(b.round) FROM {approval} b WHERE b.hold_id = {{row}}.id)
-        ), 0)""",
-        output_field=IntegerField(),
-    )
 
 
 def badges(listed: list) -> dict[int, Badge]:

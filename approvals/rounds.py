@@ -12,23 +12,31 @@ A person approves a hold once: whoever gave an approval in any of its rounds may
 another, not even to a new round someone else started; they may still reject it.
 
 How many approvals a hold needs is read from the current policies, as the decision will be.
-The queue reads its badges apart, without a query per row (``approvals.badges``).
+The queue reads its badges apart, without a query per row (``approvals.badges``), the rounds' sizes with its own
+query (``open_round_size``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable
 from datetime import datetime, timedelta
+from operator import attrgetter
 
 from django.conf import settings
-from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
+from django.db import connection
+from django.db.models import (
+    BooleanField, Exists, ExpressionWrapper, F, Func, IntegerField, OuterRef, Q, QuerySet, Subquery,
+)
 
 from approvals.badges import badge_words
 from approvals.models import Approval, ApprovalPolicy
 from approvals.policies import Requirement, all_policies, requirement
 from approvals.wording import approval_words
 from holds.models import Hold
+from reviewqueue import processcache
+from reviewqueue.rowsql import RowSQL
 from reviewqueue.viewer import Viewer
 
 
@@ -111,44 +119,102 @@ def undoable(approval: Approval, now: datetime) -> bool:
     return approval.created_at + timedelta(seconds=settings.UNDO_SECONDS) > now
 
 
-def open_round(approvals: Iterable[Approval], payload_digest: str) -> list[Approval]:
-    """The open round's approvals among all of one hold's, in order ([] when its latest round is over).
+def in_open_round() -> Q:
+    """A filter on approvals keeping those in their hold's open round: the rule, in one place, that every reader of
+    rounds goes through (``with_rounds`` for approvals in Python, ``open_round_size`` and ``joinable_by`` in the
+    queue's queries, each compiled once a process).
 
-    ``payload_digest`` is the hold's current one: a round approved when the hold was otherwise is over.
+    An approval is in its hold's open round when its round is the hold's latest and no approval of that round is
+    linked to a decision or approved the hold as it was before the platform changed it (its ``payload_digest``).
     """
-    current = _latest_round(approvals)
-    if any(approval.decision_id for approval in current):
-        return []
-    if any(approval.payload_digest != payload_digest for approval in current):
-        return []
-    return current
+    return _in_latest_round() & ~Exists(_same_round().filter(Q(decision__isnull=False) | _approved_another_payload()))
 
 
-def superseded_round(approvals: Iterable[Approval], payload_digest: str) -> list[Approval]:
-    """The approvals of the latest round when the platform changed the hold since they were given, before any
-    decision ended that round: history, which no longer counts ([] otherwise)."""
-    current = _latest_round(approvals)
-    if any(approval.decision_id for approval in current):
-        return []
-    return current if any(approval.payload_digest != payload_digest for approval in current) else []
+def in_superseded_round() -> Q:
+    """A filter on approvals keeping those of a latest round that the platform's change to the hold ended before any
+    decision ended it: history, which no longer counts."""
+    same_round = _same_round()
+    return (
+        _in_latest_round()
+        & ~Exists(same_round.filter(decision__isnull=False))
+        & Exists(same_round.filter(_approved_another_payload()))
+    )
 
 
-def _latest_round(approvals: Iterable[Approval]) -> list[Approval]:
-    approvals = list(approvals)
-    if not approvals:
-        return []
-    latest = max(approval.round for approval in approvals)
-    return sorted((a for a in approvals if a.round == latest), key=lambda a: a.position)
+def _in_latest_round() -> Q:
+    return Q(round=Subquery(Approval.objects.filter(hold=OuterRef("hold")).order_by("-round").values("round")[:1]))
+
+
+def _same_round() -> QuerySet[Approval]:
+    return Approval.objects.filter(hold=OuterRef("hold"), round=OuterRef("round"))
+
+
+def _approved_another_payload() -> Q:
+    return ~Q(payload_digest=F("hold__payload_digest"))
+
+
+def with_rounds(approvals: QuerySet[Approval]) -> QuerySet[Approval]:
+    """``approvals``, each read with whether it is in its hold's open round (``in_open_round``) or a superseded one
+    (``in_superseded_round``), for ``open_round`` and ``superseded_round``: no query more."""
+    in_open, in_superseded = _round_flags()
+    return approvals.annotate(in_open_round=in_open, in_superseded_round=in_superseded)
+
+
+@processcache.cached
+def _round_flags() -> tuple[RowSQL, RowSQL]:
+    """``in_open_round`` and ``in_superseded_round`` as expressions about an approval, compiled once a process (see
+    ``_compiled``): every page and step that weighs a hold's approvals reads them."""
+    return (
+        _compiled(Approval, ExpressionWrapper(in_open_round(), output_field=BooleanField())),
+        _compiled(Approval, ExpressionWrapper(in_superseded_round(), output_field=BooleanField())),
+    )
+
+
+def open_round(approvals: Iterable[Approval]) -> list[Approval]:
+    """The open round's approvals among one hold's, read ``with_rounds``, in order ([] when its latest round is over)."""
+    return sorted((approval for approval in approvals if approval.in_open_round), key=attrgetter("position"))
+
+
+def superseded_round(approvals: Iterable[Approval]) -> list[Approval]:
+    """The approvals of the hold's superseded round among one hold's, read ``with_rounds``, in order ([] if none)."""
+    return sorted((approval for approval in approvals if approval.in_superseded_round), key=attrgetter("position"))
+
+
+@processcache.cached
+def open_round_size() -> RowSQL:
+    """An expression for the hold queryset: how many approvals the hold's open round has (0 without one), compiled
+    once a process (see ``_compiled``)."""
+    in_round = Approval.objects.filter(in_open_round(), hold=OuterRef("pk")).order_by()
+    # COUNT as a plain function, not an aggregate: one scalar subquery, without a GROUP BY.
+    size = Subquery(in_round.annotate(size=Func(F("pk"), function="COUNT")).values("size"), output_field=IntegerField())
+    return _compiled(Hold, size)
+
+
+def _compiled(model, expression) -> RowSQL:
+    """``expression``, about a row of ``model``, compiled by the ORM and kept as SQL about its row (``RowSQL``).
+
+    The rules of rounds are written once, as ORM expressions; compiling their nested subqueries took longer than
+    running them (longer than the rest of the queue's query), so they are compiled once a process, not per query.
+    """
+    query = model.objects.annotate(value=expression).query
+    compiler = query.get_compiler(connection=connection)
+    sql, params = compiler.compile(query.annotations["value"])
+    # The subqueries' own aliases ("U0", "V0") renamed, so that none can hide a query this SQL becomes part of, were
+    # that query itself a subquery aliased alike.
+    sql = re.sub(r'"([A-Z][0-9]+)"', r'"rounds_\1"', sql.replace("{", "{{").replace("}", "}}"))
+    row = f"{compiler.quote_name(model._meta.db_table)}."
+    return RowSQL(sql.replace(row, "{row}."), params, expression.output_field)
 
 
 def standing(hold: Hold, policies: list[ApprovalPolicy] | None = None, approvals: Iterable[Approval] | None = None) -> Standing:
-    """One hold's standing; its items are read from ``hold.items`` (prefetch them), its approvals queried unless given."""
+    """One hold's standing; its items are read from ``hold.items`` (prefetch them), its approvals (all of the hold's,
+    read ``with_rounds``) queried unless given."""
     policies = all_policies() if policies is None else policies
     if approvals is None:
-        approvals = Approval.objects.filter(hold=hold).select_related("approver")
+        approvals = with_rounds(Approval.objects.filter(hold=hold).select_related("approver"))
     approvals = list(approvals)
     return Standing(
-        requirement(hold, policies), open_round(approvals, hold.payload_digest),
+        requirement(hold, policies), open_round(approvals),
         frozenset(approval.approver_id for approval in approvals),
     )
 
@@ -156,15 +222,12 @@ def standing(hold: Hold, policies: list[ApprovalPolicy] | None = None, approvals
 def joinable_by(user, holds: QuerySet[Hold]) -> QuerySet[Hold]:
     """The ``holds`` whose open round ``user`` may join: someone approved what the hold still is, ``user`` never
     approved the hold (in any round), and ``user`` is in the group the policy (as it is now) asks of later approvers."""
-    latest = Approval.objects.filter(hold=OuterRef("hold")).order_by("-round").values("round")[:1]
-    in_latest_round = Approval.objects.filter(hold=OuterRef("pk"), round=Subquery(latest))
     allowed = Q(policy__isnull=True) | Q(policy__later_approver_group__isnull=True) | Q(
         policy__later_approver_group__in=user.groups.all()
     )
-    over = Q(decision__isnull=False) | ~Q(payload_digest=OuterRef("payload_digest"))
-    return not_approved_by(user, holds).filter(Exists(in_latest_round.filter(allowed))).exclude(
-        Exists(in_latest_round.filter(over))
-    )
+    in_open, _ = _round_flags()
+    joinable = Approval.objects.filter(in_open, allowed, hold=OuterRef("pk"))
+    return not_approved_by(user, holds).filter(Exists(joinable))
 
 
 def not_approved_by(user, holds: QuerySet[Hold]) -> QuerySet[Hold]:

@@ -10,9 +10,9 @@ from approvals.models import Approval
 
 
 def open_rounds(holds) -> dict[int, list[Approval]]:
-    """Each hold's open round (``rounds.open_round``, against the hold's current payload digest) by the hold's pk,
-    for the holds that have one; one query."""
-    digests = {hold.pk: hold.payload_digest for hold in holds}
-    approvals = Approval.objects.filter(hold__in=list(digests)).select_related("approver").order_by("hold")
-    found = {pk: rounds.open_round(given, digests[pk]) for pk, given in groupby(approvals, key=attrgetter("hold_id"))}
+    """Each hold's open round (``rounds.open_round``) by the hold's pk, for the holds that have one; one query."""
+    approvals = rounds.with_rounds(
+        Approval.objects.filter(hold__in=[hold.pk for hold in holds]).select_related("approver").order_by("hold")
+    )
+    found = {pk: rounds.open_round(given) for pk, given in groupby(approvals, key=attrgetter("hold_id"))}
     return {pk: current for pk, current in found.items() if current}

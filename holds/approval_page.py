@@ -67,13 +67,13 @@ def page_context(hold: Hold, viewer: Viewer) -> dict:
     ``superseded`` are the approvals of a round the platform's change to the hold ended: shown
     as history, they no longer count.
     """
-    approvals = list(Approval.objects.filter(hold=hold).select_related("approver")) if getattr(hold, "any_approval", True) else []
+    approvals = list(rounds.with_rounds(Approval.objects.filter(hold=hold).select_related("approver"))) if getattr(hold, "any_approval", True) else []
     found = rounds.standing(hold, approvals=approvals)
     last = found.approvals[-1] if found.approvals else None
     return {
         "standing": found,
         "round_items": shown_items(hold, found.approvals),
-        "superseded": [wording.approval_words(approval) for approval in rounds.superseded_round(approvals, hold.payload_digest)],
+        "superseded": [wording.approval_words(approval) for approval in rounds.superseded_round(approvals)],
         "approval_refusal": found.refusal_for(viewer) if viewer else "",
         "approved_by_viewer": bool(viewer) and found.needs_several and found.has_approved(viewer.user),
         "undoable_approval": last if last and viewer and last.approver_id == viewer.pk and rounds.undoable(last, timezone.now()) else None,

@@ -154,7 +154,7 @@ def _standings(holds: dict[int, Hold], selection: Selection) -> dict[int, rounds
     if selection.action != DecisionItem.Action.APPROVE:
         return {}
     found: dict[int, list[Approval]] = {pk: [] for pk in holds}
-    for approval in Approval.objects.filter(hold__in=list(holds)):
+    for approval in rounds.with_rounds(Approval.objects.filter(hold__in=list(holds))):
         found[approval.hold_id].append(approval)
     policies = all_policies()
     return {pk: rounds.standing(holds[pk], policies, approvals) for pk, approvals in found.items()}

@@ -1,3 +1,4 @@
+from holds import queue
 from reviewqueue import roles
 
 
@@ -10,3 +11,8 @@ def navigation(request):
         "can_audit": roles.can_audit(request.viewer),
         "has_a_role": roles.has_a_role(request.viewer),
     }
+
+
+def countdowns(request):
+    """The rules of the live countdowns, which base.html hands to app.js: ``holds.queue.COUNTDOWN``."""
+    return {"countdown_rules": queue.COUNTDOWN}

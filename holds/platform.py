@@ -381,7 +381,7 @@ def _error_message(response: httpx.Response) -> str:
 def _tls_context():
     """The trust store httpx would load (certifi, or SSL_CERT_FILE/SSL_CERT_DIR), loaded once a process.
 
-    Loading it takes 20-30 ms, and every delivery task opens a client of its own:
+    Loading it is slow, and every delivery task opens a client of its own:
     that was most of the time between a reviewer's confirm and the worker's POST.
     """
     return httpx.create_ssl_context()

@@ -45,26 +45,17 @@ def forget_ended(user, now: datetime) -> None:
 
 
 def note_viewing_and_others(hold: Hold, user, now: datetime) -> list:
-    """``note_viewing``, then ``others_looking``: in one round trip on PostgreSQL, for the hold's page.
+    """``note_viewing``, then ``others_looking``: in one round trip on PostgreSQL, for the hold's page (the same
+    statements, ``others_looking``'s compiled by the ORM, one after the other in a ``WITH``).
 
     The list reads the rows as they were before the note, which changes nothing: it leaves ``user`` out.
     """
     if connection.vendor != "postgresql":  # SQLite allows no INSERT inside WITH
         note_viewing(hold, user, now)
         return others_looking(hold, user, now)
-    users = get_user_model()
-    quote = connection.ops.quote_name
-    viewers, people = quote(HoldViewer._meta.db_table), quote(users._meta.db_table)
-    user_id, username = quote(users._meta.pk.column), quote(users._meta.get_field(users.USERNAME_FIELD).column)
-    return list(
-        users.objects.raw(
-            f"WITH noted AS ({_upsert_sql()}) "
-            f"SELECT * FROM {people} WHERE {user_id} IN "
-            f"(SELECT user_id FROM {viewers} WHERE hold_id = %s AND seen_until > %s AND user_id <> %s) "
-            f"ORDER BY {username}",
-            [hold.pk, user.pk, now + live_window(), hold.pk, now, user.pk],
-        )
-    )
+    looking, params = _others_looking(hold, user, now).query.sql_with_params()
+    noted = [hold.pk, user.pk, now + live_window()]
+    return list(get_user_model().objects.raw(f"WITH noted AS ({_upsert_sql()}) {looking}", [*noted, *params]))
 
 
 def leave(hold: Hold, user) -> None:
@@ -74,7 +65,11 @@ def leave(hold: Hold, user) -> None:
 
 def others_looking(hold: Hold, user, now: datetime) -> list:
     """The other users who have the hold's page open now, by name."""
-    return list(
+    return list(_others_looking(hold, user, now))
+
+
+def _others_looking(hold: Hold, user, now: datetime):
+    return (
         get_user_model()
         .objects.filter(pk__in=HoldViewer.objects.filter(hold=hold, seen_until__gt=now).exclude(user=user).values("user"))
         .order_by("username")

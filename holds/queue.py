@@ -22,7 +22,7 @@ from django.db import connection, transaction
 from django.db.models import DateTimeField, Expression, F, Func, Q, QuerySet, Value
 from django.utils import timezone
 
-from approvals import badges, rounds
+from approvals import rounds
 from holds import describe, heartbeat
 from holds.models import FilterValue, Hold, PeriodicRun, SyncState
 from reviewqueue import prepared, processcache, readers, softcache
@@ -35,6 +35,16 @@ PAGE_SIZE = 50
 EXPIRING_WITHIN = {"15m": timedelta(minutes=15), "1h": timedelta(hours=1), "4h": timedelta(hours=4), "24h": timedelta(days=1)}
 URGENT = timedelta(minutes=15)
 SOON = timedelta(hours=1)
+# How a page's live countdown words the time left, by its largest unit: "2d 3h", "2h 05m", "4m 09s" ({mm} and {ss}
+# are the minutes and seconds in two digits).
+COUNTDOWN_WORDS = {"expired": "expired", "days": "{d}d {h}h", "hours": "{h}h {mm}m", "minutes": "{m}m {ss}s"}
+# What app.js needs to keep the countdowns and their urgency bands (``urgency``) current: the page carries it
+# (base.html's "countdown-rules"), so that the browser keeps no copy of these rules.
+COUNTDOWN = {
+    "urgent_ms": URGENT // timedelta(milliseconds=1),
+    "soon_ms": SOON // timedelta(milliseconds=1),
+    "words": COUNTDOWN_WORDS,
+}
 CLAIM_CHOICES = ("mine", "unclaimed")
 APPROVAL_CHOICES = ("mine",)  # "mine": holds whose open round of approvals the reviewer may join
 
@@ -262,7 +272,7 @@ def _listing_columns() -> QuerySet[Hold]:
     Plain values, no model instances: most rows come from the cache, and holds/queue_rows.py reads
     the holds whole (with their items) only for the rows it has to render.
     """
-    return Hold.objects.annotate(open_approvals=badges.open_round_size()).values_list(*Listed.COLUMNS)
+    return Hold.objects.annotate(open_approvals=rounds.open_round_size()).values_list(*Listed.COLUMNS)
 
 
 def _listing() -> QuerySet[Hold]:
@@ -354,7 +364,7 @@ def amounts(hold: Hold) -> list[str]:
 
 
 def urgency(hold: Hold, now: datetime) -> str:
-    """"urgent" under 15 minutes left, "soon" under an hour, else ""."""
+    """"urgent" under ``URGENT`` left, "soon" under ``SOON``, else "" (app.js moves a page's bands on, see ``COUNTDOWN``)."""
     if hold.expires_at is None:
         return ""
     left = hold.expires_at - now

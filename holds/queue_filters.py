@@ -2,7 +2,7 @@
 
 The form shows the values each filter offers the reviewer, the values they chose, and
 nothing else: its key names both and the code rendering it, so a cached form is never
-stale. Rendering it on every page cost about a quarter of a millisecond.
+stale. Rendering it on every page cost a noticeable share of the page's time.
 """
 
 from __future__ import annotations

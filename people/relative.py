@@ -1,7 +1,7 @@
 """Relative times in words ("37 minutes ago", "in 2 hours, 5 minutes"): one wording for every page.
 
-Django's ``timesince`` takes tens of microseconds a call, which a queue of fifty rows
-would pay twice per request; up to four weeks apart the words depend on the whole
+Django's ``timesince`` is slow enough that a queue of fifty rows, which calls it twice a
+row per request, would feel it; up to four weeks apart the words depend on the whole
 minutes between the two times and the language alone, so they are remembered by those.
 """
 

@@ -1,11 +1,11 @@
 """The queue's own reads as prepared statements: parsed and planned once per database connection, not per request.
 
-PostgreSQL took longer to plan the queue's listing (0.34 ms) than to run it (0.16 ms), on
-every request. Prepared, a connection keeps the statement and, once it has run it a few
-times, a plan made for any parameters, which it then reuses. Only statements whose best
-plan does not depend on their parameters' values belong here: PostgreSQL keeps the plan
-for any values whenever its estimate looks no worse, and for a search, say, that estimate
-is wrong (the unfiltered queue is prepared; its searches and filters are not).
+PostgreSQL took longer to plan the queue's listing than to run it, on every request.
+Prepared, a connection keeps the statement and, once it has run it a few times, a plan made
+for any parameters, which it then reuses. Only statements whose best plan does not depend on
+their parameters' values belong here: PostgreSQL keeps the plan for any values whenever its
+estimate looks no worse, and for a search, say, that estimate is wrong (the unfiltered queue
+is prepared; its searches and filters are not).
 
 A condition that an index's predicate or expression must match, such as
 ``status = 'open'`` for the open holds' partial indexes, is written into the SQL as a

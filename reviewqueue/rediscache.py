@@ -2,7 +2,7 @@
 
 Django's ``RedisCacheClient`` makes a new ``redis.Redis`` for every cache operation, and
 redis-py fills a table of some 170 response callbacks in each one: more time than the round
-trip to a local Redis (about 0.2 ms, against the queue's five cache reads a page). A client
+trip to a local Redis, and the queue makes several cache reads a page. A client
 is safe to share between threads: it takes a connection from its pool for each command.
 """
 

@@ -84,6 +84,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "holds.context_processors.navigation",
+                "holds.context_processors.countdowns",
                 "notifications.context_processors.unread_notifications",
             ],
         },

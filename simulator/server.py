@@ -132,7 +132,7 @@ class _HTTPServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     # Headers and body leave in separate writes; with Nagle's algorithm on, the body
-    # waits for the client's delayed ACK (~40 ms) on every keep-alive request.
+    # waits for the client's delayed ACK on every keep-alive request.
     disable_nagle_algorithm = True
     server_version = "AgentOS-simulator"
     sys_version = ""

@@ -457,8 +457,8 @@ _Entry = tuple[tuple[str, tuple[str | int, ...]], str]
 class _Order:
     """The holds of one env and status as (position, hold id), sorted: the order pages list them in."""
 
-    # list.pop and insort shift pointers in C, about 50 µs at 100,000 holds; past this many
-    # holds at once, one filtering pass (or one sort) over the list is cheaper.
+    # list.pop and insort shift pointers in C, cheap one at a time even at 100,000 holds; past this
+    # many holds at once, one filtering pass (or one sort) over the list is cheaper.
     _ONE_BY_ONE = 100
 
     def __init__(self) -> None:

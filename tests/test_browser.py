@@ -2,9 +2,11 @@
 
 import os
 import re
+from datetime import timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.utils import timezone
 from playwright.sync_api import expect, sync_playwright
 
 from holds import sync
@@ -294,4 +296,31 @@ def test_choosing_a_time_zone_changes_the_times_the_reviewer_sees(reviewer_page,
     expect(relative).to_have_attribute("title", re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+ \(Asia/Tokyo\)$"))
     tokyo_hour = f"{hold.created_at.astimezone(ZoneInfo('Asia/Tokyo')):%H:%M}"
     assert tokyo_hour in relative.get_attribute("title")  # app.js wrote it in the chosen zone
+    assert page.problems == []
+
+
+def test_the_queue_counts_down_each_holds_time_and_turns_it_urgent_as_it_runs_short(
+    reviewer_page, platform_client, platform_state
+):
+    page = reviewer_page
+    now = timezone.now()
+    nearly_urgent = platform_state.add_hold(
+        "default", {"question": "Nearly urgent", "expires_at": now + timedelta(minutes=15, seconds=4)}
+    )
+    later = platform_state.add_hold(
+        "default", {"question": "Later", "expires_at": now + timedelta(days=2, hours=3, minutes=30)}
+    )
+    sync.sync_env(platform_client, "default")
+    page.goto("/")
+    row = page.locator(f"#row-{Hold.objects.get(hold_id=nearly_urgent['hold_id']).pk}")
+
+    expect(row).to_have_class(re.compile(r"\bsoon\b"))
+    expect(row.locator("time.countdown")).to_have_text(re.compile(r"^15m 0[0-4]s$"))  # app.js's words, not the server's
+
+    expect(row).to_have_class(re.compile(r"\burgent\b"), timeout=8000)  # the browser's clock crossed the line
+    expect(row).not_to_have_class(re.compile(r"\bsoon\b"))
+    expect(row.locator("time.countdown")).to_have_text(re.compile(r"^14m 5\ds$"))
+    far = page.locator(f"#row-{Hold.objects.get(hold_id=later['hold_id']).pk}")
+    expect(far.locator("time.countdown")).to_have_text("2d 3h")
+    expect(far).not_to_have_class(re.compile(r"\b(soon|urgent)\b"))
     assert page.problems == []

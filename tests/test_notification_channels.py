@@ -239,7 +239,7 @@ def test_a_hold_whose_sync_committed_late_is_in_the_next_digest(samples, alice, 
 
 
 @pytest.mark.django_db
-def test_the_bells_written_out_count_agrees_with_the_inbox_for_a_reviewer_who_sees_every_hold(alice, bob):
+def test_the_bell_of_a_reviewer_who_sees_every_hold_counts_their_own_unread_unresolved_in_app_messages(alice, bob):
     now = timezone.now()
     kinds = [
         (alice, Notification.Channel.IN_APP, None, None),  # unread

@@ -11,23 +11,30 @@
     return target.isContentEditable || /^(TEXTAREA|SELECT)$/.test(target.tagName);
   }
 
+  // The countdowns' words and urgency bands are holds/queue.py's (COUNTDOWN), carried by the page.
+  var countdownRules = document.getElementById("countdown-rules");
+  var countdown = countdownRules && JSON.parse(countdownRules.textContent);
+
   function formatLeft(ms) {
-    if (ms <= 0) return "expired";
+    var words = countdown.words;
+    if (ms <= 0) return words.expired;
     var s = Math.floor(ms / 1000), d = Math.floor(s / 86400), h = Math.floor(s % 86400 / 3600),
         m = Math.floor(s % 3600 / 60);
-    if (d) return d + "d " + h + "h";
-    if (h) return h + "h " + String(m).padStart(2, "0") + "m";
-    return m + "m " + String(s % 60).padStart(2, "0") + "s";
+    var parts = { d: d, h: h, m: m, mm: String(m).padStart(2, "0"), ss: String(s % 60).padStart(2, "0") };
+    return (d ? words.days : h ? words.hours : words.minutes).replace(/\{(\w+)\}/g, function (whole, name) {
+      return name in parts ? parts[name] : whole;
+    });
   }
 
   function tickCountdowns() {
+    if (!countdown) return;
     var now = Date.now();
     document.querySelectorAll("time.countdown").forEach(function (el) {
       var left = Date.parse(el.getAttribute("datetime")) - now;
       el.textContent = formatLeft(left);
       var holder = el.closest("tr, dd") || el;
-      holder.classList.toggle("urgent", left < 15 * 60000);
-      holder.classList.toggle("soon", left >= 15 * 60000 && left < 3600000);
+      holder.classList.toggle("urgent", left < countdown.urgent_ms);
+      holder.classList.toggle("soon", left >= countdown.urgent_ms && left < countdown.soon_ms);
     });
   }
 
