@@ -20,7 +20,7 @@ from approvals import policies
 from approvals.models import Approval
 from holds.models import HoldItem
 from reviewqueue import softcache
-from reviewqueue.rowsql import RowSQL
+from reviewqueue.sql.expressions import RowSQL
 
 REQUIREMENT_SECONDS = 24 * 3600  # one nobody asks for again (its hold decided, say) leaves the cache within a day
 

@@ -11,7 +11,7 @@ from approvals import rounds, wording
 from approvals.models import Approval
 from holds import describe, editing
 from holds.models import ACTION_WORDS, DecisionItem, Hold
-from reviewqueue.rowsql import RowSQL
+from reviewqueue.sql.expressions import RowSQL
 
 
 @dataclasses.dataclass(frozen=True)

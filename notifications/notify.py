@@ -29,7 +29,8 @@ from holds.models import Decision, Hold
 from notifications import digest, sending
 from notifications.models import DigestState, Notification, NotificationSettings, WebhookChannel
 from people import zones
-from reviewqueue import prepared, roles
+from reviewqueue import roles
+from reviewqueue.sql import prepared
 from teams import scopes
 
 Event = Notification.Event

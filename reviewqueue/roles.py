@@ -2,11 +2,10 @@
 
 from functools import wraps
 
-from django.apps import apps
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
 
-from reviewqueue import prepared
+from reviewqueue.sql import reads
 
 REVIEWERS = "Reviewers"
 AUDITORS = "Auditors"
@@ -29,26 +28,11 @@ def group_names(user) -> frozenset[str]:
 def groups_with_scopes(user) -> list[tuple]:
     """The user's groups as (name, scope pk, env, agent and capability patterns), the scope's None for a group
     without one; read once per user object (so once per request for ``request.user``): one query tells both
-    their roles and, for ``teams.scopes``, their team scopes."""
+    their roles and, for ``teams.scopes``, their team scopes (written out: building it through the ORM cost every
+    page more than running it)."""
     if not hasattr(user, "_groups_with_scopes"):
-        user._groups_with_scopes = _read_groups_with_scopes(user)
+        user._groups_with_scopes = reads.groups_with_scopes(user)
     return user._groups_with_scopes
-
-
-def _read_groups_with_scopes(user) -> list[tuple]:
-    """Written out: every page asks, and building this query through the ORM cost more than running it."""
-    groups = user._meta.get_field("groups")
-    membership = groups.remote_field.through._meta.db_table
-    group = groups.related_model._meta.db_table
-    scope = apps.get_model("teams", "TeamScope")._meta.db_table
-    with prepared.cursor() as cursor:
-        cursor.execute(
-            f"SELECT g.name, s.id, s.env_patterns, s.agent_patterns, s.capability_patterns FROM {group} g"
-            f" JOIN {membership} m ON m.{groups.m2m_reverse_name()} = g.id LEFT JOIN {scope} s ON s.group_id = g.id"
-            f" WHERE m.{groups.m2m_column_name()} = %s",
-            [user.pk],
-        )
-        return cursor.fetchall()
 
 
 def can_review(user) -> bool:
