@@ -28,7 +28,7 @@ from holds import describe, heartbeat
 from holds.models import Decision, FilterValue, Hold, SyncState
 from reviewqueue import readers, softcache
 from reviewqueue.jsonvalues import AMOUNT_KEYS, as_decimal
-from reviewqueue.sql import prepared
+from reviewqueue.sql import expressions, prepared
 from reviewqueue.sql.expressions import RowSQL
 from teams import scopes
 
@@ -98,10 +98,8 @@ class Order:
 
 
 def negated(field: str) -> RowSQL:
-    """The field's value times -1, written as the "largest first" index's expression is: with the -1 in the SQL, which
-    a prepared statement's plan needs to match the index (reviewqueue/sql/prepared.py)."""
-    return RowSQL(f"{{row}}.{connection.ops.quote_name(Hold._meta.get_field(field).column)} * -1",
-                  output_field=Hold._meta.get_field(field))
+    """The hold's ``field`` times -1, as the "largest first" index's expression is written (reviewqueue/sql/)."""
+    return expressions.negated(Hold, field)
 
 
 ORDERS = {
