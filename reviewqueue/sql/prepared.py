@@ -1,7 +1,6 @@
 """The queue's own reads as prepared statements: parsed and planned once per database connection, not per request.
 
-PostgreSQL took longer to plan the queue's listing (0.34 ms) than to run it (0.16 ms), on
-every request. Prepared, a connection keeps the statement and, once it has run it a few
+PostgreSQL took longer to plan the queue's listing than to run it, on every request. Prepared, a connection keeps the statement and, once it has run it a few
 times, a plan made for any parameters, which it then reuses. Only statements whose best
 plan does not depend on their parameters' values belong here: PostgreSQL keeps the plan
 for any values whenever its estimate looks no worse, and for a search, say, that estimate
@@ -15,6 +14,10 @@ Django leaves psycopg's prepared statements off, for connection poolers that can
 them. The settings give psycopg a threshold that no query reaches, so nothing is prepared
 by itself, and ``cursor`` prepares every statement it runs. On SQLite, or with
 ``DATABASE_PREPARED_STATEMENTS`` off, ``cursor`` is Django's own.
+
+``rows`` and ``read`` run a queryset's own SQL (``query.sql_with_params()``) and return the
+rows as psycopg reads them, which Django's compiler would otherwise have converted: their
+contract says for which columns that gives the ORM's values, and a test pins it.
 """
 
 from __future__ import annotations
