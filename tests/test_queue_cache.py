@@ -312,3 +312,14 @@ def test_each_thing_that_renders_every_row_changes_every_key(change, monkeypatch
         assert queue_rows.key(row) != before
     finally:
         softcache.template_digest.cache_clear()
+
+
+def test_a_row_keeps_the_hold_as_listed_whether_rendered_or_read_from_the_cache(client, bob, samples):
+    client.force_login(bob)
+    rendered = client.get(reverse("queue")).context["rows"]
+    cached = client.get(reverse("queue")).context["rows"]
+
+    assert len(rendered) == len(cached) == len(samples)
+    assert {type(row.hold) for row in rendered + cached} == {queue.Listed}
+    assert all(row.question for row in rendered) and not any(row.question for row in cached)
+    assert [row.html for row in rendered] == [row.html for row in cached]
