@@ -27,7 +27,16 @@ from operator import attrgetter
 from django.conf import settings
 from django.db import connection
 from django.db.models import (
-    BooleanField, Exists, ExpressionWrapper, F, Func, IntegerField, OuterRef, Q, QuerySet, Subquery,
+    BooleanField,
+    Exists,
+    ExpressionWrapper,
+    F,
+    Func,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
 )
 
 from approvals.badges import badge_words
@@ -36,9 +45,8 @@ from approvals.policies import Requirement, all_policies, requirement
 from approvals.wording import approval_words
 from holds.models import Hold
 from reviewqueue import processcache
-from reviewqueue.rowsql import RowSQL
+from reviewqueue.sql.expressions import RowSQL
 from reviewqueue.viewer import Viewer
-
 
 NO_ROUND = 0  # the round a page shows when it shows no open round (approval ids start at 1)
 

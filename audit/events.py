@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from audit import chain, payloads
 from audit.models import AuditChainHead, AuditEvent, EventKind
-from reviewqueue import pgcopy
+from reviewqueue.sql import pgcopy
 
 HEAD_ID = 1
 BATCH_SIZE = 2000

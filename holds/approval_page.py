@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from django.db.models import BooleanField
 from django.utils import timezone
 
 from approvals import rounds, wording
 from approvals.models import Approval
 from holds import describe, editing
 from holds.models import ACTION_WORDS, DecisionItem, Hold
-from reviewqueue.rowsql import RowSQL
+from reviewqueue.sql import expressions
 from reviewqueue.viewer import Viewer
 
 
@@ -57,8 +56,7 @@ def page_annotations() -> dict:
 
     Written as SQL: the ORM takes longer to build an ``Exists`` than the database to answer it.
     """
-    approval = Approval._meta.db_table
-    return {"any_approval": RowSQL(f"EXISTS (SELECT 1 FROM {approval} a WHERE a.hold_id = {{row}}.id)", output_field=BooleanField())}
+    return {"any_approval": expressions.has_any(Approval, Approval._meta.get_field("hold").column)}
 
 
 def page_context(hold: Hold, viewer: Viewer) -> dict:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Max
+from django.db.models import F, Func, QuerySet
 from django.utils import timezone
 
 from holds.models import PeriodicRun
@@ -33,7 +33,13 @@ def record_run(task_name: str, now: datetime | None = None) -> None:
 
 def last_run_at() -> datetime | None:
     """When any periodic task last ran; None if none ever has."""
-    return PeriodicRun.objects.aggregate(latest=Max("last_run_at"))["latest"]
+    return last_run().get()["latest"]
+
+
+def last_run() -> QuerySet[PeriodicRun]:
+    """``last_run_at`` as a query of one row and value, ``latest``: for the queue to read with its sync states."""
+    # MAX as a plain function, not an aggregate: one row without a GROUP BY, also as a scalar subquery.
+    return PeriodicRun.objects.order_by().annotate(latest=Func(F("last_run_at"), function="MAX")).values("latest")
 
 
 def overdue(moment: datetime, now: datetime) -> bool:

@@ -19,15 +19,16 @@ from typing import Any, ClassVar
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import DateTimeField, Expression, F, Func, Q, QuerySet, Value
+from django.db.models import Expression, F, Func, Q, QuerySet
 from django.utils import timezone
 
 from approvals import rounds
 from holds import describe, heartbeat
-from holds.models import FilterValue, Hold, PeriodicRun, SyncState
-from reviewqueue import prepared, processcache, readers, softcache
+from holds.models import FilterValue, Hold, SyncState
+from reviewqueue import processcache, readers, softcache
 from reviewqueue.jsonvalues import AMOUNT_KEYS
-from reviewqueue.rowsql import RowSQL
+from reviewqueue.sql import expressions, prepared
+from reviewqueue.sql.expressions import RowSQL
 from reviewqueue.viewer import Viewer
 from teams import scopes
 
@@ -107,10 +108,8 @@ class Order:
 
 
 def negated(field: str) -> RowSQL:
-    """The field's value times -1, written as the "largest first" index's expression is: with the -1 in the SQL, which
-    a prepared statement's plan needs to match the index (reviewqueue/prepared.py)."""
-    return RowSQL(f"{{row}}.{connection.ops.quote_name(Hold._meta.get_field(field).column)} * -1",
-                  output_field=Hold._meta.get_field(field))
+    """The hold's ``field`` times -1, as the "largest first" index's expression is written (reviewqueue/sql/)."""
+    return expressions.negated(Hold, field)
 
 
 ORDERS = {
@@ -218,7 +217,7 @@ def page(holds: QuerySet, after: str, filters: Filters = Filters()) -> tuple[lis
     A cursor names its order; one this app did not make, or made for another order, raises ``readers.BadValue`` (a 400).
 
     The unfiltered queue, which nearly every request and refresh reads, runs as a prepared statement
-    (reviewqueue/prepared.py): one plan serves it at any time and cursor. A filter's values, a search's
+    (reviewqueue/sql/prepared.py): one plan serves it at any time and cursor. A filter's values, a search's
     above all, may each want a plan of their own, so a filtered page is planned afresh.
     """
     sort = filters.sort
@@ -398,6 +397,8 @@ def sync_states_and_new_count(
     """
     if new_holds is None:
         return sync_states(), 0
+    if connection.vendor != "postgresql":  # the quickstart's SQLite: the same reads, one by one
+        return sync_states(), new_holds.count()
     # COUNT as a plain function, not an aggregate: one scalar subquery, without a GROUP BY.
     counted = new_holds.order_by().annotate(count=Func(F("pk"), function="COUNT")).values("count")
     states = _sync_states(counted.query.sql_with_params(), prepare=not filters.active)
@@ -405,41 +406,45 @@ def sync_states_and_new_count(
 
 
 def _sync_states(new_count: tuple[str, tuple] | None = None, prepare: bool = True) -> list[SyncState]:
-    """The envs' states with when a periodic task last ran, and the scalar query ``new_count`` as ``new_count``.
+    """The envs' states with when a periodic task last ran and, given the scalar query ``new_count``, its value as
+    ``new_count``.
 
-    Written out and, unless told otherwise, prepared (reviewqueue/prepared.py), not built through
-    the ORM: every queue page and refresh asks, and building this query cost the page more than
-    running it. The columns are named one by one, as a prepared statement's columns must stay as
-    they were.
+    On PostgreSQL in one statement, unless told otherwise prepared (reviewqueue/sql/prepared.py): every queue page
+    and refresh asks, and building the queries cost the page more than running them, so their SQL is built once a
+    process (``_sync_state_queries``).
     """
-    envs = list(settings.AGENTOS_ENVS)
-    columns, width, compiler, converters = _sync_state_reading()
-    counting, counting_params = (new_count[0], tuple(new_count[1])) if new_count else ("NULL", ())
-    sql = (
-        f"SELECT {columns}, (SELECT MAX(run.last_run_at) FROM {PeriodicRun._meta.db_table} run), ({counting})"
-        f" FROM {SyncState._meta.db_table} state WHERE state.env IN ({', '.join(['%s'] * len(envs))})"
-    )
-    with prepared.cursor() if prepare else connection.cursor() as cursor:
-        cursor.execute(sql, (*counting_params, *envs))
-        fetched = cursor.fetchall()
+    if connection.vendor != "postgresql":
+        last_run_at = heartbeat.last_run_at()
+        states = list(_states(tuple(settings.AGENTOS_ENVS)))
+        for state in states:
+            state.periodic_last_run_at = last_run_at
+        return states
+    states_sql, last_run_sql = _sync_state_queries(tuple(settings.AGENTOS_ENVS))
+    scalars = (last_run_sql, new_count) if new_count else (last_run_sql,)
     states = []
-    for row in compiler.apply_converters(fetched, converters) if converters else fetched:
-        state = SyncState.from_db(connection.alias, None, row[:width])
-        state.periodic_last_run_at, state.new_count = row[width:]
+    for row in prepared.read(states_sql, scalars, prepare=prepare):
+        state = SyncState.from_db(connection.alias, _STATE_FIELDS, row[: len(_STATE_FIELDS)])
+        state.periodic_last_run_at, *counted = row[len(_STATE_FIELDS) :]
+        state.new_count = counted[0] if counted else None
         states.append(state)
     return states
 
 
+_STATE_FIELDS = [field.attname for field in SyncState._meta.concrete_fields]
+
+
+def _states(envs: tuple[str, ...]) -> QuerySet[SyncState]:
+    return SyncState.objects.filter(env__in=envs)
+
+
 @processcache.cached
-def _sync_state_reading() -> tuple:
-    """What reads the sync states, the same on every call, so made once a process: their columns as SQL, how many,
-    and a compiler with the converters that read those columns and the last periodic run as the ORM reads them (e.g.
-    SQLite's datetimes, which it gives as text; the new holds' count is taken as it is)."""
-    fields = SyncState._meta.concrete_fields
-    columns = ", ".join(f"state.{connection.ops.quote_name(field.column)}" for field in fields)
-    compiler = SyncState.objects.none().query.get_compiler(connection=connection)
-    read_as = [*(field.get_col("state") for field in fields), Value(None, DateTimeField()), None]
-    return columns, len(fields), compiler, compiler.get_converters(read_as)
+def _sync_state_queries(envs: tuple[str, ...]) -> tuple[tuple[str, tuple], tuple[str, tuple]]:
+    """The SQL of the envs' states (``_STATE_FIELDS``, the columns named one by one, as a prepared statement's must
+    stay as they were) and of when a periodic task last ran: the same on every call, so built once a process."""
+    return (
+        _states(envs).values_list(*_STATE_FIELDS).query.sql_with_params(),
+        heartbeat.last_run().query.sql_with_params(),
+    )
 
 
 def freshness(now: datetime, states: list[SyncState] | None = None) -> Freshness:

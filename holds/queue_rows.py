@@ -1,12 +1,13 @@
-"""The queue's rows as HTML, each rendered once and then read from the cache.
+"""The queue's rows as HTML, each drawn by the ``queue-row`` partial, rendered once and then read from the cache.
 
-A row's key names everything its markup shows: the hold's platform content (its
-payload digest, which sync changes with every change of content, items included),
-its env, whoever has a live claim on it, its urgency band, whether it is new to the
-reviewer, its approval badge, the viewer's time zone and language, and a version of what renders it (the
-settings it reads, the hold page's URL, and the source of the row template and of the
-code writing its values). Whatever changes what a row says therefore changes its key,
-and a stale row is never read.
+A row's key is a digest of what the partial reads: the listed hold's values it shows, and
+its platform content through its payload digest (which sync changes with every change of
+content, items included: the question, items and amounts come from the hold read whole);
+whoever has a live claim on it, its urgency band, whether it is new to the reviewer, its
+approval badge; the viewer's time zone and language, the settings and URL it reads; the
+source of the template holding the partial, and ``ROW_VERSION``, which declares the
+Python code that writes the values it shows. Whatever changes what a row says therefore
+changes its key (tests/test_queue_cache.py changes each), and a stale row is never read.
 
 Only the words of the two relative times ("37 minutes ago", "2 hours, 5 minutes") change
 with the clock alone; they are left out of the cached markup and filled in on each
@@ -15,7 +16,6 @@ request (app.js keeps them current in the browser).
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from datetime import datetime
 
@@ -23,7 +23,7 @@ from django.contrib.auth import get_user_model
 from django.template.loader import get_template
 from django.urls import reverse
 from django.utils import timezone, translation
-from django.utils.safestring import mark_safe
+from django.utils.safestring import SafeString, mark_safe
 
 from approvals.badges import Badge
 from holds import describe
@@ -32,12 +32,12 @@ from holds.models import Hold
 from people import relative
 from reviewqueue import processcache, softcache
 
-ROW_TEMPLATE = "holds/queue/_row.html"
-# The modules whose code writes a row's values: a deploy changing one reads no old row.
-ROW_CODE_MODULES = (
-    "holds.queue_rows", "holds.queue", "holds.describe", "reviewqueue.jsonvalues", "people.naming",
-    "people.templatetags.people", "approvals.badges", "approvals.policies",
-)
+ROW_TEMPLATE = "holds/_queue_body.html"
+ROW_PARTIAL = ROW_TEMPLATE + "#queue-row"
+# Bump with any change to the Python code writing a row's values (holds.describe's amounts, people's names, the
+# approval badge's words, this module): a deploy changing it then reads no row cached before. The template's own
+# source is in the key already.
+ROW_VERSION = 1
 # Comments agent text can never produce: every value in the row template is escaped, which turns "<" into "&lt;".
 AGE_WORDS = "<!--age-->"
 LEFT_WORDS = "<!--left-->"
@@ -47,8 +47,8 @@ ROW_SECONDS = 24 * 3600  # a row nobody asks for again leaves the cache within a
 class Row:
     """One row of the queue: the hold as listed, its urgency band, who claims it, whether it is new, and its ``html``.
 
-    ``hold`` is the page's ``Listed`` hold, or, for a row that had to be rendered, the whole hold
-    with its items: ``items`` and ``amounts``, which the row template reads, are a rendered row's.
+    ``question``, ``items`` and ``amounts``, which the partial reads of the hold read whole, are set only for a row
+    rendered on this request (empty for one read from the cache).
     """
 
     def __init__(self, listed: holds_queue.Listed, now: datetime, loaded_at: datetime, approvals: Badge | None = None):
@@ -57,15 +57,10 @@ class Row:
         self.urgency = holds_queue.urgency(listed, now)
         self.claimant = _claimant(listed, now)
         self.new = listed.first_seen_at > loaded_at
-        self.html = ""
-
-    @functools.cached_property
-    def items(self) -> list:
-        return list(self.hold.items.all())
-
-    @functools.cached_property
-    def amounts(self) -> list[str]:
-        return holds_queue.amounts(self.hold)
+        self.question = ""
+        self.items: list = []
+        self.amounts: list[str] = []
+        self.html = SafeString()
 
 
 def _claimant(listed: holds_queue.Listed, now: datetime):
@@ -78,73 +73,62 @@ def _claimant(listed: holds_queue.Listed, now: datetime):
     )
 
 
-# What the row template reads of a hold it renders, besides its items and claimant.
-RENDERED_FIELDS = (
-    "env", "hold_id", "question", "agent", "capability", "created_at", "expires_at", "first_seen_at", "amount",
-    "payload_digest", "claim_expires_at", "claimed_by__username", "claimed_by__first_name", "claimed_by__last_name",
-    "claimed_by__email",
-)
-
-
 def rows(
     listed: list[holds_queue.Listed], now: datetime, loaded_at: datetime, approvals: dict[int, Badge] | None = None
 ) -> list[Row]:
     """The queue's rows for the ``listed`` holds, their markup kept by the process, read from the cache in one round
     trip, or rendered.
 
-    A rendered row is stored only if the hold, read again whole to render it, still has the key
-    it was listed with: a row rendered from a hold that changed in between is shown, never kept.
+    A rendered row is stored only if the hold, read again whole to render it, still has the payload digest it was
+    listed with: a row rendered from content that changed in between is shown, never kept.
     ``approvals`` gives the approval badge of the holds that have one, by pk (see ``approvals.badges``).
     """
     approvals = approvals or {}
     found = [Row(hold, now, loaded_at, approvals.get(hold.pk)) for hold in listed]
-    # What renders every row alike, and the viewer's zone and language, hashed once for the fifty keys.
-    viewer = hashlib.sha256(
-        repr((_version(), timezone.get_current_timezone_name(), translation.get_language())).encode()
-    ).hexdigest()
-    keys = {_key(row, viewer): row for row in found}
+    viewer = viewer_digest()  # hashed once for the fifty keys
+    keys = {key(row, viewer): row for row in found}
     cached = softcache.get_many(list(keys), "the queue rows", content_keyed=True)
     missing = {key: row for key, row in keys.items() if key not in cached}
     if missing:
-        wholes = Hold.objects.select_related("claimed_by").only(*RENDERED_FIELDS).prefetch_related("items")
+        wholes = Hold.objects.only("question", "payload_digest").prefetch_related("items")
         by_pk = wholes.in_bulk([row.hold.pk for row in missing.values()])
-        template = get_template(ROW_TEMPLATE)
+        partial = get_template(ROW_PARTIAL)
         hold_url = _hold_url_prefix()
         fresh = {}
-        for key, row in missing.items():
-            row.hold = by_pk[row.hold.pk]
-            row.claimant = row.hold.claimant(now)
-            cached[key] = template.render({"row": row, "hold_url": hold_url})
-            if _key(row, viewer) == key:
-                fresh[key] = cached[key]
+        for row_key, row in missing.items():
+            whole = by_pk[row.hold.pk]
+            row.question, row.items, row.amounts = whole.question, list(whole.items.all()), holds_queue.amounts(whole)
+            cached[row_key] = partial.render({"row": row, "hold_url": hold_url})
+            if whole.payload_digest == row.hold.payload_digest:
+                fresh[row_key] = cached[row_key]
         if fresh:
             softcache.set_many(fresh, ROW_SECONDS, "the queue rows", content_keyed=True)
-    for key, row in keys.items():
-        row.html = _with_times(cached[key], row.hold, now)
+    for row_key, row in keys.items():
+        row.html = _with_times(cached[row_key], row.hold, now)
     return found
 
 
-def markup(found: list[Row]) -> str:
-    """The rows' markup in one piece, which the page prints at once instead of looking up each row's."""
-    # The row template escaped every value; the words of the times are Django's own.
-    return mark_safe("".join(row.html for row in found))  # noqa: S308
+def viewer_digest() -> str:
+    """What renders every row alike for this viewer, hashed: the version, the template's source, the settings read
+    per request (tests change them), the hold page's URL, and the viewer's time zone and language."""
+    return hashlib.sha256(
+        repr((
+            ROW_VERSION, softcache.template_digest(ROW_TEMPLATE), tuple(describe.currency_keys()), _hold_url_prefix(),
+            timezone.get_current_timezone_name(), translation.get_language(),
+        )).encode()
+    ).hexdigest()
 
 
-def _key(row: Row, viewer: str) -> str:
-    """What the row's markup shows, hashed: the hold's content, env, claimant, urgency and newness, and the viewer's zone."""
+def key(row: Row, viewer: str | None = None) -> str:
+    """The row's cache key: a digest of what its partial reads (see the module's docstring); ``viewer`` is
+    ``viewer_digest()``, given when many rows share it."""
     hold, claimant = row.hold, row.claimant
     who = (claimant.pk, claimant.get_username(), claimant.get_full_name(), claimant.email) if claimant else None
-    # The times too, which sync changes only with the digest, in case anything else ever writes them.
     parts = (
-        viewer, hold.pk, hold.env, hold.payload_digest, hold.created_at, hold.expires_at, who, row.urgency, row.new,
-        row.approvals,
+        viewer or viewer_digest(), hold.pk, hold.env, hold.agent, hold.capability, hold.payload_digest, hold.created_at,
+        hold.expires_at, who, row.urgency, row.new, row.approvals,
     )
     return "queue-row:" + hashlib.sha256(repr(parts).encode()).hexdigest()
-
-
-def _version() -> tuple:
-    """What renders every row alike: the settings read per request (tests change them), the URL and the code."""
-    return (softcache.code_digest(ROW_TEMPLATE, ROW_CODE_MODULES), tuple(describe.currency_keys()), _hold_url_prefix())
 
 
 @processcache.cached
@@ -153,9 +137,10 @@ def _hold_url_prefix() -> str:
     return reverse("hold", args=[0]).removesuffix("0/")
 
 
-def _with_times(html: str, hold: Hold, now: datetime) -> str:
-    """The row's markup with the words of its two times filled in (``markup`` marks the page's rows safe at once)."""
+def _with_times(html: str, hold: holds_queue.Listed, now: datetime) -> SafeString:
+    """The row's markup with the words of its two times filled in."""
     html = html.replace(AGE_WORDS, relative.ago(hold.created_at, now), 1)
     if hold.expires_at:
         html = html.replace(LEFT_WORDS, relative.until(hold.expires_at, now), 1)
-    return html
+    # The partial escaped every value; the words of the times are Django's own.
+    return mark_safe(html)  # noqa: S308

@@ -53,8 +53,8 @@ from holds import amounts, expiry, platform, signals
 from holds import queue as holds_queue
 from holds.models import Hold, HoldItem, QuarantinedHold, SyncState
 from notifications import notify
-from reviewqueue import pgcopy
 from reviewqueue.jsonvalues import UNSTORABLE, may_need_storable, scalars, storable
+from reviewqueue.sql import pgcopy
 
 logger = logging.getLogger(__name__)
 

@@ -27,8 +27,9 @@ from holds.models import Decision, Hold
 from notifications import digest, sending
 from notifications.models import DigestState, Notification, NotificationSettings, WebhookChannel
 from people import wording, zones
-from reviewqueue import prepared, processcache, roles
-from reviewqueue.rowsql import RowSQL
+from reviewqueue import processcache, roles
+from reviewqueue.sql import prepared
+from reviewqueue.sql.expressions import RowSQL
 from reviewqueue.viewer import Viewer
 from teams import scopes
 
@@ -324,7 +325,7 @@ def in_app_for(viewer: Viewer):
 
 
 # In-app messages, the channel written into the SQL rather than passed as a parameter: the bell's prepared
-# statement then keeps a plan that uses the inbox's partial index (reviewqueue/prepared.py).
+# statement then keeps a plan that uses the inbox's partial index (reviewqueue/sql/prepared.py).
 _IN_APP = RowSQL(f"{{row}}.channel = {prepared.literal(Channel.IN_APP)}", output_field=BooleanField())
 
 

@@ -10,11 +10,12 @@ from datetime import datetime
 
 import redis
 from django.conf import settings
-from django.db import DatabaseError, InterfaceError, OperationalError, connection
+from django.db import DatabaseError, InterfaceError, OperationalError
 from django.utils import timezone
 
 from holds import heartbeat
 from holds.models import SyncState
+from reviewqueue.sql import reads
 
 BROKER_TIMEOUT_SECONDS = 1.0
 
@@ -23,8 +24,7 @@ Check = tuple[bool, str]
 
 def database() -> Check:
     try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
+        reads.database_answers()
     except DatabaseError as error:
         return False, "down: " + ("cannot connect" if isinstance(error, OperationalError | InterfaceError) else "query failed")
     return True, "up"

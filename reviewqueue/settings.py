@@ -113,7 +113,7 @@ def _database() -> dict:
         raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {error}") from None
     if database["ENGINE"] == "django.db.backends.postgresql" and env.boolean("DATABASE_PREPARED_STATEMENTS", True):
         # psycopg prepares a statement by itself once it has run this many times: never. Only the statements that
-        # reviewqueue/prepared.py runs are prepared (Django's default, None, would forbid those too).
+        # reviewqueue/sql/prepared.py runs are prepared (Django's default, None, would forbid those too).
         database.setdefault("OPTIONS", {}).setdefault("prepare_threshold", 2**62)
     return database
 

@@ -11,7 +11,6 @@ from the shared cache.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import logging
 import threading
 from collections import OrderedDict
@@ -80,11 +79,7 @@ def _keep(values: dict) -> None:
 
 
 @processcache.cached
-def code_digest(template: str, modules: tuple[str, ...]) -> str:
-    """A digest of a template's source and of the modules' code, made once per process: part of a key naming
-    what renders a cached piece of markup, so that a deploy changing them reads none of the old pieces."""
-    digest = hashlib.sha256(get_template(template).template.source.encode())
-    for name in modules:
-        with open(importlib.import_module(name).__file__, "rb") as source:
-            digest.update(source.read())
-    return digest.hexdigest()[:16]
+def template_digest(name: str) -> str:
+    """A digest of a template's source, as the loader reads it, made once per process: part of the key of a piece of
+    markup cached from it, so that a deploy changing the template reads none of the old pieces."""
+    return hashlib.sha256(get_template(name).template.source.encode()).hexdigest()[:16]

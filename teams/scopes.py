@@ -24,11 +24,9 @@ import string
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from django.contrib.auth import get_user_model
-from django.db import connection
 from django.db.models import Q
 
-from reviewqueue import prepared
+from reviewqueue.sql import reads
 from reviewqueue.viewer import Viewer
 from teams.models import TeamScope
 
@@ -96,7 +94,9 @@ def viewers_of(users: Iterable) -> list[Viewer]:
     """Each of ``users`` as a viewer, in their order: the groups and scopes of them all read in one query."""
     users = list(users)
     rows: dict[int, list[tuple]] = {}
-    for user_pk, *row in _groups_with_scopes({user.pk for user in users if user.is_authenticated and user.is_active}):
+    for user_pk, *row in reads.groups_with_scopes(
+        {user.pk for user in users if user.is_authenticated and user.is_active}, TeamScope._meta.db_table
+    ):
         rows.setdefault(user_pk, []).append(row)
     return [_viewer(user, rows.get(user.pk, [])) for user in users]
 
@@ -109,26 +109,6 @@ def _viewer(user, rows: list[tuple]) -> Viewer:
     scoped = [Scope.of(*fields) for _, scope_pk, *fields in rows if scope_pk is not None]
     found = None if user.is_superuser else _union(scoped)
     return Viewer(user, frozenset(name for name, *_ in rows), None if found is None else tuple(found))
-
-
-def _groups_with_scopes(user_pks: set[int]) -> list[tuple]:
-    """The users' groups as (user pk, group name, scope pk, env, agent and capability patterns), the scope's None
-    for a group without one. Written out: every page asks, and building this query through the ORM cost more than
-    running it; prepared for one user (a page's viewer), as each number of users is another statement."""
-    if not user_pks:
-        return []
-    groups = get_user_model()._meta.get_field("groups")
-    membership = groups.remote_field.through._meta.db_table
-    group = groups.related_model._meta.db_table
-    with prepared.cursor() if len(user_pks) == 1 else connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT m.{groups.m2m_column_name()}, g.name, s.id, s.env_patterns, s.agent_patterns,"
-            f" s.capability_patterns FROM {group} g JOIN {membership} m ON m.{groups.m2m_reverse_name()} = g.id"
-            f" LEFT JOIN {TeamScope._meta.db_table} s ON s.group_id = g.id"
-            f" WHERE m.{groups.m2m_column_name()} IN ({', '.join(['%s'] * len(user_pks))})",
-            sorted(user_pks),
-        )
-        return cursor.fetchall()
 
 
 def _union(scopes: list[Scope]) -> list[Scope] | None:

@@ -1,8 +1,10 @@
-"""The queue's own reads are prepared once per connection (reviewqueue/prepared.py), and nothing else is."""
+"""The queue's own reads are prepared once per connection (reviewqueue/sql/prepared.py), and nothing else is."""
 
 import re
 from datetime import timedelta
+from decimal import Decimal
 
+import django.db
 import psycopg
 import pytest
 from django.db import connection
@@ -10,8 +12,9 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from holds import queue
-from reviewqueue import prepared
+from holds import heartbeat, queue
+from holds.models import Hold, SyncState
+from reviewqueue.sql import prepared
 from tests.conftest import _test_database_url
 from tests.test_queue_search_index import thousands_of_open_holds  # noqa: F401 (a fixture)
 from tests.test_settings import start_django
@@ -154,3 +157,44 @@ def test_a_statement_prepared_before_a_migration_changed_its_columns_still_reads
 
     assert page.status_code == again.status_code == 200
     assert b"Nothing to review" in page.content
+
+
+@pytest.mark.parametrize("sort", queue.ORDERS)
+def test_a_prepared_read_gives_the_rows_the_orm_gives(samples, bob, sort):
+    # reviewqueue/sql/prepared.py reads rows as psycopg gives them: right only while Django applies no converter to
+    # the listing's columns (amounts, times, counts, claimants) and selects nothing beyond them. A Django that
+    # starts to fails here.
+    Hold.objects.filter(pk=min(hold.pk for hold in samples.values())).update(
+        claimed_by=bob, claim_expires_at=timezone.now() + timedelta(minutes=5)
+    )
+    listing = queue.ordered(queue.filtered(queue.Filters(sort=sort), viewer=None, now=timezone.now()), sort)[:51]
+
+    read, iterated = prepared.rows(listing), list(listing)
+
+    assert read == iterated and len(read) == len(samples)
+    assert [tuple(map(type, row)) for row in read] == [tuple(map(type, row)) for row in iterated]
+    assert {type(row[9]) for row in read} >= {Decimal, type(None)}  # amounts, and holds without one
+    assert any(row[12] == "bob" for row in read)
+
+
+def test_the_sync_states_read_in_one_statement_are_the_orms(samples):
+    heartbeat.record_run(next(iter(heartbeat.periodic_task_names())))
+    with CaptureQueriesContext(connection) as queries:
+        (state,) = queue.sync_states()
+
+    assert len(queries) == 1
+    stored = SyncState.objects.get()
+    assert [getattr(state, field.attname) for field in SyncState._meta.concrete_fields] == [
+        getattr(stored, field.attname) for field in SyncState._meta.concrete_fields
+    ]
+    assert state.periodic_last_run_at == heartbeat.last_run_at() is not None
+
+
+def test_a_prepared_read_is_counted_and_fails_as_djangos_do(samples):
+    # The Django internals reviewqueue/sql/prepared.py's cursor relies on: its wrapper counts and logs the
+    # statement, and raises Django's errors, not psycopg's.
+    with CaptureQueriesContext(connection) as queries, pytest.raises(django.db.ProgrammingError):
+        with prepared.cursor() as cursor:
+            cursor.execute("SELECT no_such_column FROM holds_hold WHERE id = %s", [1])
+
+    assert [query["sql"] for query in queries.captured_queries] == ["SELECT no_such_column FROM holds_hold WHERE id = 1"]

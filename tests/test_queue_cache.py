@@ -6,7 +6,8 @@ a new urgency band, new content from sync, and the clock moving on.
 """
 
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 
 import pytest
 import time_machine
@@ -14,10 +15,12 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.template.loader import get_template
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
 
-from holds import sync
+from approvals.badges import Badge
+from holds import queue, queue_rows, sync
 from holds.models import Hold
 from reviewqueue import softcache
 
@@ -232,3 +235,91 @@ def test_the_process_keeps_only_the_values_it_used_last(monkeypatch):
 
     assert kept == {"first": 1, "third": 3, "fourth": 4}
     assert softcache.get_many(["first"], "values") == {}  # without content_keyed, only the shared cache is asked
+
+
+def _listed(**changes) -> queue.Listed:
+    moment = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+    values = {
+        "pk": 7, "hold_id": "h_7", "env": "default", "agent": "refund-bot", "capability": "refund",
+        "payload_digest": "d" * 64, "created_at": moment, "expires_at": moment + timedelta(hours=2),
+        "first_seen_at": moment, "amount": Decimal("49.90"), "claimed_by_id": None, "claim_expires_at": None,
+        "claimant_username": None, "claimant_first_name": None, "claimant_last_name": None, "claimant_email": None,
+        "open_approvals": 0,
+    }
+    return queue.Listed(**(values | changes))
+
+
+NOW = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
+CLAIMED = {"claimed_by_id": 3, "claim_expires_at": NOW + timedelta(minutes=5), "claimant_username": "bob",
+           "claimant_first_name": "Bob", "claimant_last_name": "Brown", "claimant_email": "bob@example.com"}
+
+
+@pytest.mark.parametrize(
+    "against, changed, loaded_at, badge",
+    [
+        ({}, {"pk": 8}, None, None),
+        ({}, {"env": "staging"}, None, None),
+        ({}, {"agent": "billing-bot"}, None, None),
+        ({}, {"capability": "reply"}, None, None),
+        ({}, {"payload_digest": "e" * 64}, None, None),  # the question, items and amounts: the platform's content
+        ({}, {"created_at": datetime(2026, 12, 1, 8, 0, tzinfo=UTC)}, None, None),
+        ({}, {"expires_at": None}, None, None),
+        ({}, {"expires_at": NOW + timedelta(minutes=10)}, None, None),  # urgent
+        ({}, CLAIMED, None, None),
+        (CLAIMED, {**CLAIMED, "claimant_first_name": "Robert"}, None, None),
+        (CLAIMED, {**CLAIMED, "claimant_email": "robert@example.com"}, None, None),
+        (CLAIMED, {**CLAIMED, "claim_expires_at": NOW - timedelta(seconds=1)}, None, None),  # an expired claim shows nobody
+        ({}, {}, datetime(2026, 12, 1, 8, 0, tzinfo=UTC), None),  # new to the reviewer
+        ({}, {}, None, Badge("1 of 2 approvals", "")),
+        ({}, {}, None, Badge("1 of 2 approvals", "amount 1,200.00 > 500")),
+    ],
+)
+def test_each_value_a_row_shows_changes_its_key(against, changed, loaded_at, badge):
+    base = queue_rows.Row(_listed(**against), NOW, NOW)
+    other = queue_rows.Row(_listed(**changed), NOW, loaded_at or NOW, badge)
+
+    assert queue_rows.key(other) != queue_rows.key(base)
+
+
+def test_the_same_values_keep_the_same_key():
+    assert queue_rows.key(queue_rows.Row(_listed(), NOW, NOW)) == queue_rows.key(queue_rows.Row(_listed(), NOW, NOW))
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["version", "template", "currency setting", "time zone", "language"],
+)
+def test_each_thing_that_renders_every_row_changes_every_key(change, monkeypatch, settings, tmp_path):
+    row = queue_rows.Row(_listed(), NOW, NOW)
+    before = queue_rows.key(row)
+    if change == "version":
+        monkeypatch.setattr(queue_rows, "ROW_VERSION", queue_rows.ROW_VERSION + 1)
+    elif change == "template":  # an edited template file, found first by the loader
+        source = get_template(queue_rows.ROW_TEMPLATE).template.source
+        edited = tmp_path / queue_rows.ROW_TEMPLATE
+        edited.parent.mkdir(parents=True)
+        edited.write_text(source.replace('class="muted">—', 'class="muted">nobody'))
+        settings.TEMPLATES = [{**settings.TEMPLATES[0], "DIRS": [tmp_path, *settings.TEMPLATES[0]["DIRS"]]}]
+        softcache.template_digest.cache_clear()
+    elif change == "currency setting":
+        settings.CURRENCY_KEYS = ["currency_code"]
+    elif change == "time zone":
+        monkeypatch.setattr(timezone, "get_current_timezone_name", lambda: "Europe/Berlin")
+    else:
+        monkeypatch.setattr(translation, "get_language", lambda: "de")
+
+    try:
+        assert queue_rows.key(row) != before
+    finally:
+        softcache.template_digest.cache_clear()
+
+
+def test_a_row_keeps_the_hold_as_listed_whether_rendered_or_read_from_the_cache(client, bob, samples):
+    client.force_login(bob)
+    rendered = client.get(reverse("queue")).context["rows"]
+    cached = client.get(reverse("queue")).context["rows"]
+
+    assert len(rendered) == len(cached) == len(samples)
+    assert {type(row.hold) for row in rendered + cached} == {queue.Listed}
+    assert all(row.question for row in rendered) and not any(row.question for row in cached)
+    assert [row.html for row in rendered] == [row.html for row in cached]

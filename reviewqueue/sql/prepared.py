@@ -15,6 +15,10 @@ Django leaves psycopg's prepared statements off, for connection poolers that can
 them. The settings give psycopg a threshold that no query reaches, so nothing is prepared
 by itself, and ``cursor`` prepares every statement it runs. On SQLite, or with
 ``DATABASE_PREPARED_STATEMENTS`` off, ``cursor`` is Django's own.
+
+``rows`` and ``read`` run a queryset's own SQL (``query.sql_with_params()``) and return the
+rows as psycopg reads them, which Django's compiler would otherwise have converted: their
+contract says for which columns that gives the ORM's values, and a test pins it.
 """
 
 from __future__ import annotations
@@ -65,18 +69,30 @@ class _LoggedCursor(CursorDebugWrapper):
 
 
 def cursor(using: str = "default"):
-    """A Django cursor (queries counted and logged as usual) whose statements are prepared, where the connection allows."""
+    """A Django cursor (queries counted and logged as usual, errors as Django's) whose statements are prepared, where
+    the connection allows; Django's own cursor on SQLite or with ``DATABASE_PREPARED_STATEMENTS`` off.
+
+    Django has no public way to hand its cursor wrapper another DB-API cursor: this leans on its connection's
+    internals, pinned by tests/test_prepared.py (``test_a_prepared_read_is_*``), which fail on a Django that
+    changes them.
+    """
+    connection = connections[using]
+    if not preparing(using):
+        return connection.cursor()
+    with connection.wrap_database_errors:
+        prepares = _PreparingCursor(connection.connection)
+    return _LoggedCursor(prepares, connection) if connection.queries_logged else connection.make_cursor(prepares)
+
+
+def preparing(using: str = "default") -> bool:
+    """Whether ``cursor`` prepares its statements on this connection (opened, if it was not)."""
     connection = connections[using]
     if connection.vendor != "postgresql":
-        return connection.cursor()
+        return False
     connection.close_if_health_check_failed()
     connection.ensure_connection()
     connection.validate_thread_sharing()
-    if connection.connection.prepare_threshold is None:
-        return connection.cursor()
-    with connection.wrap_database_errors:
-        preparing = _PreparingCursor(connection.connection)
-    return _LoggedCursor(preparing, connection) if connection.queries_logged else connection.make_cursor(preparing)
+    return connection.connection.prepare_threshold is not None
 
 
 def literal(value: str) -> str:
@@ -88,15 +104,33 @@ def literal(value: str) -> str:
 
 
 def rows(queryset) -> list[tuple]:
-    """The rows of a ``values_list`` queryset, as iterating it gives them, read through a prepared statement."""
-    compiler = queryset.query.get_compiler(queryset.db)
+    """The rows of a ``values_list`` queryset, as iterating it gives them, read through a prepared statement.
+
+    Contract: as ``read``'s; where nothing is prepared, the queryset is iterated as it is.
+    """
+    if not preparing(queryset.db):
+        return list(queryset)
     try:
-        sql, params = compiler.as_sql()
+        query = queryset.query.sql_with_params()
     except EmptyResultSet:
         return []
-    with cursor(queryset.db) as prepared:
+    return read(query)
+
+
+def read(query: tuple[str, tuple], scalars: tuple[tuple[str, tuple], ...] = (), prepare: bool = True) -> list[tuple]:
+    """The rows of ``query``, each followed by the value of each query in ``scalars``: one statement on PostgreSQL,
+    prepared unless ``prepare`` is false. Each query is SQL and its parameters, as a queryset's
+    ``query.sql_with_params()`` gives them; each of ``scalars`` gives one row of one column.
+
+    Contract: the rows are the ORM's own only where PostgreSQL gives every column as the ORM reads it (no field or
+    backend converter applies: text, integers, decimals, timestamps with time zone) and the query orders by no
+    expression it does not select (else Django selects it too). The queue's listing and the sync states are such
+    queries, pinned by tests/test_prepared.py::test_a_prepared_read_gives_the_rows_the_orm_gives.
+    """
+    sql, params = query
+    if scalars:
+        values = ", ".join(f"({scalar})" for scalar, _ in scalars)
+        sql, params = f"SELECT listed.*, {values} FROM ({sql}) listed", (*(p for _, ps in scalars for p in ps), *params)
+    with cursor() if prepare else connections["default"].cursor() as prepared:
         prepared.execute(sql, params)
-        fetched = prepared.fetchall()
-    if compiler.has_extra_select:  # columns the ordering needed, which the query's rows leave out
-        fetched = [row[: compiler.col_count] for row in fetched]
-    return list(compiler.results_iter([fetched], tuple_expected=True))
+        return prepared.fetchall()

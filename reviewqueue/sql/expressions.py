@@ -1,0 +1,40 @@
+"""SQL written out about a query's own rows, for the few expressions the ORM takes longer to build than to run.
+
+``RowSQL`` is like ``RawSQL``, but its SQL names the row it is about as ``{row}``: the alias
+the query gives its own table when it is compiled ("holds_hold" at the top, "U0" inside a
+subquery). Written against a fixed table name instead, the SQL would, once its queryset
+became another query's subquery, quietly read the outer query's rows.
+"""
+
+from __future__ import annotations
+
+from django.db import connection
+from django.db.models import BooleanField, Expression, Field, Model
+
+
+class RowSQL(Expression):
+    """An expression whose SQL is ``template`` with ``{row}`` replaced by the alias of the query's own table, and
+    ``params`` its parameters; its value is read as ``output_field``."""
+
+    def __init__(self, template: str, params: tuple = (), output_field: Field | None = None):
+        super().__init__(output_field=output_field)
+        self.template, self.params = template, tuple(params)
+
+    def as_sql(self, compiler, connection):
+        row = compiler.quote_name(compiler.query.base_table)
+        return self.template.format(row=row), self.params
+
+
+def negated(model: type[Model], field: str) -> RowSQL:
+    """The row's ``field`` times -1, written as ``column * -1`` with the -1 in the SQL: the expression an index on the
+    negated column is built on, which a prepared statement's plan for any parameters must match to use it."""
+    column = model._meta.get_field(field)
+    return RowSQL(f"{{row}}.{connection.ops.quote_name(column.column)} * -1", output_field=column)
+
+
+def has_any(related: type[Model], key: str) -> RowSQL:
+    """Whether any row of ``related`` has the row's id in its column ``key`` (a boolean: ``EXISTS``)."""
+    return RowSQL(
+        f"EXISTS (SELECT 1 FROM {related._meta.db_table} related WHERE related.{key} = {{row}}.id)",
+        output_field=BooleanField(),
+    )
