@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from audit import chain, payloads
 from audit.models import AuditChainHead, AuditEvent, EventKind
-from reviewqueue.sql import pgcopy
+from reviewqueue.sql import writes
 
 HEAD_ID = 1
 BATCH_SIZE = 2000
@@ -123,7 +123,7 @@ def copying(entries: Iterable[Entry]) -> Iterator[Iterator[tuple]]:
             columns["prev_hash"] = chained["hash"]
             columns["hash"] = chained["hash"] = chain.digest_of(chained["hash"], chain.content_of(columns), payload)
             columns["payload"] = payload
-            columns["item_ids"] = pgcopy.json_text(columns["item_ids"])
+            columns["item_ids"] = writes.json_text(columns["item_ids"])
             yield tuple(columns[name] for name in COPY_COLUMNS)
         chained["done"] = True
 

@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 
 from holds.models import Hold, HoldViewer
+from reviewqueue.sql import writes
 
 HEARTBEAT_SECONDS = 20
 # Three heartbeats: one late or lost request does not end it, a closed page ends it within a minute.
@@ -22,18 +23,13 @@ def live_window() -> timedelta:
 
 
 def _upsert_sql() -> str:
-    """One statement noting a viewer (PostgreSQL and SQLite both speak it): no transaction around it."""
-    quote = connection.ops.quote_name
-    return (
-        f"INSERT INTO {quote(HoldViewer._meta.db_table)} (hold_id, user_id, seen_until) VALUES (%s, %s, %s) "
-        "ON CONFLICT (hold_id, user_id) DO UPDATE SET seen_until = EXCLUDED.seen_until"
-    )
+    """One statement noting a viewer (hold pk, user pk, seen until): no transaction around it."""
+    return writes.upsert_sql(HoldViewer, ("hold_id", "user_id", "seen_until"), ("hold_id", "user_id"), ("seen_until",))
 
 
 def note_viewing(hold: Hold, user, now: datetime) -> None:
     """``user`` has the hold's page open now."""
-    with connection.cursor() as cursor:
-        cursor.execute(_upsert_sql(), [hold.pk, user.pk, now + live_window()])
+    writes.upsert(_upsert_sql(), [hold.pk, user.pk, now + live_window()])
 
 
 def forget_ended(user, now: datetime) -> None:
@@ -53,9 +49,7 @@ def note_viewing_and_others(hold: Hold, user, now: datetime) -> list:
     if connection.vendor != "postgresql":  # SQLite allows no INSERT inside WITH
         note_viewing(hold, user, now)
         return others_looking(hold, user, now)
-    looking, params = _others_looking(hold, user, now).query.sql_with_params()
-    noted = [hold.pk, user.pk, now + live_window()]
-    return list(get_user_model().objects.raw(f"WITH noted AS ({_upsert_sql()}) {looking}", [*noted, *params]))
+    return writes.upsert_then(_upsert_sql(), [hold.pk, user.pk, now + live_window()], _others_looking(hold, user, now))
 
 
 def leave(hold: Hold, user) -> None:

@@ -54,7 +54,7 @@ from holds import queue as holds_queue
 from holds.models import Hold, HoldItem, QuarantinedHold, SyncState
 from notifications import notify
 from reviewqueue.jsonvalues import UNSTORABLE, may_need_storable, scalars, storable
-from reviewqueue.sql import pgcopy
+from reviewqueue.sql import writes
 
 logger = logging.getLogger(__name__)
 
@@ -396,7 +396,7 @@ def _copy_new_holds(env: str, new: list[_Listed], now) -> None:
     }
     default_values = tuple(defaults.values())
     copied_values = operator.itemgetter(*COPIED_HOLD_COLUMNS)
-    ids = pgcopy.new_ids(Hold, len(new))
+    ids = writes.new_ids(Hold, len(new))
     items, seen = [], []
 
     def hold_rows():
@@ -404,18 +404,18 @@ def _copy_new_holds(env: str, new: list[_Listed], now) -> None:
             columns = {"id": pk, "env": env, "first_seen_at": now}
             columns |= _mirrored(remote, digest, now, first_seen_at=now, closed_at=None)
             for name in JSON_HOLD_COLUMNS:
-                columns[name] = pgcopy.json_text(columns[name])
+                columns[name] = writes.json_text(columns[name])
             columns["payload"] = canonical  # the JSON of the digest: valid JSON of the same value
             items.extend(
-                (pk, position, item.id, item.title, pgcopy.json_text(item.data)) for position, item in enumerate(remote.items)
+                (pk, position, item.id, item.title, writes.json_text(item.data)) for position, item in enumerate(remote.items)
             )
             seen.append(_seen(_SeenHold(pk, env, remote.hold_id, remote.run_id, remote.agent), remote))
             yield copied_values(columns) + default_values
 
-    pgcopy.copy(Hold, (*COPIED_HOLD_COLUMNS, *defaults), hold_rows())
-    pgcopy.copy(HoldItem, ITEM_COLUMNS, items)
+    writes.copy(Hold, (*COPIED_HOLD_COLUMNS, *defaults), hold_rows())
+    writes.copy(HoldItem, ITEM_COLUMNS, items)
     with audit_events.copying(seen) as audit_rows:
-        pgcopy.copy(AuditEvent, audit_events.COPY_COLUMNS, audit_rows)
+        writes.copy(AuditEvent, audit_events.COPY_COLUMNS, audit_rows)
 
 
 class _SeenHold(NamedTuple):

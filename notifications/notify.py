@@ -344,9 +344,8 @@ def unread_count(viewer: Viewer) -> int:
     in_scope = scopes.visible_holds_q(viewer, prefix="hold__")
     if in_scope is None:
         sql, params = _unread_count_unscoped()
-        with prepared.cursor() as cursor:
-            cursor.execute(sql, [viewer.pk if param == _ANY_USER else param for param in params])
-            return cursor.fetchone()[0]
+        [(count,)] = prepared.read((sql, [viewer.pk if param == _ANY_USER else param for param in params]))
+        return count
     return _unread(_in_app(viewer.user, in_scope)).count()
 
 

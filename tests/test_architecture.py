@@ -128,6 +128,31 @@ def _functools_cache(node: ast.AST) -> bool:
     return isinstance(node, ast.ImportFrom) and node.module == "functools" and any(a.name in names for a in node.names)
 
 
+def test_hand_written_sql_runs_only_in_the_sql_modules():
+    """A cursor, ``raw`` or ``RawSQL`` anywhere but ``reviewqueue/sql/`` would be SQL with no contract beside it."""
+    sql_modules = ROOT / "reviewqueue" / "sql"
+    found = {
+        str(path.relative_to(ROOT)): lines
+        for layer in layers()
+        for app in layer
+        for path in modules_in(app)
+        if sql_modules not in path.parents
+        and (lines := sorted(node.lineno for node in ast.walk(ast.parse(path.read_text())) if _runs_sql(node)))
+    }
+
+    assert found == {}
+
+
+def _runs_sql(node: ast.AST) -> bool:
+    """A database cursor opened (``.cursor()``, no arguments: ``readers.cursor`` reads page cursors), ``.raw(…)``
+    or ``.execute(…)`` called, or ``RawSQL`` used."""
+    if isinstance(node, ast.Name) and node.id == "RawSQL":
+        return True
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    return node.func.attr in {"raw", "execute", "executemany"} or (node.func.attr == "cursor" and not node.args)
+
+
 def test_no_module_hangs_private_state_on_a_user():
     """Who is asking travels as a viewer (``reviewqueue/viewer.py``): a private attribute set on a user object would
     make an answer depend on which copy of the user a caller holds. Its own fields a module may set, and save."""

@@ -1,8 +1,10 @@
-"""Writing rows with PostgreSQL's COPY, for callers that insert tens of thousands at once.
+"""Writes the ORM cannot say in one statement: COPY for tens of thousands of rows, and an upsert.
 
 COPY costs a fraction of INSERT's time per row, but returns no ids and takes each
 column as text: ``new_ids`` draws the ids beforehand, ``json_text`` writes a JSON
 column's value, and ``copy`` streams the rows inside the caller's transaction.
+``upsert_sql`` inserts a row or updates the one its unique columns already name, in one
+statement (the ORM's ``update_or_create`` takes two, and a transaction).
 """
 
 from __future__ import annotations
@@ -43,3 +45,30 @@ def copy(model, columns: tuple[str, ...], rows: Iterable[tuple]) -> None:
             writer.write_row(row)
     if connection.queries_logged:  # counted and shown like the ORM's statements, e.g. by tests' query counts
         connection.queries_log.append({"sql": sql, "time": f"{time.monotonic() - started:.3f}"})
+
+
+def upsert_sql(model, columns: tuple[str, ...], unique: tuple[str, ...], updated: tuple[str, ...]) -> str:
+    """One statement, for PostgreSQL and SQLite alike, inserting a row of ``model``'s table with ``columns``
+    (parameters in that order) or, where a row with the same ``unique`` columns exists (they must form a unique
+    constraint), setting its ``updated`` columns to the new row's. Needs no transaction around it."""
+    quote = connection.ops.quote_name
+    return (
+        f"INSERT INTO {quote(model._meta.db_table)} ({', '.join(map(quote, columns))})"
+        f" VALUES ({', '.join(['%s'] * len(columns))})"
+        f" ON CONFLICT ({', '.join(map(quote, unique))})"
+        f" DO UPDATE SET {', '.join(f'{quote(name)} = EXCLUDED.{quote(name)}' for name in updated)}"
+    )
+
+
+def upsert(upsert: str, params: list) -> None:
+    """Run ``upsert_sql``'s statement with its parameters."""
+    with connection.cursor() as cursor:
+        cursor.execute(upsert, params)
+
+
+def upsert_then(upsert: str, upsert_params: list, queryset) -> list:
+    """Run the ``upsert`` (``upsert_sql``'s, with its parameters), then ``queryset``, in one round trip: a ``WITH`` on
+    PostgreSQL only (SQLite allows no INSERT inside one). The queryset reads the rows as they were before the upsert;
+    returns its model instances."""
+    sql, params = queryset.query.sql_with_params()
+    return list(queryset.model.objects.raw(f"WITH noted AS ({upsert}) {sql}", [*upsert_params, *params]))
