@@ -1,6 +1,6 @@
 """Four eyes: counting approvals until a hold's policy is satisfied, and only then deciding.
 
-``holds.decisions.submit``, which every decision passes (a single decision, a bulk one, a
+``holds.deciding.decisions.submit``, which every decision passes (a single decision, a bulk one, a
 forged POST), calls ``count`` with the hold's row locked; nothing here runs outside that lock.
 The rules:
 
@@ -150,7 +150,7 @@ def withdraw(approval_id: int, approver, now: datetime, reclaim: Callable[[Hold]
 
     Nothing was sent for it, so nothing is lost: the round is one approval short again and the
     approver gets the hold's claim back, as after the Undo of a decision: ``reclaim(hold)`` gives it
-    (``holds.decisions.withdraw_approval`` passes the claims'), under the hold's lock, before the audit
+    (``holds.deciding.decisions.withdraw_approval`` passes the claims'), under the hold's lock, before the audit
     records the withdrawal. Raises ``NotCounted``
     for anyone else's approval, one a later approval or a decision built on, or once the window ended.
     """

@@ -32,7 +32,7 @@ class Badge:
 def badges(listed: list) -> dict[int, Badge]:
     """The badge of each listed hold that needs more than one approval or has an open round, by pk.
 
-    ``listed`` are the queue's ``holds.queue.Listed`` holds: pk, env, agent, capability,
+    ``listed`` are the queue's ``holds.queue.listing.Listed`` holds: pk, env, agent, capability,
     payload digest and the open round's size.
     """
     version = policies.version()

@@ -32,7 +32,7 @@ def main() -> None:
     from django.test import Client
     from django.test.utils import CaptureQueriesContext, setup_test_environment
 
-    from holds import platform, sync
+    from holds.mirror import platform, sync
     from holds.models import Decision, Hold
     from reviewqueue import roles
     from tests.conftest import make_user

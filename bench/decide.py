@@ -46,7 +46,7 @@ def main() -> None:
     import redis
     from django.conf import settings
 
-    from holds import platform, sync
+    from holds.mirror import platform, sync
     from holds.models import Decision, Hold
     from reviewqueue import roles
 

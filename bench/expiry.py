@@ -25,7 +25,8 @@ def main() -> None:
     from django.test.utils import CaptureQueriesContext
     from django.utils import timezone
 
-    from holds import expiry, platform, sync
+    from holds import expiry
+    from holds.mirror import platform, sync
     from holds.models import Hold
     from reviewqueue import roles
     from tests.conftest import make_user

@@ -26,8 +26,9 @@ def main() -> None:
     from django.conf import settings
     from django.test import Client
 
-    from holds import decisions, platform, sync
-    from holds.decisions import ItemChoice
+    from holds.deciding import decisions
+    from holds.mirror import platform, sync
+    from holds.deciding.decisions import ItemChoice
     from holds.models import Hold
     from reviewqueue import roles
     from tests.conftest import make_user

@@ -217,7 +217,7 @@ def prepare(options) -> None:
     from django.db import connection
 
     from bench import audit
-    from holds import platform, sync
+    from holds.mirror import platform, sync
     from reviewqueue import roles
     from tests.conftest import make_user
 

@@ -53,7 +53,7 @@ def main() -> None:
     from django.test.utils import setup_test_environment
 
     from bench import audit as audit_bench
-    from holds import platform, sync
+    from holds.mirror import platform, sync
     from reviewqueue import roles
     from tests.conftest import make_user
 

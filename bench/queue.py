@@ -71,7 +71,7 @@ def synced_and_signed_in(holds: int):
     from django.db import connection
     from django.test import Client
 
-    from holds import platform, sync
+    from holds.mirror import platform, sync
     from reviewqueue import roles
     from tests.conftest import make_user
 
@@ -151,7 +151,7 @@ def print_search_plan() -> None:
     from django.test.utils import CaptureQueriesContext
     from django.utils import timezone
 
-    from holds import queue
+    from holds.queue import listing as queue
 
     filters = queue.Filters(q="a-55010")
     search = queue.filtered(filters, viewer=None, now=timezone.now())

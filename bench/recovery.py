@@ -37,7 +37,8 @@ def main() -> None:
     from django.conf import settings
     from django.utils import timezone
 
-    from holds import decisions, platform, sync
+    from holds.deciding import decisions
+    from holds.mirror import platform, sync
     from holds.models import Decision, Hold
     from reviewqueue import roles
     from tests.conftest import make_user

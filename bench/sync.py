@@ -32,7 +32,7 @@ def main() -> None:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from holds import platform, sync
+    from holds.mirror import platform, sync
 
     def fetch_and_parse(env: str) -> tuple[float, float]:
         started, cpu = time.perf_counter(), time.process_time()

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from approvals import rounds, wording
 from approvals.models import Approval
-from holds import describe, editing
+from holds.deciding import describe, editing
 from holds.models import ACTION_WORDS, DecisionItem, Hold
 from reviewqueue.sql import expressions
 from reviewqueue.viewer import Viewer

@@ -4,7 +4,7 @@ from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from holds import bulk, review
+from holds.deciding import bulk, review
 from holds.views import reviewer_required
 
 

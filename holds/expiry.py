@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from audit import events as audit_events
 from audit.models import EventKind
-from holds import queue as holds_queue
+from holds.queue import listing as holds_queue
 from holds.models import Decision, Hold
 from notifications import notify
 from notifications.models import Notification

@@ -67,7 +67,7 @@ class Hold(models.Model):
     claim_expires_at = models.DateTimeField(null=True)
     amount = models.DecimalField(
         max_digits=20, decimal_places=4, null=True,
-        help_text="The largest amount its items carry (see holds/amounts.py), for the queue's order and filter.",
+        help_text="The largest amount its items carry (see holds/mirror/amounts.py), for the queue's order and filter.",
     )
 
     class Meta:

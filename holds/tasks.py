@@ -4,7 +4,9 @@ from celery import shared_task
 from celery.signals import task_prerun
 from django.conf import settings
 
-from holds import decisions, expiry, heartbeat, platform, sync
+from holds.deciding import decisions
+from holds import expiry, heartbeat
+from holds.mirror import platform, sync
 from reviewqueue.celery import RetryingTask
 
 

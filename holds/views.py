@@ -11,9 +11,11 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 
 from approvals import approving, badges, rounds
 from approvals.models import Approval
-from holds import approval_page, claims, decisions, form_layout, platform, presence, review, runs
-from holds import queue as holds_queue
-from holds import queue_filters, queue_rows
+from holds import approval_page
+from holds.deciding import claims, decisions, form_layout, presence, review
+from holds.mirror import platform, runs
+from holds.queue import listing as holds_queue
+from holds.queue import filter_form as queue_filters, rows as queue_rows
 from holds.models import Decision, Hold
 from reviewqueue import readers, roles
 from teams import scopes

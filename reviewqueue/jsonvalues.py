@@ -195,7 +195,7 @@ def read_number(value: Any, depth: int = 0) -> Reading:
     "1500,00"), and one number wrapped in ``{"value": …}``, ``{"amount": …}`` or a one-element list.
     A single mark that could split thousands or decimals ("1,500", and "1.500" too: agents write
     either) gives both readings. Anything else (true, null, words, "1,5OO") is unreadable, and what
-    reads it must fail closed: see approvals/policies.py, holds/rules.py and holds/amounts.py.
+    reads it must fail closed: see approvals/policies.py, holds/deciding/rules.py and holds/mirror/amounts.py.
     """
     match value:
         case bool():

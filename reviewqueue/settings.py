@@ -266,7 +266,7 @@ if REDIS_URL:
     # Far longer than any retry's countdown, or Redis would hand a waiting retry to a second worker.
     # A task that died with its worker is not waited for: the periodic re-queues send it again.
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
-    # Shared by every web process: the queue's rendered rows (holds/queue_rows.py), which each
+    # Shared by every web process: the queue's rendered rows (holds/queue/rows.py), which each
     # process also keeps (reviewqueue/softcache.py). Without REDIS_URL only that copy is kept,
     # which is as correct, only colder.
     CACHES = {"default": {"BACKEND": "reviewqueue.rediscache.RedisCache", "LOCATION": REDIS_URL}}
@@ -322,7 +322,7 @@ CLAIM_MINUTES = env.integer("CLAIM_MINUTES", 10, minimum=1)
 UNDO_SECONDS = env.integer("UNDO_SECONDS", 10)  # 0: no undo window, a decision is sent at once
 DELIVERY_RETRY_BASE_SECONDS = env.seconds("DELIVERY_RETRY_BASE_SECONDS", 2.0)
 DELIVERY_RETRY_MAX_SECONDS = env.seconds("DELIVERY_RETRY_MAX_SECONDS", 300.0)
-# Often, so that a decision whose worker died is sent again within a minute (holds/decisions.py).
+# Often, so that a decision whose worker died is sent again within a minute (holds/deciding/decisions.py).
 CELERY_BEAT_SCHEDULE["requeue-decisions"] = {"task": "holds.tasks.requeue_due_decisions", "schedule": 10.0}
 
 # Expiry and notifications.

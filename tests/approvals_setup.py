@@ -7,7 +7,7 @@ from django.test import Client
 from django.urls import reverse
 
 from approvals.models import ApprovalPolicy
-from holds import sync
+from holds.mirror import sync
 from holds.models import Hold
 from tests.forms import fields_of
 from tests.test_review_views import confirm, field_name

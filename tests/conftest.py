@@ -10,7 +10,7 @@ import pytest
 import redis
 from django.db import connection
 
-from holds import platform, sync
+from holds.mirror import platform, sync
 from reviewqueue import processcache, roles
 from simulator.server import PlatformServer
 from simulator.state import PlatformState

@@ -41,7 +41,7 @@ def test_the_rules_cover_what_operators_must_hear_about():
 
 
 def test_every_metric_an_alert_names_is_served_by_metrics(client, settings, samples, platform_client, platform_state):
-    from holds import sync
+    from holds.mirror import sync
 
     platform_state.push_faults([{"status": 503}])
     sync.sync_env(platform_client, "default")  # a failing env

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from approvals.models import Approval, ApprovalPolicy
-from holds import decisions, review
+from holds.deciding import decisions, review
 from holds.models import Decision
 from reviewqueue.jsonvalues import read_number
 from tests.approvals_setup import decision_posts, signed_in

@@ -15,7 +15,7 @@ from django.utils import timezone
 from approvals.models import Approval, ApprovalPolicy
 from audit import describe, events
 from audit.models import AuditEvent, EventKind
-from holds import sync
+from holds.mirror import sync
 from holds.models import Decision, DecisionItem, Hold
 from reviewqueue import roles
 from tests.conftest import make_user

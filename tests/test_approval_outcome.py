@@ -6,8 +6,9 @@ import io
 import pytest
 from django.urls import reverse
 
-from holds import decisions, describe, sync
-from holds.decisions import ItemChoice
+from holds.deciding import decisions, describe
+from holds.mirror import sync
+from holds.deciding.decisions import ItemChoice
 from holds.models import Decision, Hold
 from reviewqueue import roles
 from tests.conftest import make_user

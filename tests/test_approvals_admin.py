@@ -110,7 +110,7 @@ def test_approvals_are_read_only_in_the_admin(root_client):
 
 
 def test_the_approvals_list_filters_by_the_policies_names_without_counting_the_table(root_client, platform_client, platform_state):
-    from holds import sync
+    from holds.mirror import sync
     from holds.models import Hold
 
     platform_state.add_hold("default", {"hold_id": "h_big", "items": [{"id": "A-1", "data": {"amount": "1200.00"}}]})

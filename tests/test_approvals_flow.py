@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from approvals.models import Approval
 from audit.models import AuditEvent, EventKind
-from holds import decisions
+from holds.deciding import decisions
 from holds.models import Decision, Hold
 from reviewqueue import roles
 from tests.conftest import make_user
@@ -93,7 +93,7 @@ def test_the_same_reviewer_cannot_count_twice_on_the_page_or_by_a_forged_post(al
 
 
 def test_a_take_over_does_not_let_the_first_approver_count_again(alice, bob, large_refunds, refund, immediate_delivery):
-    from holds import claims
+    from holds.deciding import claims
 
     confirm(signed_in(alice), refund, **lowered_to(refund, "1000.00"))
     first = Approval.objects.get()

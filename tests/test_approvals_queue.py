@@ -6,7 +6,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from holds import sync
+from holds.mirror import sync
 from reviewqueue import roles
 from tests.conftest import make_user
 from tests import approvals_setup

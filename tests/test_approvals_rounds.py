@@ -6,7 +6,8 @@ from django.urls import reverse
 
 from approvals import approving
 from approvals.models import Approval
-from holds import decisions, sync
+from holds.deciding import decisions
+from holds.mirror import sync
 from holds.models import Decision, Hold
 from reviewqueue import roles
 from tests import approvals_setup

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from holds import decisions
+from holds.deciding import decisions
 from notifications import sending
 from reviewqueue.celery import app as celery_app
 
@@ -174,7 +174,7 @@ def test_no_module_hangs_private_state_on_a_user():
 
 def test_the_edit_rules_do_not_import_the_editing_fields():
     """Editing reads the fields and asks the rules about plain JSON values; the rules know nothing of fields."""
-    assert imports_of(ROOT / "holds" / "rules.py", "holds.editing") == set()
+    assert imports_of(ROOT / "holds" / "deciding" / "rules.py", "holds.deciding.editing") == set()
 
 
 def test_only_the_tasks_modules_import_a_tasks_module():

@@ -17,8 +17,10 @@ from django.utils import timezone
 
 from audit import chain, describe
 from audit.models import AuditEvent, EventKind
-from holds import claims, decisions, expiry, sync
-from holds.decisions import ItemChoice
+from holds.deciding import claims, decisions
+from holds import expiry
+from holds.mirror import sync
+from holds.deciding.decisions import ItemChoice
 from holds.models import Hold
 from notifications import sending
 from notifications.models import Notification, WebhookChannel

@@ -11,8 +11,8 @@ from django.utils import timezone
 
 from audit import events, queries
 from audit.models import AuditEvent, EventKind
-from holds import decisions
-from holds.decisions import ItemChoice
+from holds.deciding import decisions
+from holds.deciding.decisions import ItemChoice
 from holds.models import Decision, Hold
 from reviewqueue import readers, roles
 from tests.conftest import make_user

@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect, sync_playwright
 
-from holds import sync
+from holds.mirror import sync
 from holds.models import Decision, Hold
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from holds import sync
+from holds.mirror import sync
 from holds.models import Decision, Hold
 from tests.conftest import wait_until
 from tests import test_browser as chromium

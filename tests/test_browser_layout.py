@@ -12,7 +12,7 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from audit.models import AuditEvent
-from holds import claims
+from holds.deciding import claims
 from holds.models import Hold
 from notifications import notify
 from tests import test_browser as chromium

@@ -8,8 +8,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from audit.models import AuditEvent, EventKind
-from holds import claims, decisions, sync
-from holds.decisions import ItemChoice
+from holds.deciding import claims, decisions
+from holds.mirror import sync
+from holds.deciding.decisions import ItemChoice
 from holds.models import Decision, Hold
 from tests.conftest import wait_until
 from tests.forms import fields_of

@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 import pytest
 from django.urls import reverse
 
-from holds import editing, form_layout, review
+from holds.deciding import editing, form_layout, review
 from holds.models import Hold
 from tests.test_review_views import field_name, review_form, through_summary
 

@@ -7,8 +7,9 @@ import redis
 import time_machine
 from django.utils import timezone
 
-from holds import decisions, tasks
-from holds.decisions import ItemChoice
+from holds.deciding import decisions
+from holds import tasks
+from holds.deciding.decisions import ItemChoice
 from holds.models import Decision, Hold
 from reviewqueue import backoff
 from tests.conftest import wait_until

@@ -7,8 +7,8 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.http import QueryDict
 
-from holds import rules
-from holds.editing import (
+from holds.deciding import rules
+from holds.deciding.editing import (
     Change,
     FieldError,
     FieldKind,

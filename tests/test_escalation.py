@@ -15,7 +15,9 @@ from approvals import escalation
 from approvals.models import Approval, ApprovalPolicy, Escalation
 from audit import describe
 from audit.models import AuditEvent
-from holds import claims, expiry, sync
+from holds.deciding import claims
+from holds import expiry
+from holds.mirror import sync
 from holds.models import Hold, PeriodicRun
 from notifications import notify
 from notifications.models import Notification, WebhookChannel
@@ -141,8 +143,8 @@ def test_a_hold_claimed_for_19_minutes_then_released_waits_the_whole_minutes_aga
 
 
 def test_a_hold_decided_here_does_not_escalate(refund, fiona, alice):
-    from holds import decisions
-    from holds.decisions import ItemChoice
+    from holds.deciding import decisions
+    from holds.deciding.decisions import ItemChoice
 
     policy(approvals_required=1)
     decisions.submit(refund, alice, [ItemChoice(item_id="A-1", action="approve", comment="")])

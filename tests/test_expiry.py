@@ -6,8 +6,11 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from holds import decisions, expiry, queue, sync
-from holds.decisions import ItemChoice
+from holds.deciding import decisions
+from holds import expiry
+from holds.queue import listing as queue
+from holds.mirror import sync
+from holds.deciding.decisions import ItemChoice
 from holds.models import Decision, Hold
 from notifications import notify
 from notifications.models import Notification
@@ -31,7 +34,7 @@ def notifications(event, hold=None):
 
 def test_a_hold_past_its_expiry_leaves_the_queue_and_its_claim_ends(samples, alice, audrey):
     hold = expire_soon(samples["h_12"], 2)
-    from holds import claims
+    from holds.deciding import claims
 
     claims.claim(hold, alice)
 
@@ -77,7 +80,7 @@ def test_two_sweeps_at_once_expire_each_hold_once_and_send_one_message(samples, 
 
 
 def test_a_reminder_goes_to_the_reviewer_holding_the_claim_once(samples, alice, bob):
-    from holds import claims
+    from holds.deciding import claims
 
     hold = expire_soon(samples["h_12"], 14)
     claims.claim(hold, alice)

@@ -14,8 +14,9 @@ from django.urls import reverse
 
 from approvals.models import Approval, ApprovalPolicy
 from audit import stats
-from holds import describe, sync
-from holds.amounts import UNREADABLE
+from holds.deciding import describe
+from holds.mirror import sync
+from holds.mirror.amounts import UNREADABLE
 from holds.models import Decision, Hold
 from tests.approvals_setup import decision_posts, signed_in
 from tests.migrating import back_to, latest, migrate

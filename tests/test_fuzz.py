@@ -27,8 +27,9 @@ from hypothesis import strategies as st
 
 from audit import events
 from audit.models import AuditEvent, EventKind
-from holds import decisions, queue
-from holds.decisions import ItemChoice
+from holds.deciding import decisions
+from holds.queue import listing as queue
+from holds.deciding.decisions import ItemChoice
 from holds.models import Decision, Hold
 from notifications import notify
 from notifications.models import Notification, WebhookChannel

@@ -84,7 +84,7 @@ def test_readyz_is_503_when_beat_has_been_silent_for_minutes(client, everything_
 
 
 def test_readyz_and_the_queue_banner_agree_on_when_beat_and_sync_are_stale(client, everything_running, settings):
-    from holds import queue
+    from holds.queue import listing as queue
 
     interval = timedelta(seconds=settings.SYNC_INTERVAL_SECONDS)
     verdicts = []

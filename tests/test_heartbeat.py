@@ -51,7 +51,7 @@ def test_the_queue_says_beat_has_stopped_once_no_periodic_task_ran_for_three_syn
 
 
 def test_a_beat_banner_names_beat_even_while_the_platform_is_unreachable(alice_client, samples, platform_client, platform_state, settings):
-    from holds import sync
+    from holds.mirror import sync
 
     heartbeat.record_run("holds.tasks.sync_holds", timezone.now() - timedelta(hours=1))
     platform_state.push_faults([{"status": 503}])

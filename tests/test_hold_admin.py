@@ -7,7 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from holds import sync
+from holds.mirror import sync
 from holds.models import Hold
 from tests.conftest import make_user
 

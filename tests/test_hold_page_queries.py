@@ -13,8 +13,8 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from holds import decisions
-from holds.decisions import ItemChoice
+from holds.deciding import decisions
+from holds.deciding.decisions import ItemChoice
 from holds.models import HoldViewer
 
 pytestmark = pytest.mark.django_db

@@ -107,7 +107,7 @@ def test_a_refresh_time_out_of_range_is_a_400(alice_client, samples):
 
 
 def test_the_queue_pages_still_follow_their_own_cursors(alice_client, samples, monkeypatch):
-    from holds import queue
+    from holds.queue import listing as queue
 
     monkeypatch.setattr(queue, "PAGE_SIZE", 3)
     seen, url = [], reverse("queue")

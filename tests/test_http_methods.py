@@ -2,8 +2,8 @@
 
 import pytest
 
-from holds import decisions
-from holds.decisions import ItemChoice
+from holds.deciding import decisions
+from holds.deciding.decisions import ItemChoice
 from tests.conftest import make_user
 from tests.test_fuzz import named_urls, real_path_values
 

@@ -6,8 +6,9 @@ import pytest
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
-from holds import decisions, sync
-from holds.decisions import ItemChoice
+from holds.deciding import decisions
+from holds.mirror import sync
+from holds.deciding.decisions import ItemChoice
 from holds.models import Decision, Hold, SyncState
 from notifications.models import Notification
 from operations import auditcheck

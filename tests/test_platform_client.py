@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from holds import platform
+from holds.mirror import platform
 from tests.conftest import API_KEY
 
 

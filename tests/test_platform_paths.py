@@ -8,7 +8,7 @@ import base64
 import pytest
 from django.urls import reverse
 
-from holds import platform
+from holds.mirror import platform
 from holds.models import Hold
 
 ENV_PATH = "/v0/envs/default"

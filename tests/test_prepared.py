@@ -12,7 +12,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from holds import heartbeat, queue
+from holds import heartbeat
+from holds.queue import listing as queue
 from holds.models import Hold, SyncState
 from reviewqueue.sql import prepared
 from tests.conftest import _test_database_url

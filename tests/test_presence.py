@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from audit.models import AuditEvent
-from holds import queue
+from holds.queue import listing as queue
 from holds.models import Hold, HoldViewer
 from teams.scopes import viewer_of
 

@@ -2,7 +2,7 @@
 
 from approvals import policies
 from approvals.models import ApprovalPolicy
-from holds import queue
+from holds.queue import listing as queue
 from reviewqueue import processcache
 
 

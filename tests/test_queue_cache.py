@@ -20,7 +20,8 @@ from django.urls import reverse
 from django.utils import timezone, translation
 
 from approvals.badges import Badge
-from holds import queue, queue_rows, sync
+from holds.queue import listing as queue, rows as queue_rows
+from holds.mirror import sync
 from holds.models import Hold
 from reviewqueue import softcache
 

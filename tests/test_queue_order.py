@@ -8,8 +8,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from holds import queue, sync
-from holds.amounts import UNREADABLE
+from holds.queue import listing as queue
+from holds.mirror import sync
+from holds.mirror.amounts import UNREADABLE
 from holds.models import Hold
 from reviewqueue import readers
 from tests.migrating import back_to, latest, migrate

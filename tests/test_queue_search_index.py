@@ -12,7 +12,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from holds import queue, sync
+from holds.queue import listing as queue
+from holds.mirror import sync
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from holds import decisions, expiry, queue, sync
+from holds.deciding import decisions
+from holds import expiry
+from holds.queue import listing as queue
+from holds.mirror import sync
 from holds.models import FilterValue, Hold
 from notifications import notify
 from teams import scopes

@@ -9,8 +9,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from holds import decisions, expiry, sync
-from holds.decisions import ItemChoice
+from holds.deciding import decisions
+from holds import expiry
+from holds.mirror import sync
+from holds.deciding.decisions import ItemChoice
 from holds.models import Hold
 from notifications import notify, sending
 from notifications.models import Notification, NotificationAttempt

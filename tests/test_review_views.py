@@ -8,7 +8,8 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 from django.utils import timezone
 
-from holds import decisions, queue
+from holds.deciding import decisions
+from holds.queue import listing as queue
 from holds.models import Decision, Hold, SyncState
 from tests.conftest import make_user, wait_until
 from tests.forms import fields_of
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 def review_form(hold, **overrides):
     """The decide form as a reviewer sends it: every item approved, fields at the agent's values."""
-    from holds import review
+    from holds.deciding import review
 
     form = {}
     for item_review in review.blank(hold):
@@ -37,7 +38,7 @@ def review_form(hold, **overrides):
 
 def field_name(hold, position: int, key: str) -> str:
     """The form name of one item's field (Postgres' jsonb does not keep the agent's key order)."""
-    from holds import review
+    from holds.deciding import review
 
     return next(field.name for field in review.blank(hold)[position].fields if field.key == key)
 
@@ -173,7 +174,7 @@ def test_keyset_pages_cover_every_hold_once(alice_client, platform_client, platf
     monkeypatch.setattr(queue, "PAGE_SIZE", 7)
     platform_state.generate("default", 30)
     platform_state.load_samples()
-    from holds import sync
+    from holds.mirror import sync
 
     sync.sync_env(platform_client, "default")
     seen, url = [], reverse("queue")
@@ -189,7 +190,7 @@ def test_keyset_pages_cover_every_hold_once(alice_client, platform_client, platf
 def test_the_htmx_refresh_renders_only_the_body_and_counts_new_holds(alice_client, platform_client, platform_state, samples):
     loaded_at = timezone.now().isoformat()
     platform_state.add_hold("default", {"question": "Fresh hold"})
-    from holds import sync
+    from holds.mirror import sync
 
     sync.sync_env(platform_client, "default")
 
@@ -208,7 +209,7 @@ def test_an_empty_queue_says_so(alice_client):
 
 def test_a_failing_sync_shows_the_platform_unreachable_banner(alice_client, samples, platform_client, platform_state):
     platform_state.push_faults([{"status": 503}])
-    from holds import sync
+    from holds.mirror import sync
 
     sync.sync_env(platform_client, "default")
 
@@ -532,7 +533,7 @@ def test_nul_characters_in_filters_and_comments_are_a_400_and_nothing_is_decided
 
 
 def test_the_new_count_covers_every_page(alice_client, platform_client, platform_state, monkeypatch):
-    from holds import sync
+    from holds.mirror import sync
 
     monkeypatch.setattr(queue, "PAGE_SIZE", 2)
     loaded_at = timezone.now().isoformat()
@@ -565,7 +566,7 @@ def test_taking_over_asks_for_confirmation_without_javascript(client, alice, bob
 
 
 def test_a_file_id_with_a_slash_still_links_and_downloads(alice_client, platform_client, platform_state):
-    from holds import sync
+    from holds.mirror import sync
 
     platform_state.add_hold("default", {"hold_id": "h_900", "files": [
         {"id": "dir/f 1", "name": "a.png", "content_type": "image/png", "content_base64": "iVBORw0KGgo="}]})
@@ -660,7 +661,7 @@ def test_a_summary_older_than_claim_minutes_sends_nothing_and_is_shown_again(ali
 
 
 def test_a_digest_shown_for_one_hold_does_not_decide_its_twin(alice_client, platform_client, platform_state):
-    from holds import sync
+    from holds.mirror import sync
 
     item = {"id": "A-1", "title": "A-1 · 10.00", "data": {"order_id": "A-1", "amount": "10.00"}}
     for hold_id in ("h_a", "h_b"):

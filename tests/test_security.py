@@ -21,8 +21,8 @@ from django.urls import reverse
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from holds import decisions
-from holds.decisions import ItemChoice
+from holds.deciding import decisions
+from holds.deciding.decisions import ItemChoice
 from reviewqueue import roles
 from reviewqueue.signin import client_ip
 from tests import test_browser as chromium

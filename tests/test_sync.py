@@ -9,7 +9,8 @@ from django.test.utils import CaptureQueriesContext
 
 from audit import chain
 from audit.models import AuditChainHead, AuditEvent
-from holds import expiry, sync
+from holds import expiry
+from holds.mirror import sync
 from holds.models import FilterValue, Hold, HoldItem, QuarantinedHold, SyncState
 from tests.conftest import wait_until
 
@@ -123,7 +124,7 @@ def test_a_platform_failure_leaves_the_mirror_intact_and_records_the_error(platf
 
 
 def test_a_failure_on_a_later_page_writes_nothing(platform_client, platform_state, monkeypatch):
-    monkeypatch.setattr("holds.platform.PAGE_SIZE", 2)
+    monkeypatch.setattr("holds.mirror.platform.PAGE_SIZE", 2)
     for _ in range(5):
         platform_state.add_hold("default", {})
     platform_state.push_faults([{"delay": 0}, {"drop": True}])
@@ -325,7 +326,7 @@ def test_a_hold_expired_here_while_sync_writes_its_change_stays_closed(platform_
 
 
 def test_an_expiry_learned_by_sync_tells_the_auditors_and_ends_the_claim(platform_client, platform_state, alice, audrey):
-    from holds import claims
+    from holds.deciding import claims
     from notifications.models import Notification
 
     hold_id = platform_state.add_hold("default", {})["hold_id"]

@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 from playwright.sync_api import expect
 
 from audit.models import AuditEvent, EventKind
-from holds import decisions, sync
-from holds.decisions import ItemChoice
+from holds.deciding import decisions
+from holds.mirror import sync
+from holds.deciding.decisions import ItemChoice
 from holds.models import Decision, Hold, HoldViewer
 from notifications import notify
 from notifications.models import Notification, WebhookChannel

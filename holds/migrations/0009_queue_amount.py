@@ -8,7 +8,7 @@ BATCH = 1000
 
 def fill_amounts(apps, schema_editor):
     """Give every hold mirrored so far the amount sync now stores, a batch of holds at a time."""
-    from holds.amounts import largest  # the rule sync applies, so old and new holds sort alike
+    from holds.mirror.amounts import largest  # the rule sync applies, so old and new holds sort alike
 
     Hold = apps.get_model("holds", "Hold")
     HoldItem = apps.get_model("holds", "HoldItem")
@@ -33,7 +33,7 @@ class Migration(migrations.Migration):
             name="amount",
             field=models.DecimalField(
                 decimal_places=4, max_digits=20, null=True,
-                help_text="The largest amount its items carry (see holds/amounts.py), for the queue's order and filter.",
+                help_text="The largest amount its items carry (see holds/mirror/amounts.py), for the queue's order and filter.",
             ),
         ),
         migrations.AddIndex(

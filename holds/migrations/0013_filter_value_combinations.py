@@ -4,7 +4,7 @@ import uuid
 
 from django.db import migrations, models
 
-LONGEST_FILTER_VALUE = 200  # holds.queue's at the time of writing
+LONGEST_FILTER_VALUE = 200  # holds.queue.listing's at the time of writing
 
 
 def seed_combinations(apps, schema_editor):

@@ -1,5 +1,5 @@
 """Amounts written unusually ("1,500.00", "$1500.00") are now read, and an unreadable one counts as the largest:
-store again the amount of every hold mirrored so far, by the rule sync now applies (``holds.amounts.largest``)."""
+store again the amount of every hold mirrored so far, by the rule sync now applies (``holds.mirror.amounts.largest``)."""
 
 import importlib
 

@@ -2,7 +2,7 @@
 
 from django import template
 
-from holds import form_layout
+from holds.deciding import form_layout
 
 register = template.Library()
 

@@ -1,6 +1,6 @@
 from django import template
 
-from holds import describe
+from holds.deciding import describe
 from holds.models import ACTION_WORDS
 from reviewqueue import runlinks
 from reviewqueue.jsonvalues import display

@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from holds import platform, sync
+from holds.mirror import platform, sync
 
 
 class Command(BaseCommand):

@@ -4,7 +4,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from holds import platform
+from holds.mirror import platform
 from reviewqueue.jsonvalues import storable
 from holds.models import Hold
 

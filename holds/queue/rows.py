@@ -26,15 +26,15 @@ from django.utils import timezone, translation
 from django.utils.safestring import SafeString, mark_safe
 
 from approvals.badges import Badge
-from holds import describe
-from holds import queue as holds_queue
+from holds.deciding import describe
+from holds.queue import listing as holds_queue
 from holds.models import Hold
 from people import relative
 from reviewqueue import processcache, softcache
 
 ROW_TEMPLATE = "holds/_queue_body.html"
 ROW_PARTIAL = ROW_TEMPLATE + "#queue-row"
-# Bump with any change to the Python code writing a row's values (holds.describe's amounts, people's names, the
+# Bump with any change to the Python code writing a row's values (holds.deciding.describe's amounts, people's names, the
 # approval badge's words, this module): a deploy changing it then reads no row cached before. The template's own
 # source is in the key already.
 ROW_VERSION = 1

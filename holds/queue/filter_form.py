@@ -15,7 +15,7 @@ from django.template.loader import get_template
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 
-from holds import queue as holds_queue
+from holds.queue import listing as holds_queue
 from reviewqueue import processcache, softcache
 
 FORM_TEMPLATE = "holds/queue/_filters.html"

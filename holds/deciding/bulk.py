@@ -31,8 +31,8 @@ from approvals import approving, rounds
 from approvals.models import Approval
 from approvals.policies import all_policies
 from audit.chain import canonical
-from holds import decisions, describe, review
-from holds.decisions import ItemChoice
+from holds.deciding import decisions, describe, review
+from holds.deciding.decisions import ItemChoice
 from holds.models import Decision, DecisionItem, Hold, HoldItem
 from reviewqueue import readers
 from reviewqueue.viewer import Viewer
@@ -40,7 +40,7 @@ from teams import scopes
 
 ACTIONS = (DecisionItem.Action.APPROVE, DecisionItem.Action.REJECT)
 MAX_HOLDS = 500  # far above a queue page (50), short of a request that takes minutes
-DIGEST_SALT = "holds.bulk.summary"
+DIGEST_SALT = "holds.deciding.bulk.summary"
 CHANGED = "Changed since the summary you confirmed; open it to check it, then decide it on its own."
 APPROVED_BEFORE = "You approved this hold before, and a person approves a hold once: another person must give the next one."
 CHANGED_DECISION = "Waiting for approval of a changed decision: open it."

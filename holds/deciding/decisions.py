@@ -31,7 +31,8 @@ from approvals.models import Approval
 from audit import events as audit_events
 from audit import payloads
 from audit.models import EventKind
-from holds import claims, platform, sync
+from holds.deciding import claims
+from holds.mirror import platform, sync
 from holds.models import Decision, DecisionItem, DeliveryAttempt, Hold
 from notifications import notify
 from notifications.models import Notification

@@ -16,7 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from holds import editing
+from holds.deciding import editing
 from holds.models import ACTION_WORDS, Decision, DecisionItem
 from reviewqueue.jsonvalues import AMOUNT_KEYS, display, read_number
 

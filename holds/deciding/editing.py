@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from holds import rules
+from holds.deciding import rules
 from reviewqueue import readers
 from reviewqueue.jsonvalues import ABSENT, display, escape_surrogates, same_json, showable
 

@@ -49,8 +49,9 @@ from django.utils import timezone
 
 from audit import events as audit_events
 from audit.models import AuditEvent, EventKind
-from holds import amounts, expiry, platform, signals
-from holds import queue as holds_queue
+from holds.mirror import amounts, platform
+from holds import expiry, signals
+from holds.queue import listing as holds_queue
 from holds.models import Hold, HoldItem, QuarantinedHold, SyncState
 from notifications import notify
 from reviewqueue.jsonvalues import UNSTORABLE, may_need_storable, scalars, storable

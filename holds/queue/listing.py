@@ -2,7 +2,7 @@
 
 Open holds, soonest expiry first (holds that never expire last), then oldest;
 or, as the reviewer picks, oldest first or largest amount first (holds without
-an amount last, holds with an unreadable one first: see holds/amounts.py). Pages are keyset-paginated on the order, so a page costs the
+an amount last, holds with an unreadable one first: see holds/mirror/amounts.py). Pages are keyset-paginated on the order, so a page costs the
 same however deep it is and holds arriving meanwhile do not shift the rows
 under a reviewer.
 """
@@ -23,7 +23,8 @@ from django.db.models import Expression, F, Func, Q, QuerySet
 from django.utils import timezone
 
 from approvals import rounds
-from holds import describe, heartbeat
+from holds.deciding import describe
+from holds import heartbeat
 from holds.models import FilterValue, Hold, SyncState
 from reviewqueue import processcache, readers, softcache
 from reviewqueue.jsonvalues import AMOUNT_KEYS
@@ -268,7 +269,7 @@ def _listing_columns() -> QuerySet[Hold]:
     """All holds as the queue lists them: ``Listed``'s columns, built once a process, as setting up the columns and
     their join took longer than building the rest of the page's query. Never evaluated itself: see ``_listing``.
 
-    Plain values, no model instances: most rows come from the cache, and holds/queue_rows.py reads
+    Plain values, no model instances: most rows come from the cache, and holds/queue/rows.py reads
     the holds whole (with their items) only for the rows it has to render.
     """
     return Hold.objects.annotate(open_approvals=rounds.open_round_size()).values_list(*Listed.COLUMNS)

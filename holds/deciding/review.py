@@ -19,13 +19,13 @@ from django.core import signing
 from django.utils.crypto import constant_time_compare
 
 from audit.chain import canonical
-from holds import editing
-from holds.decisions import ItemChoice
+from holds.deciding import editing
+from holds.deciding.decisions import ItemChoice
 from holds.models import DecisionItem, Hold, HoldItem
 from reviewqueue.jsonvalues import storable
 
 ACTIONS = (DecisionItem.Action.APPROVE, DecisionItem.Action.REJECT)
-SUMMARY_SALT = "holds.review.summary"
+SUMMARY_SALT = "holds.deciding.review.summary"
 MAX_COMMENT = 5000  # of one comment sent with every item: a reject-all, or a bulk decision's
 NOT_CONFIRMED = "Nothing was sent: the decision did not match a summary shown to you. Check it, then send it."
 

@@ -10,7 +10,7 @@ fields with the same labels.
 
 from dataclasses import dataclass
 
-from holds import editing
+from holds.deciding import editing
 
 
 @dataclass(frozen=True)
