@@ -88,7 +88,7 @@ def candidates(escalating: list[ApprovalPolicy], now: datetime):
     thresholds, oldest first."""
     past_one = Q(pk__in=[])
     for policy in escalating:
-        past_one |= _may_apply(policy) & _past_thresholds(policy, now)
+        past_one |= may_apply(policy) & _past_thresholds(policy, now)
     return (
         holds_queue.open_holds(now)
         .filter(past_one)
@@ -97,7 +97,7 @@ def candidates(escalating: list[ApprovalPolicy], now: datetime):
     )
 
 
-def _may_apply(policy: ApprovalPolicy) -> Q:
+def may_apply(policy: ApprovalPolicy) -> Q:
     """The holds ``policy``'s globs match and, with a condition, with an item holding its key (its number is
     checked in Python, as ``policies.requirement`` reads it)."""
     try:

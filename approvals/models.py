@@ -89,11 +89,6 @@ class ApprovalPolicy(models.Model):
     expiry_outcome_comment = models.TextField(
         blank=True, help_text="Sent with a default reject, so the agent can tell its customer why."
     )
-    last_changed_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, editable=False, on_delete=models.SET_NULL, related_name="+",
-        help_text="Who last changed the policy in the admin: named with the decisions it makes itself.",
-    )
-
     class Meta:
         verbose_name_plural = "approval policies"
         ordering = ["name"]

@@ -50,16 +50,20 @@ COMPARISONS = {
 
 @dataclasses.dataclass(frozen=True)
 class Requirement:
-    """What a hold needs under its policy, and ``why``: "amount 1,200.00 > 500", or the policy's name."""
+    """What a hold needs under its policy, and ``why``: "amount 1,200.00 > 500", or the policy's name; ``number`` is
+    the condition's number that matched (None without a condition)."""
 
     policy: ApprovalPolicy
     approvals_required: int
     why: str
+    number: Decimal | None = None
 
     @property
     def reason(self) -> str:
-        """"Needs 2 approvals: amount 1,200.00 > 500"."""
+        """"Needs 2 approvals: amount 1,200.00 > 500" ("Needs no approval, …" for a policy that approves itself)."""
         count = self.approvals_required
+        if count == 0:
+            return f"Needs no approval, the policy approves it: {self.why}"
         return f"{'Needs 1 approval' if count == 1 else f'Needs {count} approvals'}: {self.why}"
 
 
@@ -116,7 +120,7 @@ def requirement(hold, policies: Iterable[ApprovalPolicy], item_data: Iterable | 
     if best is None:
         return None
     policy, number = best
-    return Requirement(policy, policy.approvals_required, _why(policy, number))
+    return Requirement(policy, policy.approvals_required, _why(policy, number), number)
 
 
 class HeldBack:

@@ -2,7 +2,6 @@
 
 import django.core.validators
 import django.db.models.deletion
-from django.conf import settings
 from django.db import migrations, models
 
 
@@ -10,9 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('approvals', '0003_escalation_told'),
-        ('auth', '0012_alter_user_first_name_max_length'),
         ('holds', '0014_decision_by_policy'),
-        migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
@@ -70,11 +67,6 @@ class Migration(migrations.Migration):
             model_name='approvalpolicy',
             name='expiry_outcome_minutes',
             field=models.PositiveIntegerField(blank=True, help_text="How many minutes before the hold's expiry the default outcome is sent.", null=True),
-        ),
-        migrations.AddField(
-            model_name='approvalpolicy',
-            name='last_changed_by',
-            field=models.ForeignKey(blank=True, editable=False, help_text='Who last changed the policy in the admin: named with the decisions it makes itself.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL),
         ),
         migrations.AddField(
             model_name='approvalpolicy',
