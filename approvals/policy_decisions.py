@@ -29,11 +29,10 @@ import logging
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Exists, OuterRef, Q, Sum
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
-from django.utils.formats import date_format
 
-from approvals import policies, rounds
+from approvals import alone, policies, rounds
 from approvals.escalation import may_apply
 from approvals.models import Approval, ApprovalPolicy, PolicyDecision
 from audit.models import AuditEvent, EventKind
@@ -105,47 +104,6 @@ def untouched(holds):
     )
 
 
-def day_tally(policy: ApprovalPolicy, day) -> policies.DayTally:
-    """What ``policy`` approved by itself on ``day``: how many holds, and the sum of their condition's numbers."""
-    found = PolicyDecision.objects.filter(policy=policy, kind=PolicyDecision.Kind.APPROVED, day=day).aggregate(
-        count=Count("pk"), amount=Sum("amount")
-    )
-    return policies.DayTally(found["count"], found["amount"] or 0)
-
-
-def waiting_words(policy: ApprovalPolicy, hold, number, now: datetime, tally: policies.DayTally) -> tuple[str, str]:
-    """What the queue and the hold page say of a hold whose winning ``policy`` needs 0 people, as (words, why):
-    ("Approves itself at 14:02 under ‘small refunds’", "") while it waits (the time in the active zone), or
-    ("Waits for people", "Over today's cap of ‘small refunds’") when the policy leaves it to people."""
-    action = policies.own_action(policy, hold, number, now, tally)
-    name = f"‘{policy.name}’"
-    if hold.claim_expires_at is not None:
-        return "Waits for people", f"a reviewer took it up, so {name} leaves it to people"
-    if action.approve_at:
-        return f"Approves itself at {_clock(action.approve_at, now)} under {name}", ""
-    why = {
-        policies.HeldBack.DISABLED: f"{name} is disabled",
-        policies.HeldBack.ENDED: f"{name} has ended",
-        policies.HeldBack.OVER_CAP: f"Over today's cap of {name}",
-    }[action.held_back]
-    return "Waits for people", why
-
-
-def tallies_today(policy_pks, now: datetime) -> dict[int, policies.DayTally]:
-    """``day_tally`` of each of ``policy_pks`` for the day of ``now``, in one query."""
-    rows = (
-        PolicyDecision.objects.filter(policy__in=list(policy_pks), kind=PolicyDecision.Kind.APPROVED, day=policies.cap_day(now))
-        .values("policy").annotate(count=Count("pk"), amount=Sum("amount"))
-    )
-    return {row["policy"]: policies.DayTally(row["count"], row["amount"] or 0) for row in rows}
-
-
-def _clock(moment: datetime, now: datetime) -> str:
-    """14:02 in the active zone, with the date when it is not today's."""
-    local, today = timezone.localtime(moment), timezone.localtime(now).date()
-    return date_format(local, "H:i" if local.date() == today else "Y-m-d H:i")
-
-
 def last_changed_by(policy: ApprovalPolicy) -> str:
     """Who last added or changed ``policy`` in the admin, as the audit recorded it (blank if nobody did)."""
     changed = AuditEvent.objects.filter(
@@ -180,7 +138,7 @@ def _decide_locked(hold_pk: int, kind: str, now: datetime) -> Decision | None:
         return None
     number = policies.condition_value(policy, [item.data for item in hold.items.all()]) if policy.condition_key else None
     day = policies.cap_day(now)
-    action = policies.own_action(policy, hold, number, now, day_tally(policy, day) if approving else policies.DayTally())
+    action = policies.own_action(policy, hold, number, now, alone.day_tally(policy, day) if approving else policies.DayTally())
     if approving:
         if action.approve_at is None or action.approve_at > now or "approve" not in hold.actions:
             return None
@@ -200,7 +158,7 @@ def _decide_locked(hold_pk: int, kind: str, now: datetime) -> Decision | None:
         return None  # another sweep decided it first
     current = rounds.open_round(Approval.objects.filter(hold=hold).select_related("approver"), hold.payload_digest)
     claimant = hold.claimant(now)
-    decider = decisions.PolicyDecider(policy.name, last_changed_by(policy))
+    decider = decisions.PolicyDecider(policy.name, last_changed_by(policy), "approved" if approving else "default_outcome")
     decision = decisions.submit_for_policy(hold, decider, choices, now, linked=current)
     record.decision = decision
     record.save(update_fields=["decision"])

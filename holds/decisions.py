@@ -89,6 +89,7 @@ class PolicyDecider:
 
     name: str
     changed_by: str = ""
+    kind: str = "approved"  # or "default_outcome": its default outcome before the hold's expiry
 
 
 def reviewer_name(user) -> str:
@@ -220,7 +221,7 @@ def _create(
             for a in approvals
         ]
     if decider:
-        payload["policy"] = {"name": decider.name, "last_changed_by": decider.changed_by}
+        payload["policy"] = {"name": decider.name, "last_changed_by": decider.changed_by, "kind": decider.kind}
     audit_events.record(EventKind.DECISION_SUBMITTED, actor=reviewer, hold=locked, decision=decision, payload=payload)
     notify.resolve_for_holds([locked.pk], notify.RESOLVED_BY_DECISION, f"decided by {decider_name(decision)}", now)
     countdown = (undo_until - now).total_seconds() if undo_until else 0

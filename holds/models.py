@@ -290,6 +290,16 @@ class Decision(models.Model):
         return f"decision on {self.hold}"
 
     @property
+    def policy_words(self) -> str:
+        """"Approved by policy ‘small refunds’" (or "Rejected by …", "Decided by …") for a decision an approval policy
+        made by itself; blank for a person's."""
+        if not self.decided_by_policy:
+            return ""
+        actions = {item.action for item in self.items.all()}
+        verb = {frozenset({"approve"}): "Approved", frozenset({"reject"}): "Rejected"}.get(frozenset(actions), "Decided")
+        return f"{verb} by policy ‘{self.decided_by_policy}’"
+
+    @property
     def undoable(self) -> bool:
         """Whether its reviewer may still withdraw it: in the window, and no delivery attempt started."""
         return (

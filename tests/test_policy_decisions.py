@@ -1,7 +1,7 @@
 """Policies that decide by themselves: a policy needing 0 people approves the obvious, once, and names itself;
 a default outcome reaches the platform before the expiry, once."""
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -16,7 +16,8 @@ from holds import claims, decisions, sync
 from holds.models import Decision, Hold
 from notifications.models import Notification
 from reviewqueue import roles
-from tests.approvals_setup import decision_posts
+from people.models import Preference
+from tests.approvals_setup import decision_posts, signed_in
 from tests.concurrently import at_once
 from tests.conftest import make_user
 
@@ -102,7 +103,7 @@ def test_a_0_people_policy_approves_a_matching_hold_exactly_once_and_names_itsel
     ]
     submitted = AuditEvent.objects.get(kind="decision_submitted", decision=decision)
     assert submitted.actor is None
-    assert submitted.payload["policy"] == {"name": "small refunds", "last_changed_by": "root"}
+    assert submitted.payload["policy"] == {"name": "small refunds", "last_changed_by": "root", "kind": "approved"}
     assert submitted.actor_label == "policy ‘small refunds’, last changed by root"
 
 
@@ -280,3 +281,52 @@ def test_no_reviewer_role_is_needed_for_the_auditors_to_hear(platform_client, pl
     defaults_at(refund.expires_at - timedelta(minutes=9))
 
     assert list(Notification.objects.filter(event="default_outcome", channel="in_app").values_list("user__username", flat=True)) == ["ann"]
+
+
+# What people see
+
+
+def test_the_queue_and_the_hold_page_say_when_the_policy_approves_in_the_viewers_zone(refund, alice):
+    Preference.objects.create(user=alice, time_zone="Europe/Paris")
+    small_refunds(auto_wait_minutes=10)
+    Hold.objects.filter(pk=refund.pk).update(first_seen_at=datetime(2026, 11, 30, 12, 52, tzinfo=UTC))
+    client = signed_in(alice)
+
+    with time_machine.travel(datetime(2026, 11, 30, 12, 55, tzinfo=UTC), tick=False):
+        queue = client.get(reverse("queue")).content.decode()
+        page = client.get(reverse("hold", args=[refund.pk])).content.decode()
+
+    assert "Approves itself at 14:02 under ‘small refunds’" in queue
+    assert "Approves itself at 14:02 under ‘small refunds’" in page
+
+
+def test_the_queue_says_why_a_hold_over_the_cap_waits_for_people(platform_client, platform_state, alice):
+    small_refunds(daily_cap_count=1)
+    first = add_refund(platform_client, platform_state, "h_1", "10.00")
+    second = add_refund(platform_client, platform_state, "h_2", "10.00")
+    approve_at(timezone.now())  # the first is approved; the cap leaves the second to people
+    queue = signed_in(alice).get(reverse("queue")).content.decode()
+
+    assert Decision.objects.filter(hold=first).exists() and not Decision.objects.filter(hold=second).exists()
+    assert "Over today&#x27;s cap of ‘small refunds’" in queue
+
+
+def test_a_policys_decision_shows_as_approved_by_policy_on_the_hold_page_the_audit_the_statistics_and_metrics(
+    refund, platform_client, alice, audrey, client, settings
+):
+    small_refunds()
+    [decision] = approve_at(timezone.now())
+    decisions.deliver(decision.pk, platform_client)
+    settings.METRICS_TOKEN = "scrape-token-0123456789abcdef"
+    people = signed_in(audrey)
+
+    hold_page = signed_in(alice).get(reverse("hold", args=[refund.pk])).content.decode()
+    audit_page = people.get(reverse("audit:decision", args=[decision.pk])).content.decode()
+    stats = people.get(reverse("audit:stats"))
+    metrics = client.get("/metrics", headers={"Authorization": "Bearer scrape-token-0123456789abcdef"}).content.decode()
+
+    assert "Approved by policy ‘small refunds’" in hold_page
+    assert "Approved by policy ‘small refunds’" in audit_page
+    assert [row.label for row in stats.context["stats"].reviewers] == ["Decided by policy ‘small refunds’"]
+    assert 'reviewqueue_policy_decisions_total{kind="approved",policy="small refunds"} 1.0' in metrics
+    assert 'reviewqueue_decisions_total{outcome="applied"} 1.0' in metrics
