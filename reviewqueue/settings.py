@@ -344,7 +344,7 @@ CELERY_BEAT_SCHEDULE["escalate-holds"] = {
     "task": "approvals.tasks.escalate_waiting_holds", "schedule": float(ESCALATION_SWEEP_SECONDS),
 }
 # Policies needing 0 people approve their holds, and default outcomes are sent, by periodic sweeps
-# (approvals/policy_decisions.py): a default outcome is due this much earlier than its minutes say at worst.
+# (approvals/policy_decisions.py): each goes out up to this long after its time.
 POLICY_SWEEP_SECONDS = env.integer("POLICY_SWEEP_SECONDS", 15, minimum=1)
 CELERY_BEAT_SCHEDULE |= {
     "approve-due-holds": {"task": "approvals.tasks.approve_due_holds", "schedule": float(POLICY_SWEEP_SECONDS)},
