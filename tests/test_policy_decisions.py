@@ -1,6 +1,7 @@
 """Policies that decide by themselves: a policy needing 0 people approves the obvious, once, and names itself;
 a default outcome reaches the platform before the expiry, once."""
 
+import time
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
@@ -19,7 +20,7 @@ from reviewqueue import roles
 from people.models import Preference
 from tests.approvals_setup import decision_posts, signed_in
 from tests.concurrently import at_once
-from tests.conftest import make_user
+from tests.conftest import make_user, wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -330,3 +331,23 @@ def test_a_policys_decision_shows_as_approved_by_policy_on_the_hold_page_the_aud
     assert [row.label for row in stats.context["stats"].reviewers] == ["Decided by policy ‘small refunds’"]
     assert 'reviewqueue_policy_decisions_total{kind="approved",policy="small refunds"} 1.0' in metrics
     assert 'reviewqueue_decisions_total{outcome="applied"} 1.0' in metrics
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_real_beats_and_a_worker_send_the_default_outcome_once_before_the_expiry(
+    celery_processes, platform_client, platform_state
+):
+    default_reject(expiry_outcome_minutes=1)
+    expires_at = timezone.now() + timedelta(seconds=65)  # due in about 5 s
+    refund = add_refund(platform_client, platform_state, "h_r", "20.00", expires_at=expires_at.isoformat())
+    celery_processes("worker", UNDO_SECONDS="0")
+    for _ in range(2):
+        celery_processes("beat", POLICY_SWEEP_SECONDS="1")
+
+    decision = wait_until(lambda: Decision.objects.filter(hold=refund, state="applied").first(), timeout=40)
+    wait_until(lambda: PolicyDecision.objects.filter(hold=refund).exists())
+    time.sleep(3)  # more beats: none may decide again
+
+    assert Decision.objects.filter(hold=refund).count() == 1
+    assert decision.decided_by_policy == "refunds" and decision.finished_at < expires_at
+    assert len(decision_posts(platform_state)) == 1
