@@ -12,6 +12,7 @@ from reviewqueue import readers
 from reviewqueue.admin import CappedCountPaginator, ReadOnlyAdmin
 
 CONDITION_FIELDS = ("condition_key", "condition_operator", "condition_threshold")
+PATTERN_FIELDS = ("env_pattern", "agent_pattern", "capability_pattern")
 
 
 class ApprovalPolicyForm(forms.ModelForm):
@@ -20,19 +21,42 @@ class ApprovalPolicyForm(forms.ModelForm):
         fields = "__all__"
         error_messages = {
             "approvals_required": {
-                "min_value": "A policy needs 1, 2 or 3 approvals.",
-                "max_value": "A policy needs 1, 2 or 3 approvals.",
+                "min_value": "A policy needs 0, 1, 2 or 3 people.",
+                "max_value": "A policy needs 0, 1, 2 or 3 people.",
             },
         }
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["auto_wait_minutes"].required = False  # blank: no wait
+
+    def clean_auto_wait_minutes(self) -> int:
+        return self.cleaned_data.get("auto_wait_minutes") or 0
+
     def clean(self):
-        """A condition is a key, an operator and a threshold: all three, or none."""
+        """A condition is a key, an operator and a threshold: all three, or none. A policy approving every hold by
+        itself is meant (the box ticked); a default approve needs at most one person, and a default outcome its minutes."""
         cleaned = super().clean()
         given = {name: cleaned.get(name) not in ("", None) for name in CONDITION_FIELDS}
         if any(given.values()) and not all(given.values()):
             for name, present in given.items():
                 if not present and name not in self.errors:
                     self.add_error(name, "A condition needs a key, a comparison and a threshold; give all three or none.")
+        people = cleaned.get("approvals_required")
+        matches_every_hold = not any(cleaned.get(name) for name in (*PATTERN_FIELDS, "condition_key"))
+        if people == 0 and matches_every_hold and not cleaned.get("every_hold_confirmed"):
+            self.add_error(
+                "every_hold_confirmed",
+                "With 0 people needed, blank globs and no condition, this policy approves every hold by itself. "
+                "Tick “I mean every hold” if that is what you want.",
+            )
+        outcome = cleaned.get("expiry_outcome")
+        if outcome == ApprovalPolicy.ExpiryOutcome.APPROVE and people is not None and people > 1:
+            self.add_error("expiry_outcome", "A default approve is allowed only on a policy needing at most one person.")
+        if outcome and cleaned.get("expiry_outcome_minutes") is None:
+            self.add_error("expiry_outcome_minutes", "Say how many minutes before the expiry the default outcome is sent.")
+        if cleaned.get("daily_cap_amount") is not None and not cleaned.get("condition_key"):
+            self.add_error("daily_cap_amount", "A cap on the sum needs a condition: it adds up the condition's number.")
         return cleaned
 
 
@@ -41,15 +65,19 @@ class ApprovalPolicyAdmin(admin.ModelAdmin):
     form = ApprovalPolicyForm
     list_display = (
         "name", "env_pattern", "agent_pattern", "capability_pattern", "condition", "approvals_required",
-        "later_approver_group", "escalation_group",
+        "later_approver_group", "escalation_group", "enabled",
     )
     list_select_related = ("later_approver_group", "escalation_group")
     search_fields = ("name",)
     fieldsets = (
         (None, {"fields": ("name",)}),
         ("Which holds", {"fields": ("env_pattern", "agent_pattern", "capability_pattern", *CONDITION_FIELDS)}),
-        ("Approvals", {"fields": ("approvals_required", "later_approver_group")}),
+        ("People", {"fields": ("approvals_required", "later_approver_group")}),
         ("Escalation", {"fields": ("escalate_after_minutes", "escalate_at_percent", "escalation_group")}),
+        ("Deciding alone (0 people needed)", {"fields": (
+            "enabled", "valid_until", "auto_wait_minutes", "daily_cap_count", "daily_cap_amount", "every_hold_confirmed",
+        )}),
+        ("Default outcome before expiry", {"fields": ("expiry_outcome", "expiry_outcome_minutes", "expiry_outcome_comment")}),
     )
 
     @admin.display(description="condition")

@@ -6,6 +6,10 @@ named by its ``payload_digest``) and on the policies (named by ``policies.versio
 is cached under those: a page reads the requirements of its holds in one round trip and
 works out only the ones it has not seen, from their items' data, in one query. The open
 round's size comes with the page's own query (``rounds.open_round_size``).
+
+A hold whose policy needs 0 people says when the policy approves it, or why it waits for
+people after all (``alone.waiting_words``): the day's tallies of those policies
+cost the page one query more, and only when it lists such a hold.
 """
 
 from __future__ import annotations
@@ -14,7 +18,11 @@ import dataclasses
 import hashlib
 from collections import defaultdict
 
-from approvals import policies
+from decimal import Decimal
+
+from django.utils import timezone
+
+from approvals import alone, policies
 from holds.models import HoldItem
 from reviewqueue import softcache
 
@@ -38,10 +46,18 @@ def badges(listed: list) -> dict[int, Badge]:
     version = policies.version()
     current = policies.all_policies(version)
     required = _requirements(listed, current, version) if current else {}
+    by_pk = {policy.pk: policy for policy in current}
+    deciding_alone = {policy_pk for count, _, policy_pk, _ in required.values() if count == 0 and policy_pk in by_pk}
+    now = timezone.now()
+    tallies = alone.tallies_today(deciding_alone, now) if deciding_alone else {}
     found = {}
     for hold in listed:
-        count, why = required.get(hold.pk, (1, ""))
-        if words := badge_words(count, hold.open_approvals):
+        count, why, policy_pk, number = required.get(hold.pk, (1, "", None, None))
+        if count == 0 and policy_pk in by_pk and not hold.open_approvals:
+            tally = tallies.get(policy_pk, policies.DayTally())
+            number = Decimal(number) if number is not None else None
+            found[hold.pk] = Badge(*alone.waiting_words(by_pk[policy_pk], hold, number, now, tally))
+        elif words := badge_words(count, hold.open_approvals):
             found[hold.pk] = Badge(words, why)
     return found
 
@@ -56,9 +72,9 @@ def badge_words(required: int, given: int) -> str:
     return f"Needs {required} approvals" if required > 1 else ""
 
 
-def _requirements(listed: list, current: list, version: str) -> dict[int, tuple[int, str]]:
-    """(approvals required, why) of each listed hold under the policies of ``version``, read from the cache or worked
-    out and stored."""
+def _requirements(listed: list, current: list, version: str) -> dict[int, tuple[int, str, int | None, str | None]]:
+    """(approvals required, why, the policy's pk, the condition's number as text) of each listed hold under the
+    policies of ``version``, read from the cache or worked out and stored."""
     keys = {_key(version, hold): hold for hold in listed}
     # Not kept in the process: should a policy change fail to move the version on (the cache down at the commit),
     # requirements stored under it meanwhile could be wrong, and they must leave with the cache's timeout.
@@ -72,7 +88,10 @@ def _requirements(listed: list, current: list, version: str) -> dict[int, tuple[
         fresh = {}
         for key, hold in missing.items():
             need = policies.requirement(hold, current, item_data[hold.pk])
-            fresh[key] = (need.approvals_required, need.why) if need else (1, "")
+            fresh[key] = (
+                (need.approvals_required, need.why, need.policy.pk, None if need.number is None else str(need.number))
+                if need else (1, "", None, None)
+            )
         softcache.set_many(fresh, REQUIREMENT_SECONDS, "the holds' approval requirements")
         found |= fresh
     return {hold.pk: found[key] for key, hold in keys.items()}
@@ -80,4 +99,4 @@ def _requirements(listed: list, current: list, version: str) -> dict[int, tuple[
 
 def _key(version: str, hold) -> str:
     parts = (version, hold.pk, hold.env, hold.agent, hold.capability, hold.payload_digest)
-    return "approval-requirement:" + hashlib.sha256(repr(parts).encode()).hexdigest()
+    return "approval-requirement-2:" + hashlib.sha256(repr(parts).encode()).hexdigest()

@@ -86,7 +86,7 @@ def candidates(escalating: list[ApprovalPolicy], now: datetime):
     thresholds, oldest first."""
     past_one = Q(pk__in=[])
     for policy in escalating:
-        past_one |= _may_apply(policy) & _past_thresholds(policy, now)
+        past_one |= may_apply(policy) & _past_thresholds(policy, now)
     return (
         Hold.objects.waiting(now)
         .filter(past_one)
@@ -95,7 +95,7 @@ def candidates(escalating: list[ApprovalPolicy], now: datetime):
     )
 
 
-def _may_apply(policy: ApprovalPolicy) -> Q:
+def may_apply(policy: ApprovalPolicy) -> Q:
     """The holds ``policy``'s globs match and, with a condition, with an item holding one of its keys
     (``policies.condition_keys``; the number is checked in Python, as ``policies.requirement`` reads it)."""
     try:

@@ -113,12 +113,16 @@ def compute(period: Period) -> Statistics:
     """Three queries whatever the period: decisions, their items, and expired holds per agent."""
     start, end = period.bounds
     decisions = Decision.objects.filter(created_at__gte=start, created_at__lt=end)
-    reviewers: dict[int, Row] = {}
+    reviewers: dict[int | str, Row] = {}  # by the reviewer's pk, or "policy:NAME"
     agents: dict[str, Row] = defaultdict(lambda: Row(label=""))
     owners: dict[int, tuple[Row, Row]] = {}
-    rows = decisions.values_list("pk", "reviewer_id", "hold__agent", "created_at", "hold__first_seen_at", "outcome")
-    for pk, reviewer_id, agent, created_at, first_seen_at, outcome in rows.iterator(chunk_size=5000):
-        reviewer = reviewers.setdefault(reviewer_id, Row(label=""))
+    rows = decisions.values_list(
+        "pk", "reviewer_id", "decided_by_policy", "hold__agent", "created_at", "hold__first_seen_at", "outcome"
+    )
+    for pk, reviewer_id, policy_name, agent, created_at, first_seen_at, outcome in rows.iterator(chunk_size=5000):
+        # A policy's own decisions get a row of their own, beside the people's.
+        who = reviewer_id if reviewer_id is not None else f"policy:{policy_name}"
+        reviewer = reviewers.setdefault(who, Row(label=f"Decided by policy ‘{policy_name}’" if policy_name else ""))
         by_agent = agents[agent]
         by_agent.label = agent
         owners[pk] = (reviewer, by_agent)
@@ -148,8 +152,8 @@ def _expired_holds(start, end):
     return expired.values_list("agent").annotate(count=Count("pk")).order_by()
 
 
-def _name_reviewers(reviewers: dict[int, Row]) -> None:
-    for user in get_user_model().objects.filter(pk__in=reviewers):
+def _name_reviewers(reviewers: dict) -> None:
+    for user in get_user_model().objects.filter(pk__in=[who for who in reviewers if isinstance(who, int)]):
         reviewers[user.pk].label = naming.name(user)
         reviewers[user.pk].person = user
 

@@ -6,7 +6,7 @@ import dataclasses
 
 from django.utils import timezone
 
-from approvals import rounds, wording
+from approvals import alone, policies, rounds, wording
 from approvals.models import Approval
 from holds.deciding import describe, editing
 from holds.models import ACTION_WORDS, DecisionItem, Hold
@@ -74,5 +74,15 @@ def page_context(hold: Hold, viewer: Viewer) -> dict:
         "superseded": [wording.approval_words(approval) for approval in rounds.superseded_round(approvals)],
         "approval_refusal": found.refusal_for(viewer) if viewer else "",
         "approved_by_viewer": bool(viewer) and found.needs_several and found.has_approved(viewer.user),
+        "alone_words": _alone_words(hold, found),
         "undoable_approval": last if last and viewer and last.approver_id == viewer.pk and rounds.undoable(last, timezone.now()) else None,
     }
+
+
+def _alone_words(hold: Hold, found: rounds.Standing) -> tuple[str, str] | None:
+    """(words, why) of ``alone.waiting_words`` for a hold whose policy needs 0 people and nobody approved; else None."""
+    need = found.requirement
+    if need is None or not policies.decides_alone(need.policy) or found.approvals:
+        return None
+    now = timezone.now()
+    return alone.waiting_words(need.policy, hold, need.number, now, alone.day_tally(need.policy, policies.cap_day(now)))

@@ -259,7 +259,13 @@ class Decision(models.Model):
         NOT_FOUND = "not_found", "Unknown to the platform"
 
     hold = models.ForeignKey(Hold, on_delete=models.PROTECT, related_name="decisions")
-    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="decisions")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="decisions",
+        help_text="Who decided; null for a decision an approval policy made by itself (decided_by_policy).",
+    )
+    decided_by_policy = models.CharField(
+        max_length=100, blank=True, help_text="The approval policy that made this decision by itself, by name."
+    )
     idempotency_key = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     created_at = models.DateTimeField()
     state = models.CharField(max_length=16, choices=State.choices, default=State.SENDING)
@@ -281,6 +287,11 @@ class Decision(models.Model):
             models.UniqueConstraint(
                 fields=["hold"], condition=~Q(state__in=["not_applied", "withdrawn"]), name="decision_one_live_per_hold"
             ),
+            models.CheckConstraint(
+                condition=Q(reviewer__isnull=False, decided_by_policy="")
+                | (Q(reviewer__isnull=True) & ~Q(decided_by_policy="")),
+                name="decision_by_reviewer_or_policy",
+            ),
         ]
         indexes = [
             models.Index(fields=["next_attempt_at"], condition=Q(state="sending"), name="decision_due"),
@@ -289,6 +300,16 @@ class Decision(models.Model):
 
     def __str__(self) -> str:
         return f"decision on {self.hold}"
+
+    @property
+    def policy_words(self) -> str:
+        """"Approved by policy ‘small refunds’" (or "Rejected by …", "Decided by …") for a decision an approval policy
+        made by itself; blank for a person's."""
+        if not self.decided_by_policy:
+            return ""
+        actions = {item.action for item in self.items.all()}
+        verb = {frozenset({"approve"}): "Approved", frozenset({"reject"}): "Rejected"}.get(frozenset(actions), "Decided")
+        return f"{verb} by policy ‘{self.decided_by_policy}’"
 
     @property
     def undoable(self) -> bool:

@@ -4,7 +4,7 @@ from celery import shared_task
 from celery.signals import task_prerun
 from django.conf import settings
 
-from holds.deciding import decisions
+from holds.deciding import by_policy, decisions
 from holds import expiry, heartbeat
 from holds.mirror import platform, sync
 from reviewqueue.celery import RetryingTask
@@ -49,3 +49,15 @@ def alert_undelivered_decisions() -> int:
 def sweep_expiries() -> dict:
     """Expire holds whose time is up and remind people of those about to expire (beat: every 30 s)."""
     return {"expired": len(expiry.sweep()), "reminded": len(expiry.remind())}
+
+
+@shared_task
+def approve_due_holds() -> int:
+    """Approve the holds whose 0-people policy's wait is over (beat: every POLICY_SWEEP_SECONDS)."""
+    return len(by_policy.approve_due())
+
+
+@shared_task
+def send_default_outcomes() -> int:
+    """Send the policies' default outcomes of holds nobody decided in time (beat: every POLICY_SWEEP_SECONDS)."""
+    return len(by_policy.send_default_outcomes())

@@ -55,6 +55,7 @@ class Notification(models.Model):
         NOT_APPLIED = "not_applied", "Decision not applied"
         UNDELIVERED = "undelivered", "Decision still undelivered"
         ESCALATED = "escalated", "Escalated"
+        DEFAULT_OUTCOME = "default_outcome", "Decided by a policy's default outcome"
 
     class Channel(models.TextChoices):
         EMAIL = "email", "Email"

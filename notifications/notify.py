@@ -39,7 +39,7 @@ Channel = Notification.Channel
 # Which events each role may subscribe to, and what a user gets without choosing.
 EVENTS_FOR_ROLE = {
     roles.REVIEWERS: [Event.NEW_HOLDS, Event.EXPIRING_SOON, Event.NOT_APPLIED],
-    roles.AUDITORS: [Event.EXPIRED, Event.NOT_APPLIED],
+    roles.AUDITORS: [Event.EXPIRED, Event.NOT_APPLIED, Event.DEFAULT_OUTCOME],
 }
 DEFAULT_CHANNELS = {
     Event.NEW_HOLDS: [],  # a digest is opt-in
@@ -47,6 +47,7 @@ DEFAULT_CHANNELS = {
     Event.EXPIRED: [Channel.IN_APP, Channel.EMAIL],
     Event.NOT_APPLIED: [Channel.IN_APP, Channel.EMAIL],
     Event.ESCALATED: [Channel.IN_APP, Channel.EMAIL],
+    Event.DEFAULT_OUTCOME: [Channel.IN_APP, Channel.EMAIL],
 }
 USER_CHANNELS = [Channel.IN_APP, Channel.EMAIL]
 # A decision still undelivered is announced to whoever asked to hear of decisions not applied.
@@ -169,6 +170,29 @@ def escalated(escalations: list[tuple]) -> list[Notification]:
             body=body(), link=link_to(hold), hold=hold, in_zone=lambda body=body: (body(), []),
         ))
     return create(Event.ESCALATED, messages)
+
+
+def default_outcome(decision: Decision, approvers: list, claimant=None) -> list[Notification]:
+    """Tell the auditors and the hold's watchers (the approvers of its round the decision ended, and the reviewer
+    holding its claim) that a policy sent its default outcome, nobody having decided before its expiry."""
+    hold = decision.hold
+    action = "rejected" if all(item.action == "reject" for item in decision.items.all()) else "approved"
+    comment = next((item.comment for item in decision.items.all() if item.comment), "")
+
+    def body() -> str:
+        said = (f"{hold.agent} asked: {hold.question}\nNobody decided it before {wording.moment(decision.created_at)}, "
+                f"so policy ‘{decision.decided_by_policy}’ {action} it, ahead of its expiry at {wording.moment(hold.expires_at)}.")
+        if comment:
+            said += f"\nThe agent was told: {comment}"
+        if approvers:
+            said += "\nThe approvals given so far stay on record: " + ", ".join(a.get_username() for a in approvers) + "."
+        return said
+
+    return create(Event.DEFAULT_OUTCOME, [Message(
+        f"decision:{decision.pk}", [*approvers, claimant, *_members(roles.AUDITORS)],
+        title=f"{action.capitalize()} by policy ‘{decision.decided_by_policy}’ before expiry: {_short(hold.question)}",
+        body=body(), link=link_to(hold), hold=hold, decision=decision, in_zone=lambda: (body(), []),
+    )])
 
 
 def not_applied(decision: Decision) -> list[Notification]:

@@ -25,6 +25,7 @@ FOLD_CHUNK = 100_000
 OUTCOMES = {EventKind.APPLIED: "applied", EventKind.NOT_APPLIED: "not_applied", EventKind.WITHDRAWN: "withdrawn"}
 DECIDE_BUCKETS = (60, 300, 900, 1800, 3600, 4 * 3600, 12 * 3600, 24 * 3600, 3 * 24 * 3600)
 DELIVERY_BUCKETS = (0.5, 1, 2, 5, 10, 30, 60, 300, 600, 1800)
+BY_POLICY = "by_policy"  # a policy's own decisions: name "by_policy:approved" (or ":default_outcome"), label its name
 HISTOGRAMS = {"time_to_decide": DECIDE_BUCKETS, "delivery_latency": DELIVERY_BUCKETS}
 
 # The time each new event adds: from the hold's creation to the decision stored (decision_submitted),
@@ -55,11 +56,14 @@ def _tallies_between(after: int, upto: int) -> dict[tuple[str, str], list[float]
     counts: Counter = Counter()
     totals: defaultdict = defaultdict(float)
     events = AuditEvent.objects.filter(sequence__gt=after, sequence__lte=upto, kind__in=kinds, decision__isnull=False)
-    for kind, to_decide, to_apply in events.order_by().values_list("kind", TO_DECIDE, TO_APPLY).iterator(chunk_size=10_000):
+    rows = events.order_by().values_list("kind", TO_DECIDE, TO_APPLY, "payload__policy")
+    for kind, to_decide, to_apply, policy in rows.iterator(chunk_size=10_000):
         if kind in OUTCOMES:
             counts["outcome", OUTCOMES[kind]] += 1
         if kind == EventKind.DECISION_SUBMITTED:
             _observe(counts, totals, "time_to_decide", to_decide.total_seconds())
+            if isinstance(policy, dict) and policy.get("name"):  # a policy's own decision
+                counts[f"{BY_POLICY}:{policy.get('kind') or 'approved'}", str(policy["name"])] += 1
         elif kind == EventKind.APPLIED and to_apply is not None:
             _observe(counts, totals, "delivery_latency", to_apply.total_seconds())
     keys = set(counts) | set(totals)
@@ -85,6 +89,12 @@ def outcomes() -> dict[str, int]:
     """Decisions finished so far, by outcome."""
     found = dict(DecisionTally.objects.filter(name="outcome").values_list("label", "count"))
     return {label: found.get(label, 0) for label in OUTCOMES.values()}
+
+
+def by_policy() -> list[tuple[str, str, int]]:
+    """The decisions policies made by themselves so far, as (policy, kind, count): kind "approved" or "default_outcome"."""
+    rows = DecisionTally.objects.filter(name__startswith=f"{BY_POLICY}:").order_by("name", "label")
+    return [(label, name.removeprefix(f"{BY_POLICY}:"), count) for name, label, count in rows.values_list("name", "label", "count")]
 
 
 def histogram(name: str) -> tuple[list[tuple[str, int]], int, float]:

@@ -92,6 +92,15 @@ def decisions(now: datetime) -> Iterator[Metric]:
         finished.add_metric([outcome], count)
     yield finished
 
+    by_policy = CounterMetricFamily(
+        f"{PREFIX}_policy_decisions",
+        "Decisions approval policies made by themselves: approved (0 people needed) or their default outcome.",
+        labels=["policy", "kind"],
+    )
+    for policy, kind, count in decisionstats.by_policy():
+        by_policy.add_metric([policy, kind], count)
+    yield by_policy
+
     retrying = Decision.objects.filter(state=Decision.State.SENDING, attempts__gt=0).aggregate(
         count=Count("*"), since=Min("delivery_started_at")
     )

@@ -38,7 +38,7 @@ class DecisionTally(models.Model):
     """
 
     name = models.CharField(max_length=40)
-    label = models.CharField(max_length=40, blank=True)
+    label = models.CharField(max_length=100, blank=True, help_text="Also a policy's name, for by_policy:… tallies.")
     count = models.PositiveBigIntegerField(default=0)
     total = models.FloatField(default=0.0)
 

@@ -346,6 +346,13 @@ ESCALATION_SWEEP_SECONDS = env.integer("ESCALATION_SWEEP_SECONDS", 60, minimum=1
 CELERY_BEAT_SCHEDULE["escalate-holds"] = {
     "task": "approvals.tasks.escalate_waiting_holds", "schedule": float(ESCALATION_SWEEP_SECONDS),
 }
+# Policies needing 0 people approve their holds, and default outcomes are sent, by periodic sweeps
+# (holds/deciding/by_policy.py): each goes out up to this long after its time.
+POLICY_SWEEP_SECONDS = env.integer("POLICY_SWEEP_SECONDS", 15, minimum=1)
+CELERY_BEAT_SCHEDULE |= {
+    "approve-due-holds": {"task": "holds.tasks.approve_due_holds", "schedule": float(POLICY_SWEEP_SECONDS)},
+    "send-default-outcomes": {"task": "holds.tasks.send_default_outcomes", "schedule": float(POLICY_SWEEP_SECONDS)},
+}
 
 # Email (Django 6.1's MAILERS): SMTP to EMAIL_HOST, or printed to the console (the worker's output), which is
 # the default only with DEBUG on: in production it must be chosen with EMAIL_BACKEND=console.

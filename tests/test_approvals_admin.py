@@ -88,10 +88,10 @@ def test_an_incomplete_condition_is_refused_with_a_clear_message(root_client):
     assert "A condition needs a key, a comparison and a threshold; give all three or none." in page
 
 
-def test_a_count_outside_one_to_three_is_refused_with_a_clear_message(root_client):
-    for count in ("0", "4"):
+def test_a_count_outside_zero_to_three_is_refused_with_a_clear_message(root_client):
+    for count in ("-1", "4"):
         response = root_client.post(ADD, policy_form(approvals_required=count))
-        assert "A policy needs 1, 2 or 3 approvals." in response.content.decode()
+        assert "A policy needs 0, 1, 2 or 3 people." in response.content.decode()
     assert not ApprovalPolicy.objects.exists()
 
 
@@ -135,3 +135,43 @@ def test_the_approvals_list_filters_by_the_policies_names_without_counting_the_t
     assert isinstance(everything.context["cl"].paginator, CappedCountPaginator)
     assert [a.policy_name for a in filtered.context["cl"].result_list] == ["Large refunds"]
     assert hostile.status_code == 400
+
+
+# Policies that decide by themselves
+
+
+def test_the_admin_shows_people_needed_and_saves_a_policy_needing_nobody(root_client):
+    page = root_client.get(ADD).content.decode()
+    response = root_client.post(ADD, policy_form(approvals_required="0", condition_operator="lte", condition_threshold="50"))
+
+    assert "People needed:" in page
+    assert response.status_code == 302
+    assert ApprovalPolicy.objects.get().approvals_required == 0
+
+
+def test_a_policy_needing_nobody_that_matches_every_hold_needs_the_box_ticked(root_client):
+    every_hold = policy_form(
+        approvals_required="0", capability_pattern="", condition_key="", condition_operator="", condition_threshold=""
+    )
+
+    refused = root_client.post(ADD, every_hold)
+    meant = root_client.post(ADD, every_hold | {"every_hold_confirmed": "on"})
+
+    assert "this policy approves every hold by itself" in refused.content.decode()
+    assert meant.status_code == 302
+    assert ApprovalPolicy.objects.get().every_hold_confirmed
+
+
+def test_a_default_approve_is_refused_on_a_policy_needing_two_people(root_client):
+    response = root_client.post(ADD, policy_form(expiry_outcome="approve", expiry_outcome_minutes="10"))
+
+    assert response.status_code == 200
+    assert "A default approve is allowed only on a policy needing at most one person." in response.content.decode()
+    assert not ApprovalPolicy.objects.exists()
+
+
+def test_a_default_outcome_needs_its_minutes(root_client):
+    response = root_client.post(ADD, policy_form(approvals_required="1", expiry_outcome="reject"))
+
+    assert "Say how many minutes before the expiry the default outcome is sent." in response.content.decode()
+    assert not ApprovalPolicy.objects.exists()

@@ -61,7 +61,7 @@ class TooLateToUndo(DecisionRefused):
 
 class AlreadyDecided(DecisionRefused):
     def __init__(self, decision: Decision):
-        super().__init__(f"Already decided by {reviewer_name(decision.reviewer)} at {wording.moment(decision.created_at)}.")
+        super().__init__(f"Already decided by {decider_name(decision)} at {wording.moment(decision.created_at)}.")
         self.decision = decision
 
 
@@ -85,8 +85,25 @@ class ItemChoice:
     comment: str = ""
 
 
+@dataclasses.dataclass(frozen=True)
+class PolicyDecider:
+    """An approval policy deciding a hold by itself (``submit_for_policy``): its ``name``, and the username of who
+    last changed it (``changed_by``; blank when nobody did in the admin), whom the audit names with it."""
+
+    name: str
+    changed_by: str = ""
+    kind: str = "approved"  # or "default_outcome": its default outcome before the hold's expiry
+
+
 def reviewer_name(user) -> str:
     return user.get_full_name() or user.get_username()
+
+
+def decider_name(decision: Decision) -> str:
+    """Who made ``decision``, for people: its reviewer, or "policy ‘small refunds’"."""
+    if decision.decided_by_policy:
+        return f"policy ‘{decision.decided_by_policy}’"
+    return reviewer_name(decision.reviewer)
 
 
 def platform_name(user) -> str:
@@ -145,36 +162,73 @@ def submit(
         if not counted.complete:
             return counted.approval
         undo_until = now + undo_window() if settings.UNDO_SECONDS else None
-        try:
-            with transaction.atomic():
-                decision = Decision.objects.create(
-                    hold=locked, reviewer=reviewer, created_at=now, undo_until=undo_until, next_attempt_at=undo_until or now
-                )
-        except IntegrityError:
-            raise AlreadyDecided(locked.live_decision()) from None
-        originals = {item.item_id: item.data for item in locked.items.all()}
-        DecisionItem.objects.bulk_create(
-            DecisionItem(
-                decision=decision,
-                position=position,
-                item_id=choice.item_id,
-                action=choice.action,
-                original_data=originals[choice.item_id],
-                data=choice.data if choice.action == DecisionItem.Action.EDIT else None,
-                comment=choice.comment,
-            )
-            for position, choice in enumerate(counted.choices)
+        decision = _create(locked, counted.choices, counted.approvals, now, reviewer=reviewer, undo_until=undo_until)
+    return decision
+
+
+def submit_for_policy(hold: Hold, decider: PolicyDecider, choices: list[ItemChoice], now: datetime, linked=()) -> Decision:
+    """Store an approval policy's own decision of ``hold`` and queue its delivery at once.
+
+    The one path of every decision, as ``submit``'s: one idempotency key, delivery and its
+    retries, the audit (its actor is the policy, with who last changed it). No undo window
+    (the policy's wait was the window) and no approvals counted; ``linked`` are the open
+    round's approvals, which the decision ends and the audit keeps. A claim still running
+    ends with it. Raises ``AlreadyDecided`` for a hold with a live decision and
+    ``DecisionRefused`` for one that cannot be decided. The caller checks, in the same
+    transaction and with the hold locked first, that the policy may still decide.
+    """
+    with transaction.atomic():
+        locked = with_latest_decision(Hold.objects.select_for_update()).prefetch_related("items").get(pk=hold.pk)
+        if existing := locked.live_decision():
+            raise AlreadyDecided(existing)
+        _check_decidable(locked, choices, now)
+        Hold.objects.filter(pk=locked.pk, claimed_by__isnull=False).update(
+            claimed_by=None, claimed_at=None, claim_expires_at=now
         )
-        approving.link(counted.approvals, decision)
-        payload = {"items": payloads.decision_items(decision)}
-        if counted.approvals:
-            payload["approvals"] = [
-                {"approval": a.pk, "approver": a.approver.get_username(), "at": a.created_at.isoformat()}
-                for a in counted.approvals
-            ]
-        audit_events.record(EventKind.DECISION_SUBMITTED, actor=reviewer, hold=locked, decision=decision, payload=payload)
-        notify.resolve_for_holds([locked.pk], notify.RESOLVED_BY_DECISION, f"decided by {reviewer_name(reviewer)}", now)
-        transaction.on_commit(lambda: enqueue_delivery(decision.pk, countdown=settings.UNDO_SECONDS))
+        decision = _create(locked, choices, list(linked), now, decider=decider)
+    return decision
+
+
+def _create(
+    locked: Hold, choices: list, approvals: list, now: datetime, reviewer=None, decider: PolicyDecider | None = None,
+    undo_until: datetime | None = None,
+) -> Decision:
+    """The hold's live decision, by ``reviewer`` or ``decider``, its items, its audit and its delivery, queued once
+    the transaction commits (``undo_until``: not before the end of that undo window)."""
+    try:
+        with transaction.atomic():
+            decision = Decision.objects.create(
+                hold=locked, reviewer=reviewer, decided_by_policy=decider.name if decider else "", created_at=now,
+                undo_until=undo_until, next_attempt_at=undo_until or now,
+            )
+    except IntegrityError:
+        raise AlreadyDecided(locked.live_decision()) from None
+    originals = {item.item_id: item.data for item in locked.items.all()}
+    DecisionItem.objects.bulk_create(
+        DecisionItem(
+            decision=decision,
+            position=position,
+            item_id=choice.item_id,
+            action=choice.action,
+            original_data=originals[choice.item_id],
+            data=choice.data if choice.action == DecisionItem.Action.EDIT else None,
+            comment=choice.comment,
+        )
+        for position, choice in enumerate(choices)
+    )
+    approving.link(approvals, decision)
+    payload = {"items": payloads.decision_items(decision)}
+    if approvals:
+        payload["approvals"] = [
+            {"approval": a.pk, "approver": a.approver.get_username(), "at": a.created_at.isoformat()}
+            for a in approvals
+        ]
+    if decider:
+        payload["policy"] = {"name": decider.name, "last_changed_by": decider.changed_by, "kind": decider.kind}
+    audit_events.record(EventKind.DECISION_SUBMITTED, actor=reviewer, hold=locked, decision=decision, payload=payload)
+    notify.resolve_for_holds([locked.pk], notify.RESOLVED_BY_DECISION, f"decided by {decider_name(decision)}", now)
+    countdown = (undo_until - now).total_seconds() if undo_until else 0
+    transaction.on_commit(lambda: enqueue_delivery(decision.pk, countdown=countdown))
     return decision
 
 
@@ -277,9 +331,11 @@ def deliver(decision_id: int, client: platform.PlatformClient) -> float | None:
         for item in decision.items.all()
     ]
     try:
-        decided = client.post_decision(
-            hold.env, hold.hold_id, items, approving.decided_by(decision, platform_name), str(decision.idempotency_key)
-        )
+        if decision.decided_by_policy:
+            decided_by = platform.policy_decided_by(decision.decided_by_policy)
+        else:
+            decided_by = approving.decided_by(decision, platform_name)
+        decided = client.post_decision(hold.env, hold.hold_id, items, decided_by, str(decision.idempotency_key))
     except platform.HoldNotOpen as error:
         if error.hold:
             sync.record_hold(hold, error.hold)
@@ -363,7 +419,7 @@ def _finish(decision: Decision, state: str, outcome: str, message: str, attempts
             notify.resolve_for_holds([decision.hold_id], notify.RESOLVED_BY_DELIVERY, "not applied", now)
         else:
             notify.resolve_for_holds([decision.hold_id], notify.RESOLVED_BY_DECISION | notify.RESOLVED_BY_DELIVERY,
-                                     f"decided by {reviewer_name(decision.reviewer)}", now)
+                                     f"decided by {decider_name(decision)}", now)
         result = {"outcome": outcome, "message": message}
         audit_events.record_many([
             audit_events.Entry(EventKind.DELIVERY_ATTEMPT, hold=decision.hold, decision=decision,

@@ -684,6 +684,15 @@ def decision_item_json(item: DecisionItem) -> dict:
     return entry
 
 
+def policy_decided_by(policy_name: str) -> str:
+    """``decided_by`` for a decision an approval policy made by itself: "policy: small refunds".
+
+    The Holds API contract only says ``decided_by`` names who decided, as a string, for the
+    platform's records; naming a policy this way is our assumption.
+    """
+    return f"policy: {policy_name}"
+
+
 def _path(*segments: str) -> str:
     """Join path segments, percent-encoding each: agent-written ids may hold any character.
 

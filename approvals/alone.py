@@ -1,0 +1,55 @@
+"""What the queue and the hold page say of a hold whose policy needs 0 people: when the policy approves it, or why
+it waits for people after all; and what such a policy approved by itself on a day, which its daily cap counts."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db.models import Count, Sum
+from django.utils import timezone
+from django.utils.formats import date_format
+
+from approvals import policies
+from approvals.models import ApprovalPolicy, PolicyDecision
+
+
+def day_tally(policy: ApprovalPolicy, day) -> policies.DayTally:
+    """What ``policy`` approved by itself on ``day``: how many holds, and the sum of their condition's numbers."""
+    found = PolicyDecision.objects.filter(policy=policy, kind=PolicyDecision.Kind.APPROVED, day=day).aggregate(
+        count=Count("pk"), amount=Sum("amount")
+    )
+    return policies.DayTally(found["count"], found["amount"] or 0)
+
+
+def waiting_words(policy: ApprovalPolicy, hold, number, now: datetime, tally: policies.DayTally) -> tuple[str, str]:
+    """What the queue and the hold page say of a hold whose winning ``policy`` needs 0 people, as (words, why):
+    ("Approves itself at 14:02 under ‘small refunds’", "") while it waits (the time in the active zone), or
+    ("Waits for people", "Over today's cap of ‘small refunds’") when the policy leaves it to people."""
+    action = policies.own_action(policy, hold, number, now, tally)
+    name = f"‘{policy.name}’"
+    if hold.claim_expires_at is not None:
+        return "Waits for people", f"a reviewer took it up, so {name} leaves it to people"
+    if action.approve_at:
+        return f"Approves itself at {_clock(action.approve_at, now)} under {name}", ""
+    why = {
+        policies.HeldBack.DISABLED: f"{name} is disabled",
+        policies.HeldBack.ENDED: f"{name} has ended",
+        policies.HeldBack.OVER_CAP: f"Over today's cap of {name}",
+        policies.HeldBack.DOUBTFUL: f"{name} cannot read its number for certain",
+    }[action.held_back]
+    return "Waits for people", why
+
+
+def tallies_today(policy_pks, now: datetime) -> dict[int, policies.DayTally]:
+    """``day_tally`` of each of ``policy_pks`` for the day of ``now``, in one query."""
+    rows = (
+        PolicyDecision.objects.filter(policy__in=list(policy_pks), kind=PolicyDecision.Kind.APPROVED, day=policies.cap_day(now))
+        .values("policy").annotate(count=Count("pk"), amount=Sum("amount"))
+    )
+    return {row["policy"]: policies.DayTally(row["count"], row["amount"] or 0) for row in rows}
+
+
+def _clock(moment: datetime, now: datetime) -> str:
+    """14:02 in the active zone, with the date when it is not today's."""
+    local, today = timezone.localtime(moment), timezone.localtime(now).date()
+    return date_format(local, "H:i" if local.date() == today else "Y-m-d H:i")
