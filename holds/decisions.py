@@ -32,7 +32,7 @@ from audit import events as audit_events
 from audit import payloads
 from audit.models import EventKind
 from holds import backoff, claims, platform, queueing, sync, wording
-from holds.models import Decision, DecisionItem, DeliveryAttempt, Hold
+from holds.models import Decision, DecisionChannel, DecisionItem, DeliveryAttempt, Hold
 from notifications import notify
 from notifications.models import Notification
 
@@ -108,6 +108,7 @@ def submit(
     now: datetime | None = None,
     round_shown: int | None = None,
     decision_shown: int | None = None,
+    channel: str = DecisionChannel.PAGE,
 ) -> Decision | Approval:
     """Store ``reviewer``'s decision as the hold's live one and queue its delivery; or, where the hold's approval
     policy asks for more approvers than have agreed, store it as an approval and send nothing (``approvals.approving``).
@@ -121,7 +122,7 @@ def submit(
     (``with_latest_decision``): a confirm replayed after an Undo sends nothing.
     Everything is checked and the claim taken with the hold's row locked (on SQLite the
     transaction takes the write lock), so concurrent decisions, approvals and take-overs
-    apply one at a time.
+    apply one at a time. ``channel`` (``DecisionChannel``) is where the decision came from, for the audit.
     """
     now = now or timezone.now()
     with transaction.atomic():
@@ -136,7 +137,7 @@ def submit(
         if not claims.take_for_decision(locked, reviewer, now):
             raise DecisionRefused(f"{reviewer_name(locked.claimant(now))} is reviewing this hold; take it over first.")
         try:
-            counted = approving.count(locked, reviewer, choices, now, round_shown)
+            counted = approving.count(locked, reviewer, choices, now, round_shown, channel)
         except approving.NotCounted as refused:
             raise DecisionRefused(refused.message) from None
         if not counted.complete:
@@ -163,7 +164,7 @@ def submit(
             for position, choice in enumerate(counted.choices)
         )
         approving.link(counted.approvals, decision)
-        payload = {"items": payloads.decision_items(decision)}
+        payload = {"items": payloads.decision_items(decision), "channel": channel}
         if counted.approvals:
             payload["approvals"] = [
                 {"approval": a.pk, "approver": a.approver.get_username(), "at": a.created_at.isoformat()}

@@ -1,0 +1,103 @@
+"""The one-tap link's page (``holds.action_links``): thin, it reads the request, asks the module and renders.
+
+Opening a link only shows what it would do; its *Send* (a POST) decides. Sign-in comes first
+(``LoginRequiredMiddleware`` returns to the link), then the link's own checks, then the role.
+"""
+
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods
+
+from approvals import page as approvals_page
+from approvals import rounds
+from holds import action_links, decisions, describe, review
+from holds.models import Decision, DecisionItem
+from holds.views import reviewer_required
+from reviewqueue import readers
+
+REFUSAL_STATUS = {
+    action_links.UNREADABLE: 400,
+    action_links.SOMEONE_ELSE: 403,
+    action_links.EXPIRED: 410,
+    action_links.USED: 409,
+    action_links.DECIDED: 409,
+    action_links.CHANGED: 409,
+}
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+def action_link(request, token):
+    now = timezone.now()
+    try:
+        link, hold = action_links.opened(token, request.user, now)
+    except action_links.Refused as refused:
+        return _refused(request, refused)
+    return _decide(request, token, link, hold, now)
+
+
+@reviewer_required
+def _decide(request, token, link, hold, now):
+    """The link's page for a reviewer, or its Send."""
+    error = ""
+    if request.method == "POST":
+        comment = ""
+        if link.action == DecisionItem.Action.REJECT:
+            comment = readers.text(request.POST.get("comment", "").replace("\r\n", "\n"), "comment", review.MAX_COMMENT)
+        round_shown = readers.integer(request.POST.get("round", ""), "round", minimum=0, maximum=readers.ID_MAX)
+        try:
+            action_links.send(token, request.user, comment.strip(), round_shown, now)
+        except action_links.Refused as refused:
+            return _refused(request, refused)
+        except decisions.DecisionRefused as refused:
+            error = refused.message
+        else:
+            return redirect("action-link", token=token)
+    four_eyes = approvals_page.link_standing(hold, request.user, link.action)
+    claimant = hold.claimant(now)
+    context = {
+        "hold": hold,
+        "link": link,
+        "approving": link.action == DecisionItem.Action.APPROVE,
+        "items": [
+            {"item": item, "does": describe.sentence(item.title, item.data, item.item_id),
+             "amount": describe.item_amount(item.data)}
+            for item in hold.items.all()
+        ],
+        "four_eyes": four_eyes,
+        "claimant": claimant if claimant and claimant != request.user else None,
+        "error": error,
+        "now": now,
+    }
+    return render(request, "holds/act.html", context, status=409 if error else 200)
+
+
+def _refused(request, refused: action_links.Refused):
+    """The clear page of a link that sends nothing; for the reviewer who used it, what it did."""
+    if refused.kind == action_links.NOT_FOUND:
+        raise Http404(refused.message)
+    use = refused.use
+    if use is not None and use.user_id == request.user.pk:
+        return _outcome(request, refused.hold, use)
+    context = {"refused": refused, "hold": refused.hold}
+    return render(request, "holds/act_refused.html", context, status=REFUSAL_STATUS[refused.kind])
+
+
+@reviewer_required
+def _outcome(request, hold, use):
+    """What the reviewer's own use of the link did, as the hold page shows it: the decision with Undo in its
+    window, or their approval recorded while four eyes wait."""
+    decision = use.decision if use.decision_id else None
+    if decision is None:
+        decision = hold.live_decision()  # a later approver completed the round meanwhile
+    recorded = approvals_page.recorded_words(hold, request.user) if use.decision_id is None else ""
+    found = rounds.standing(hold) if recorded else None
+    last = found.approvals[-1] if found and found.approvals else None
+    context = {
+        "hold": hold,
+        "use": use,
+        "decision": decision if isinstance(decision, Decision) else None,
+        "recorded": recorded,
+        "undoable_approval": last if last and last.approver_id == request.user.pk and rounds.undoable(last, timezone.now()) else None,
+    }
+    return render(request, "holds/act_outcome.html", context)
