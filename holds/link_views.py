@@ -1,7 +1,8 @@
 """The one-tap link's page (``holds.action_links``): thin, it reads the request, asks the module and renders.
 
 Opening a link only shows what it would do; its *Send* (a POST) decides. Sign-in comes first
-(``LoginRequiredMiddleware`` returns to the link), then the link's own checks, then the role.
+(``LoginRequiredMiddleware`` returns to the link), then the role (a 403 that names it, about no hold), then the
+link's own checks.
 """
 
 from django.http import Http404
@@ -26,6 +27,7 @@ REFUSAL_STATUS = {
 }
 
 
+@reviewer_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def action_link(request, token):
     now = timezone.now()
@@ -36,7 +38,6 @@ def action_link(request, token):
     return _decide(request, token, link, hold, now)
 
 
-@reviewer_required
 def _decide(request, token, link, hold, now):
     """The link's page for a reviewer, or its Send."""
     error = ""
@@ -83,7 +84,6 @@ def _refused(request, refused: action_links.Refused):
     return render(request, "holds/act_refused.html", context, status=REFUSAL_STATUS[refused.kind])
 
 
-@reviewer_required
 def _outcome(request, hold, use):
     """What the reviewer's own use of the link did, as the hold page shows it: the decision with Undo in its
     window, or their approval recorded while four eyes wait."""

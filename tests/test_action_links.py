@@ -4,7 +4,6 @@ The links are read out of the mail as a person reads them (the text part's "Appr
 link whose text is "Approve"), then followed with a signed-in browser-like client.
 """
 
-import email
 import re
 from datetime import timedelta
 from html.parser import HTMLParser
@@ -163,10 +162,11 @@ def test_a_reject_link_sends_the_optional_comment_and_the_audit_shows_the_email_
 @pytest.mark.django_db
 def test_a_new_holds_digest_gives_each_listed_hold_its_own_links(mail, samples, alice):
     notify.save_preferences(alice, {notify.Event.NEW_HOLDS: ["email"]})
-    listed = [samples["h_12"], samples["h_13"]]
+    listed = [samples["h_12"], samples["h_16"]]  # h_16's agent wrote a <script> into its question
     notify.new_holds_digest(listed, timezone.now())
     message = deliver_pending(mail)[0]
 
+    assert "<script>" not in parts_of(message)["text/html"] and "&lt;script&gt;" in parts_of(message)["text/html"]
     approves = [text_link(message, "Approve", n) for n in range(2)]
     opens = re.findall(r"^\s*Open: (\S+)\r?$", parts_of(message)["text/plain"], re.MULTILINE)
     assert opens == [f"{SITE}/holds/{hold.pk}/" for hold in listed]
@@ -233,6 +233,17 @@ def test_a_replayed_link_says_who_decided_and_when_and_sends_nothing(samples, al
     assert "This link was used already: Alice Adams sent its decision with it at" in bobs_replay.content.decode()
     assert alices_replay.status_code == 200 and 'id="decision-status"' in alices_replay.content.decode()
     assert len(sent_decisions(hold)) == 1 and ActionLinkUse.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_someone_without_the_reviewer_role_learns_nothing_from_a_used_link(samples, alice, audrey, settings):
+    settings.SITE_URL = SITE
+    chat_link = path_of(action_links.links_for(samples["h_12"]).reject)
+    posted(signed_in(alice), chat_link)
+
+    opened = signed_in(audrey).get(chat_link)
+
+    assert opened.status_code == 403 and "Alice" not in opened.content.decode()
 
 
 @pytest.mark.django_db
