@@ -208,9 +208,8 @@ def send(token: str, user, comment: str = "", round_shown: int | None = None, no
                 use = ActionLinkUse.objects.create(
                     token_id=link.token_id, hold=locked, user=user, action=link.action, used_at=now
                 )
-        except IntegrityError:
-            _check_state(link, locked, now)  # a replay that raced the first use: that use is there now
-            raise
+        except IntegrityError:  # a replay that raced the first use, committed since
+            raise Refused(USED, "This link was used already: nothing more was sent.", locked) from None
         if link.action == DecisionItem.Action.APPROVE:
             choices = [decisions.ItemChoice(item_id=item.item_id, action=link.action) for item in locked.items.all()]
         else:

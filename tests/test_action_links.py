@@ -22,6 +22,7 @@ from notifications import channels, notify, sending
 from notifications.models import Notification
 from reviewqueue import roles
 from tests.approvals_setup import large_refunds, refund  # noqa: F401  (fixtures)
+from tests.concurrently import at_once
 from tests.conftest import make_user
 from tests.test_approvals_rounds import raise_on_the_platform
 from tests.test_notification_channels import smtp_server  # noqa: F401  (a fixture)
@@ -403,3 +404,21 @@ def test_undo_from_the_outcome_withdraws_and_the_link_stays_used(samples, alice)
     assert decision.state == Decision.State.WITHDRAWN
     assert again.status_code == 200 and "Undone at" in again.content.decode()
     assert Decision.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_taps_on_one_chat_link_at_the_same_moment_send_one_decision(samples, alice, bob):
+    token = action_links.make(samples["h_12"], "approve")
+
+    def tap(user):
+        def send():
+            try:
+                return action_links.send(token, user, round_shown=0)
+            except (action_links.Refused, decisions.DecisionRefused) as refused:
+                return refused
+        return send
+
+    outcomes = at_once(tap(alice), tap(bob), tap(alice))
+
+    assert sum(isinstance(outcome, Decision) for outcome in outcomes) == 1
+    assert Decision.objects.count() == 1 and ActionLinkUse.objects.count() == 1
