@@ -11,9 +11,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from approvals import page as approvals_page
-from approvals import rounds
 from holds import action_links, decisions, describe, review
-from holds.models import Decision, DecisionItem
+from holds.models import DecisionItem
 from holds.views import reviewer_required
 from reviewqueue import readers
 
@@ -46,6 +45,8 @@ def _decide(request, token, link, hold, now):
         if link.action == DecisionItem.Action.REJECT:
             comment = readers.text(request.POST.get("comment", "").replace("\r\n", "\n"), "comment", review.MAX_COMMENT)
         round_shown = readers.integer(request.POST.get("round", ""), "round", minimum=0, maximum=readers.ID_MAX)
+        if round_shown is None:  # nobody approves what no page showed them
+            raise readers.BadValue("round", "say which round of approvals the page showed")
         try:
             action_links.send(token, request.user, comment.strip(), round_shown, now)
         except action_links.Refused as refused:
@@ -87,17 +88,9 @@ def _refused(request, refused: action_links.Refused):
 def _outcome(request, hold, use):
     """What the reviewer's own use of the link did, as the hold page shows it: the decision with Undo in its
     window, or their approval recorded while four eyes wait."""
-    decision = use.decision if use.decision_id else None
-    if decision is None:
-        decision = hold.live_decision()  # a later approver completed the round meanwhile
-    recorded = approvals_page.recorded_words(hold, request.user) if use.decision_id is None else ""
-    found = rounds.standing(hold) if recorded else None
-    last = found.approvals[-1] if found and found.approvals else None
-    context = {
-        "hold": hold,
-        "use": use,
-        "decision": decision if isinstance(decision, Decision) else None,
-        "recorded": recorded,
-        "undoable_approval": last if last and last.approver_id == request.user.pk and rounds.undoable(last, timezone.now()) else None,
-    }
+    # An approval that sent nothing: the decision a later approver's completed round made, if any.
+    decision = use.decision or hold.live_decision()
+    recorded = "" if use.decision_id else approvals_page.recorded_words(hold, request.user)
+    undoable = approvals_page.page_context(hold, request.user)["undoable_approval"] if recorded else None
+    context = {"hold": hold, "use": use, "decision": decision, "recorded": recorded, "undoable_approval": undoable}
     return render(request, "holds/act_outcome.html", context)

@@ -4,6 +4,7 @@ The links are read out of the mail as a person reads them (the text part's "Appr
 link whose text is "Approve"), then followed with a signed-in browser-like client.
 """
 
+import json
 import re
 from datetime import timedelta
 from html.parser import HTMLParser
@@ -18,14 +19,14 @@ from approvals.models import Approval
 from audit.models import AuditEvent, EventKind
 from holds import action_links, claims, decisions, sync
 from holds.models import ActionLinkUse, Decision, Hold
-from notifications import channels, notify, sending
-from notifications.models import Notification
+from notifications import notify, sending
+from notifications.models import Notification, WebhookChannel
 from reviewqueue import roles
 from tests.approvals_setup import large_refunds, refund  # noqa: F401  (fixtures)
 from tests.concurrently import at_once
 from tests.conftest import make_user
 from tests.test_approvals_rounds import raise_on_the_platform
-from tests.test_notification_channels import smtp_server  # noqa: F401  (a fixture)
+from tests.test_notification_channels import smtp_server, webhook_receiver  # noqa: F401  (fixtures)
 from tests.test_team_scopes import scoped_group
 
 SITE = "https://review.example.com"
@@ -190,15 +191,18 @@ def test_no_approve_link_where_the_hold_does_not_allow_approve(mail, platform_st
 
 
 @pytest.mark.django_db
-def test_a_webhook_carries_links_bound_to_nobody_and_whoever_opens_one_decides_as_themselves(samples, alice, bob, settings):
+def test_a_webhook_carries_links_bound_to_nobody_and_whoever_opens_one_decides_as_themselves(
+    webhook_receiver, samples, alice, bob, settings  # noqa: F811
+):
     settings.SITE_URL = SITE
     hold = samples["h_12"]
-    notification = Notification(event="expiring_soon", hold=hold, title="Expires soon", body="", link=notify.link_to(hold),
-                                created_at=timezone.now(), holds=[])
-    body = channels.webhook_body(notification)
+    WebhookChannel.objects.create(name="chat", url=webhook_receiver.url, secret="s" * 32, events=["expiring_soon"])
+    notify.expiring_soon([hold], timezone.now())
+    sending.send(Notification.objects.get(channel="webhook").pk)
 
-    assert body["text"].startswith("Expires soon") and body["hold"]["hold_id"] == "h_12"  # as receivers had it
-    assert set(body["actions"]) == {"approve", "reject", "open"}
+    body = json.loads(webhook_receiver.received[0][1])
+    assert body["text"].startswith("Expires in") and body["hold"]["hold_id"] == "h_12"  # as receivers had it
+    assert body["actions"]["open"] == f"{SITE}/holds/{hold.pk}/"
     posted(signed_in(bob), path_of(body["actions"]["approve"]))
 
     decision = Decision.objects.get(hold=hold)
@@ -286,6 +290,15 @@ def test_a_tampered_link_gives_a_clear_page_never_a_500(samples, alice, settings
     if opened.status_code == 400:
         assert "This link is not one Review Queue made" in opened.content.decode()
     assert not Decision.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_send_that_names_no_round_of_approvals_is_a_400(samples, alice):
+    link = reverse("action-link", args=[action_links.make(samples["h_12"], "approve", alice)])
+
+    sent = signed_in(alice).post(link)
+
+    assert sent.status_code == 400 and not Decision.objects.exists() and not ActionLinkUse.objects.exists()
 
 
 @pytest.mark.django_db
