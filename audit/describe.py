@@ -14,13 +14,14 @@ from django.contrib.auth import get_user_model
 
 from audit.models import AuditEvent, EventKind
 from audit.payloads import channel_of, item_id, items_of
-from holds.models import ACTION_WORDS
+from holds.models import ACTION_WORDS, DecisionChannel
 from people import naming
 from reviewqueue.jsonvalues import ABSENT, AMOUNT_KEYS, display, grouped, same_json
 
 LIMIT = 200
 EDIT_LIMIT = 80  # characters of one value in an edit shown in the list; the decision page shows it whole
 USER_RECIPIENT = "user:"
+CHANNELLED = (EventKind.DECISION_SUBMITTED, EventKind.APPROVAL_GIVEN)  # events whose payload's ``channel`` is a DecisionChannel
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,7 +42,8 @@ def summary(event: AuditEvent, names: Mapping[str, str] | None = None) -> str:
     if event.kind in (EventKind.APPROVAL_GIVEN, EventKind.APPROVAL_WITHDRAWN):
         payload = {**payload, "approver": event.actor_label}
     text = _summaries.get(event.kind, _message)(payload)
-    if channel := channel_of(payload):
+    # Where a decision or an approval came from, unless the usual way (the page), which a decision's page says.
+    if event.kind in CHANNELLED and (channel := channel_of(payload)) and payload["channel"] != DecisionChannel.PAGE:
         text = f"{text} (through the {channel})"
     text = " ".join(str(text).split())
     return text if len(text) <= LIMIT else text[: LIMIT - 1] + "…"

@@ -154,7 +154,8 @@ def test_a_reject_link_sends_the_optional_comment_and_the_audit_shows_the_email_
     assert (item.action, item.comment) == ("reject", "Customer already refunded by phone")
     auditor = signed_in(audrey)
     decision_page = auditor.get(reverse("audit:decision", args=[item.decision_id])).content.decode()
-    assert "the email link" in decision_page
+    assert "Came through" in decision_page and "the email link" in decision_page
+    assert "Reject A-1001 (through the email link)" in auditor.get(reverse("audit:list")).content.decode()
     csv = b"".join(auditor.get(reverse("audit:export")).streaming_content).decode()
     header, *rows = csv.splitlines()
     assert header.endswith(",channel")
