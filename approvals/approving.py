@@ -50,7 +50,7 @@ from approvals import rounds
 from approvals.models import Approval
 from audit import events as audit_events
 from audit.models import EventKind
-from holds.models import DecisionItem, Hold
+from holds.models import DecisionChannel, DecisionItem, Hold
 from reviewqueue.jsonvalues import same_json
 from teams import scopes
 
@@ -83,12 +83,15 @@ class Counted:
     approval: Approval | None = None
 
 
-def count(hold: Hold, approver, choices: list, now: datetime, round_shown: int | None = None) -> Counted:
+def count(
+    hold: Hold, approver, choices: list, now: datetime, round_shown: int | None = None, channel: str = DecisionChannel.PAGE
+) -> Counted:
     """Count ``approver``'s ``choices`` for ``hold`` (locked by the caller) under its policy; see the module's rules.
 
     ``round_shown`` is the open round's latest approval as the approver's page showed it
     (``rounds.NO_ROUND``: none), when it showed one. Raises ``NotCounted`` for an approval its
-    giver may not give, ``RoundChanged`` when the round is no longer the one shown.
+    giver may not give, ``RoundChanged`` when the round is no longer the one shown. ``channel`` is where the
+    approval came from (``DecisionChannel``), for the audit.
     """
     approvals = list(rounds.with_rounds(Approval.objects.filter(hold=hold).select_related("approver")))
     standing = rounds.standing(hold, approvals=approvals)
@@ -117,6 +120,7 @@ def count(hold: Hold, approver, choices: list, now: datetime, round_shown: int |
         payload={
             "approval": approval.pk, "policy": approval.policy_name, "round": round_number, "position": position,
             "required": required, "restarted": restarted, "items": _audit_items(approval.items),
+            "channel": channel,
         },
     )
     round_approvals = [*current, approval]

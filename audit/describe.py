@@ -13,14 +13,15 @@ from collections.abc import Mapping
 from django.contrib.auth import get_user_model
 
 from audit.models import AuditEvent, EventKind
-from audit.payloads import item_id, items_of
-from holds.models import ACTION_WORDS
+from audit.payloads import channel_of, item_id, items_of
+from holds.models import ACTION_WORDS, DecisionChannel
 from people import naming
 from reviewqueue.jsonvalues import ABSENT, AMOUNT_KEYS, display, grouped, same_json
 
 LIMIT = 200
 EDIT_LIMIT = 80  # characters of one value in an edit shown in the list; the decision page shows it whole
 USER_RECIPIENT = "user:"
+CHANNELLED = (EventKind.DECISION_SUBMITTED, EventKind.APPROVAL_GIVEN)  # events whose payload's ``channel`` is a DecisionChannel
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,6 +42,9 @@ def summary(event: AuditEvent, names: Mapping[str, str] | None = None) -> str:
     if event.kind in (EventKind.APPROVAL_GIVEN, EventKind.APPROVAL_WITHDRAWN):
         payload = {**payload, "approver": event.actor_label}
     text = _summaries.get(event.kind, _message)(payload)
+    # Where a decision or an approval came from, unless the usual way (the page), which a decision's page says.
+    if event.kind in CHANNELLED and (channel := channel_of(payload)) and payload["channel"] != DecisionChannel.PAGE:
+        text = f"{text} (through the {channel})"
     text = " ".join(str(text).split())
     return text if len(text) <= LIMIT else text[: LIMIT - 1] + "…"
 
@@ -59,6 +63,12 @@ def rows(events) -> list[Row]:
     events = list(events)
     names = recipient_names(events)
     return [Row(event, summary(event, names), edits(event)) for event in events]
+
+
+def decision_channel(rows: list[Row]) -> str:
+    """Where the decision of these rows came from ("email link"), read from its ``decision_submitted`` event."""
+    submitted = (row.event for row in rows if row.event.kind == EventKind.DECISION_SUBMITTED)
+    return next((channel_of(event.payload or {}) for event in submitted), "")
 
 
 def recipient_names(events: list[AuditEvent]) -> dict[str, str]:

@@ -12,11 +12,11 @@ import itertools
 import json
 from collections.abc import Iterator
 
-from audit import describe, queries
+from audit import describe, payloads, queries
 
 HEADER = [
     "sequence", "at", "kind", "actor", "env", "hold_id", "run_id", "agent", "decision_id",
-    "item_ids", "actions", "outcome", "summary", "payload", "hash",
+    "item_ids", "actions", "outcome", "summary", "payload", "hash", "channel",
 ]
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -54,6 +54,7 @@ def row(event, names: dict[str, str]) -> list:
         describe.summary(event, names),
         json.dumps(event.payload, sort_keys=True, ensure_ascii=False),
         event.hash,
+        payloads.channel_of(event.payload or {}),
     ]
 
 

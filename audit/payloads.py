@@ -11,12 +11,14 @@ claimed, released      nothing needed
 taken_over             ``from``: the username whose claim was taken
 decision_submitted     ``items``: ``[{"id", "action", "original_data", "data", "comment"}]``
                        (``decision_items``); for a decision a round of approvals made,
-                       ``approvals``: ``[{"approval", "approver", "at"}]`` in order
+                       ``approvals``: ``[{"approval", "approver", "at"}]`` in order;
+                       ``channel``: where it came from (``holds.models.DecisionChannel``:
+                       page, bulk, email_link, chat_link; absent before it was recorded)
 withdrawn              ``items`` as for decision_submitted: what was undone, never sent;
                        ``approval_withdrawn``: the pk of the approval the undo took back
 approval_given         ``approval`` (its pk), ``policy``, ``round``, ``position``, ``required``,
-                       ``restarted`` (it changed the earlier round's decision), ``items`` as
-                       for decision_submitted
+                       ``restarted`` (it changed the earlier round's decision), ``items`` and
+                       ``channel`` as for decision_submitted
 escalated              ``escalation`` (its pk), ``policy``, ``group``, ``reason``, ``told``: the
                        usernames of the group's members who could see the hold and were told
 delivery_attempt       ``attempt`` (1, 2 …), ``outcome`` ("applied", "retry" or the final
@@ -39,6 +41,7 @@ import json
 
 from django.core.serializers.json import DjangoJSONEncoder
 
+from holds.models import DecisionChannel
 from reviewqueue.jsonvalues import may_need_storable, scalars, storable
 
 ITEM_ACTIONS = ("approve", "edit", "reject")
@@ -83,6 +86,12 @@ def denormalised(payload: dict, hold_id: str = "", run_id: str = "") -> dict:
         "outcome": str(payload.get("outcome") or "")[:32],
         "search_text": "\n".join(searchable),
     }
+
+
+def channel_of(payload: dict) -> str:
+    """Where a decision or an approval came from, in words ("email link"); "" when its event did not record it."""
+    channel = payload.get("channel")
+    return DecisionChannel(channel).label if channel in DecisionChannel.values else ""
 
 
 def decision_items(decision) -> list[dict]:

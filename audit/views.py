@@ -61,6 +61,9 @@ def event_detail(request, sequence):
 def decision_detail(request, pk):
     decision = get_object_or_404(Decision.objects.select_related("hold", "reviewer"), pk=pk)
     approved_by = approvers.of_decision(decision)
+    events = describe.rows(
+        queries.of_decision(decision, approved_by.approval_pks).select_related("actor").order_by("at", "sequence")
+    )
     context = {
         "decision": decision,
         "hold": decision.hold,
@@ -70,9 +73,8 @@ def decision_detail(request, pk):
         "to_decide": timing.to_decide(decision),
         "to_deliver": timing.to_deliver(decision),
         "approvers": approved_by,
-        "events": describe.rows(
-            queries.of_decision(decision, approved_by.approval_pks).select_related("actor").order_by("at", "sequence")
-        ),
+        "events": events,
+        "channel": describe.decision_channel(events),
         "section": "list",
     }
     return render(request, "audit/decision.html", context)

@@ -4,3 +4,9 @@ from django.apps import AppConfig
 class HoldsConfig(AppConfig):
     name = "holds"
     verbose_name = "Holds"
+
+    def ready(self) -> None:
+        from holds import action_links
+        from notifications import hold_links
+
+        hold_links.register(action_links.links_for)

@@ -333,6 +333,33 @@ class Decision(models.Model):
 ACTION_WORDS = {"approve": "Approve", "edit": "Approve with edits", "reject": "Reject"}
 
 
+class DecisionChannel(models.TextChoices):
+    """Where a decision or an approval came from, as its audit event records it (``channel``)."""
+
+    PAGE = "page", "page"
+    BULK = "bulk", "bulk decision"
+    EMAIL_LINK = "email_link", "email link"
+    CHAT_LINK = "chat_link", "Slack link"
+    POLICY = "policy", "approval policy"
+
+
+class ActionLinkUse(models.Model):
+    """A one-tap link that was used (``holds.action_links``): the unique token id is what makes a link single-use."""
+
+    token_id = models.CharField(max_length=32, unique=True)
+    hold = models.ForeignKey(Hold, on_delete=models.CASCADE, related_name="action_link_uses")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    action = models.CharField(max_length=16)
+    used_at = models.DateTimeField()
+    decision = models.ForeignKey(
+        "Decision", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="The decision the link sent; none when it gave an approval that sent nothing yet.",
+    )
+
+    def __str__(self) -> str:
+        return f"{self.action} link of {self.hold} used by {self.user}"
+
+
 class DecisionItem(models.Model):
     """What the reviewer decided for one item: ``data`` is the full edited data, for edits only."""
 

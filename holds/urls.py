@@ -1,12 +1,13 @@
 from django.urls import path
 
-from holds import bulk_views, views
+from holds import bulk_views, link_views, views
 
 urlpatterns = [
     path("", views.queue, name="queue"),
     path("holds/next", views.next_hold, name="next-hold"),
     path("holds/bulk/review", bulk_views.bulk_review, name="bulk-review"),
     path("holds/<int:pk>/", views.hold_detail, name="hold"),
+    path("links/<str:token>", link_views.action_link, name="action-link"),
     path("holds/<int:pk>/review", views.hold_review, name="hold-review"),
     path("holds/<int:pk>/approve", views.hold_approve, name="hold-approve"),
     path("holds/<int:pk>/approve/undo", views.approval_undo, name="approval-undo"),

@@ -9,6 +9,7 @@ the admin and the audit trail must not become a window onto what the worker can 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -18,8 +19,10 @@ import httpx
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
+from django.utils import timezone
 
-from notifications import destinations
+from holds.models import Hold
+from notifications import destinations, hold_links
 from notifications.models import Notification
 
 SIGNATURE_HEADER = "X-ReviewQueue-Signature"
@@ -47,7 +50,7 @@ def send(notification: Notification) -> None:
 
 
 def send_email(notification: Notification) -> None:
-    context = {"notification": notification}
+    context = {"notification": notification, **_actions(notification, notification.user)}
     message = EmailMultiAlternatives(
         subject=f"[Review Queue] {notification.title}",
         body=render_to_string("notifications/email.txt", context),
@@ -58,9 +61,34 @@ def send_email(notification: Notification) -> None:
     message.send()
 
 
-def webhook_body(notification: Notification) -> dict:
-    """Slack-compatible: a ``text`` field, plus the same facts as structured fields for other receivers."""
+def _actions(notification: Notification, recipient=None) -> dict:
+    """The one-tap links of each hold the message is about (``notifications.hold_links``): ``actions`` for its hold,
+    ``listed`` for a digest's holds, each with its own; bound to ``recipient`` (an email's), or to nobody."""
+    now = timezone.now()
+    found = {}
+    if notification.holds:
+        pks = [listed["pk"] for listed in notification.holds if isinstance(listed.get("pk"), int)]
+        found = {hold.pk: hold for hold in Hold.objects.filter(pk__in=pks)}
+    listed = [
+        {**shown, "actions": hold_links.links_for(found[shown["pk"]], recipient, now) if shown.get("pk") in found else None}
+        for shown in notification.holds
+    ]
     hold = notification.hold
+    return {"actions": hold_links.links_for(hold, recipient, now) if hold else None, "listed": listed}
+
+
+def _action_fields(links: hold_links.ActionLinks | None) -> dict | None:
+    return dataclasses.asdict(links) if links else None
+
+
+def webhook_body(notification: Notification) -> dict:
+    """Slack-compatible: a ``text`` field, plus the same facts as structured fields for other receivers.
+
+    ``actions`` carries the hold's one-tap links (``approve``, ``reject``, ``open``; null where the hold cannot take
+    them), bound to nobody: whoever opens one decides as themselves. A digest's ``holds`` each carry their own.
+    """
+    hold = notification.hold
+    links = _actions(notification)
     return {
         "text": f"{slack_escaped(notification.title)}\n<{notification.link}|Open in Review Queue>",
         "event": notification.event,
@@ -69,7 +97,8 @@ def webhook_body(notification: Notification) -> dict:
         "link": notification.link,
         "hold": {"env": hold.env, "hold_id": hold.hold_id, "run_id": hold.run_id, "agent": hold.agent,
                  "question": hold.question} if hold else None,
-        "holds": notification.holds,
+        "holds": [{**listed, "actions": _action_fields(listed["actions"])} for listed in links["listed"]],
+        "actions": _action_fields(links["actions"]),
         "created_at": notification.created_at.isoformat(),
     }
 

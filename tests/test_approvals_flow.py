@@ -38,7 +38,7 @@ def test_the_first_approval_is_stored_and_nothing_is_sent(alice, bob, large_refu
     assert (approval.approver, approval.round, approval.position, approval.policy_name) == (alice, 1, 1, "Large refunds")
     assert given.payload | {"items": None} == {
         "approval": approval.pk, "policy": "Large refunds", "round": 1, "position": 1, "required": 2,
-        "restarted": False, "items": None,
+        "restarted": False, "items": None, "channel": "page",
     }
     assert given.payload["items"][0]["data"]["amount"] == "1000.00" and given.payload["items"][0]["action"] == "edit"
     assert Hold.objects.get(pk=refund.pk).claimed_by is None  # free for the next approver

@@ -242,7 +242,7 @@ def test_an_approval_short_of_its_policys_count_records_approval_given_and_sends
     assert (event.actor, event.hold_id, event.decision, event.actions) == (alice, "h_12", None, "approve")
     assert event.payload | {"items": None} == {
         "approval": approval.pk, "policy": "Two for h_12", "round": 1, "position": 1, "required": 2, "restarted": False,
-        "items": None,
+        "items": None, "channel": "page",
     }
     assert event.payload["items"][0]["id"] == "A-1001" and event.payload["items"][0]["comment"] == "fine"
     assert trail(EventKind.DECISION_SUBMITTED) == []

@@ -33,7 +33,7 @@ from approvals.policies import all_policies
 from audit.chain import canonical
 from holds.deciding import decisions, describe, review
 from holds.deciding.decisions import ItemChoice
-from holds.models import Decision, DecisionItem, Hold, HoldItem
+from holds.models import Decision, DecisionChannel, DecisionItem, Hold, HoldItem
 from reviewqueue import readers
 from reviewqueue.viewer import Viewer
 from teams import scopes
@@ -223,6 +223,7 @@ def send(selection: Selection, viewer: Viewer, signed: str) -> list[Result]:
             outcome = decisions.submit(
                 entry.hold, reviewer, selection.choices(entry.items),
                 round_shown=_round_seen(standing), decision_shown=decision_shown,
+                channel=DecisionChannel.BULK,
             )
         except decisions.DecisionRefused as refused:
             results.append(Result(entry.hold, reason=refused.message))

@@ -33,7 +33,7 @@ from audit import payloads
 from audit.models import EventKind
 from holds.deciding import claims
 from holds.mirror import platform, sync
-from holds.models import Decision, DecisionItem, DeliveryAttempt, Hold
+from holds.models import Decision, DecisionChannel, DecisionItem, DeliveryAttempt, Hold
 from notifications import notify
 from notifications.models import Notification
 from people import wording
@@ -128,6 +128,7 @@ def submit(
     now: datetime | None = None,
     round_shown: int | None = None,
     decision_shown: int | None = None,
+    channel: str = DecisionChannel.PAGE,
 ) -> Decision | Approval:
     """Store ``reviewer``'s decision as the hold's live one and queue its delivery; or, where the hold's approval
     policy asks for more approvers than have agreed, store it as an approval and send nothing (``approvals.approving``).
@@ -141,7 +142,7 @@ def submit(
     (``with_latest_decision``): a confirm replayed after an Undo sends nothing.
     Everything is checked and the claim taken with the hold's row locked (on SQLite the
     transaction takes the write lock), so concurrent decisions, approvals and take-overs
-    apply one at a time.
+    apply one at a time. ``channel`` (``DecisionChannel``) is where the decision came from, for the audit.
     """
     now = now or timezone.now()
     with transaction.atomic():
@@ -156,13 +157,15 @@ def submit(
         if not claims.take_for_decision(locked, reviewer, now):
             raise DecisionRefused(f"{reviewer_name(locked.claimant(now))} is reviewing this hold; take it over first.")
         try:
-            counted = approving.count(locked, reviewer, choices, now, round_shown)
+            counted = approving.count(locked, reviewer, choices, now, round_shown, channel)
         except approving.NotCounted as refused:
             raise DecisionRefused(refused.message) from None
         if not counted.complete:
             return counted.approval
         undo_until = now + undo_window() if settings.UNDO_SECONDS else None
-        decision = _create(locked, counted.choices, counted.approvals, now, reviewer=reviewer, undo_until=undo_until)
+        decision = _create(
+            locked, counted.choices, counted.approvals, now, reviewer=reviewer, undo_until=undo_until, channel=channel
+        )
     return decision
 
 
@@ -185,16 +188,17 @@ def submit_for_policy(hold: Hold, decider: PolicyDecider, choices: list[ItemChoi
         Hold.objects.filter(pk=locked.pk, claimed_by__isnull=False).update(
             claimed_by=None, claimed_at=None, claim_expires_at=now
         )
-        decision = _create(locked, choices, list(linked), now, decider=decider)
+        decision = _create(locked, choices, list(linked), now, decider=decider, channel=DecisionChannel.POLICY)
     return decision
 
 
 def _create(
     locked: Hold, choices: list, approvals: list, now: datetime, reviewer=None, decider: PolicyDecider | None = None,
-    undo_until: datetime | None = None,
+    undo_until: datetime | None = None, channel: str = DecisionChannel.PAGE,
 ) -> Decision:
-    """The hold's live decision, by ``reviewer`` or ``decider``, its items, its audit and its delivery, queued once
-    the transaction commits (``undo_until``: not before the end of that undo window)."""
+    """The hold's live decision, by ``reviewer`` or ``decider``, its items, its audit (with the ``channel`` it came
+    through) and its delivery, queued once the transaction commits (``undo_until``: not before the end of that undo
+    window)."""
     try:
         with transaction.atomic():
             decision = Decision.objects.create(
@@ -217,7 +221,7 @@ def _create(
         for position, choice in enumerate(choices)
     )
     approving.link(approvals, decision)
-    payload = {"items": payloads.decision_items(decision)}
+    payload = {"items": payloads.decision_items(decision), "channel": channel}
     if approvals:
         payload["approvals"] = [
             {"approval": a.pk, "approver": a.approver.get_username(), "at": a.created_at.isoformat()}

@@ -55,6 +55,12 @@ def amount_text(data: dict, key: str) -> str:
     return f"{shown} (unreadable)" if reading.exact is None else shown
 
 
+def item_amount(data: Any) -> str:
+    """The item's amount with its currency ("49.90 USD"), or "" when its data carries none."""
+    key = _amount_key(data) if isinstance(data, dict) else ""
+    return amount_text(data, key) if key else ""
+
+
 def currency_of(data: Any) -> str:
     """The currency the item's data names under one of ``CURRENCY_KEYS``, or ""; anything but a short code is ignored."""
     if not isinstance(data, dict):
