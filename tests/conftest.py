@@ -155,8 +155,9 @@ def refund(platform_state, platform_client):
     return Hold.objects.get(hold_id="h_big")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser():
+    """One Chromium for every browser test a process runs; each test opens contexts of its own on it."""
     # Playwright's sync API keeps an event loop in this thread; Django's guard against
     # database calls from async code would refuse the test's own (synchronous) queries.
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
