@@ -7,7 +7,7 @@ indexes dropped and rebuilt around it), then times list pages and exports
 through Django's handler in this process (no network), and prints the
 EXPLAIN ANALYZE of the query behind each. The generated rows carry no valid
 hash chain (``verifyaudit`` would reject them; the chain is tested in
-tests/test_audit.py): they exist to measure the queries. Ten events make one
+tests/audit/test_audit.py): they exist to measure the queries. Ten events make one
 hold's story: seen, claimed, decided, delivered (sometimes retried), applied
 or not, plus a sign-in, a release and a notification.
 """

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Find a Python new enough for Django 6 and keep the project's virtualenv in step with a requirements file.
+"""Find a Python new enough for Django 6 and keep the project's virtualenv in step with a lock file.
 
 Runs on any Python 3.8+ so that ``python3 bin/quickstart`` works even where the
-default ``python3`` is older than the 3.12 that Django 6 needs.
+default ``python3`` is older than the 3.12 that Django 6 needs. The lock files
+(``bin/lock`` writes them) pin every package with its hashes, so pip installs
+exactly what was tested or nothing.
 
-    python3 bin/bootstrap.py requirements-dev.txt   # prints the venv's python
+    python3 bin/bootstrap.py requirements-dev.lock   # prints the venv's python
 """
 
 import glob
@@ -63,23 +65,20 @@ def venv_python() -> Path:
     return VENV / "bin" / "python"
 
 
-def ensure_venv(requirements: str) -> Path:
-    """Create the venv if needed and install ``requirements`` when they changed since the last install."""
+def ensure_venv(lock: str) -> Path:
+    """Create the venv if needed and install the ``lock`` file when it changed since the last install."""
     python = venv_python()
     if not python.exists() or (_version(str(python)) or (0, 0)) < MINIMUM:
         print("Creating the virtualenv in %s ..." % VENV, file=sys.stderr, flush=True)
         shutil.rmtree(VENV, ignore_errors=True)
         subprocess.run([find_python(), "-m", "venv", str(VENV)], check=True, stdout=sys.stderr)
-    requirements_path = ROOT / requirements
-    digest = _requirements_digest(requirements_path)
-    stamp = VENV / (".installed-" + requirements_path.name)
+    lock_path = ROOT / lock
+    digest = _requirements_digest(lock_path)
+    stamp = VENV / (".installed-" + lock_path.name)
     if not stamp.exists() or stamp.read_text() != digest:
-        print("Installing %s ..." % requirements, file=sys.stderr, flush=True)
-        subprocess.run(
-            [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", str(requirements_path)],
-            check=True,
-            stdout=sys.stderr,
-        )
+        print("Installing %s ..." % lock, file=sys.stderr, flush=True)
+        pip_install = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--require-hashes"]
+        subprocess.run(pip_install + ["-r", str(lock_path)], check=True, stdout=sys.stderr)
         stamp.write_text(digest)
     return python
 
@@ -95,4 +94,4 @@ def _requirements_digest(path: Path) -> str:
 
 
 if __name__ == "__main__":
-    print(ensure_venv(sys.argv[1] if len(sys.argv) > 1 else "requirements.txt"))
+    print(ensure_venv(sys.argv[1] if len(sys.argv) > 1 else "requirements.lock"))

@@ -1,22 +1,31 @@
-"""Fixtures shared by the suite: a simulated platform on 127.0.0.1, a client for it, users."""
+"""Fixtures shared by the suite: a simulated platform on 127.0.0.1, a client for it, users, Celery, Chromium.
+
+Fixtures only: what tests share besides fixtures is in tests/helpers/.
+"""
+
+import email
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from aiosmtpd.controller import Controller
+from tests.helpers.processes import free_port
 
 import os
 import subprocess
 import sys
-import time
-from pathlib import Path
+from decimal import Decimal
 
 import pytest
 import redis
-from django.db import connection
+from playwright.sync_api import sync_playwright
 
 from holds.mirror import platform, sync
 from reviewqueue import processcache, roles
 from simulator.server import PlatformServer
 from simulator.state import PlatformState
-
-API_KEY = "test-api-key"
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.browser import CHROMIUM_ARGS
+from tests.helpers.processes import API_KEY, ROOT, suite_database_url
+from tests.helpers.escalation import FINANCE_LEADS
+from tests.helpers.users import make_user
 
 
 @pytest.fixture(autouse=True)
@@ -66,7 +75,7 @@ def celery_processes(simulated_platform, settings, tmp_path):
     environment = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tests.settings",
-        "DATABASE_URL": _test_database_url(),
+        "DATABASE_URL": suite_database_url(),
         "REDIS_URL": settings.CELERY_BROKER_URL,
         "AGENTOS_URL": simulated_platform.url,
         "AGENTOS_API_KEY": API_KEY,
@@ -89,38 +98,11 @@ def celery_processes(simulated_platform, settings, tmp_path):
         return process
 
     yield start
+    # Killed, not stopped: the test is over, and a warm shutdown only waits out the broker's poll (about 2 s each).
     for process in started:
-        process.terminate()
+        process.kill()
     for process in started:
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-
-
-def _test_database_url() -> str:
-    database = connection.settings_dict
-    return f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}"
-
-
-def wait_until(condition, timeout: float = 20.0, interval: float = 0.1):
-    """Poll ``condition`` until it returns something truthy, and return that; fail after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        outcome = condition()
-        if outcome:
-            return outcome
-        time.sleep(interval)
-    raise AssertionError(f"condition not met within {timeout} s")
-
-
-def make_user(username: str, *groups: str, **fields):
-    from django.contrib.auth.models import Group, User
-
-    user = User.objects.create_user(username, email=f"{username}@example.com", password="pw", **fields)
-    for name in groups:
-        user.groups.add(Group.objects.get_or_create(name=name)[0])
-    return user
+        process.wait()
 
 
 @pytest.fixture
@@ -152,3 +134,94 @@ def samples(platform_client, platform_state, db):
     platform_state.load_samples()
     sync.sync_env(platform_client, "default")
     return {hold.hold_id: hold for hold in Hold.objects.all()}
+
+
+@pytest.fixture
+def large_refunds(db):
+    from approvals.models import ApprovalPolicy
+
+    return ApprovalPolicy.objects.create(
+        name="Large refunds", condition_key="amount", condition_operator="gt", condition_threshold=Decimal(500),
+        approvals_required=2,
+    )
+
+
+@pytest.fixture
+def refund(platform_state, platform_client):
+    """A 1,200.00 refund, mirrored from the platform."""
+    from holds.models import Hold
+
+    platform_state.add_hold("default", {
+        "hold_id": "h_big", "question": "Refund 1,200.00 on order A-9001?",
+        "items": [{"id": "call_1", "title": "Refund A-9001", "data": {"order_id": "A-9001", "amount": "1200.00"}}],
+    })
+    sync.sync_env(platform_client, "default")
+    return Hold.objects.get(hold_id="h_big")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One Chromium for every browser test a process runs; each test opens contexts of its own on it."""
+    # Playwright's sync API keeps an event loop in this thread; Django's guard against
+    # database calls from async code would refuse the test's own (synchronous) queries.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+    del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
+
+
+@pytest.fixture
+def smtp_server():
+    """A real SMTP server on 127.0.0.1 that keeps what it receives."""
+
+    class Inbox:
+        messages = []
+
+        async def handle_DATA(self, server, session, envelope):
+            self.messages.append(email.message_from_bytes(envelope.content))
+            return "250 OK"
+
+    inbox = Inbox()
+    controller = Controller(inbox, hostname="127.0.0.1", port=free_port())
+    controller.start()
+    yield controller, inbox.messages
+    controller.stop()
+
+
+@pytest.fixture
+def webhook_receiver():
+    """An HTTP receiver on 127.0.0.1 answering the queued statuses (then 200) and keeping each request."""
+    received, statuses = [], []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            received.append((dict(self.headers), body))
+            status = statuses.pop(0) if statuses else 200
+            self.send_response(status)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server.received, server.statuses = received, statuses
+    server.url = f"http://127.0.0.1:{server.server_port}/hook"
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def fiona(db):
+    return make_user("fiona", FINANCE_LEADS, first_name="Fiona", last_name="Finch")
+
+
+@pytest.fixture
+def gus(db):
+    return make_user("gus", FINANCE_LEADS, roles.REVIEWERS)

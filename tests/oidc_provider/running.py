@@ -12,7 +12,9 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parents[2]
-PORTS = range(8401, 8420)
+# Ports of this pytest-xdist worker's own (gw0 8401–8419, gw1 8421–8439, …): two workers never race for one.
+_WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
+PORTS = range(8401 + 20 * _WORKER, 8420 + 20 * _WORKER)
 CLIENT_ID = "review-queue"
 CLIENT_SECRET = "idp-test-client-secret-4f1c9"
 

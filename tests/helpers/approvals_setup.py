@@ -1,0 +1,28 @@
+"""What the approval tests share: reviewers acting on a hold's page (the large refunds policy and its refund are fixtures)."""
+
+from django.test import Client
+from django.urls import reverse
+
+from tests.helpers.forms import fields_of
+from tests.helpers.reviewing import confirm, field_name
+
+__all__ = ["approve_as_it_is", "confirm", "decision_posts", "lowered_to", "signed_in"]
+
+
+def signed_in(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def lowered_to(hold, amount):
+    return {field_name(hold, 0, "amount"): amount}
+
+
+def approve_as_it_is(client, hold):
+    page = client.get(reverse("hold", args=[hold.pk])).content.decode()
+    return client.post(reverse("hold-approve", args=[hold.pk]), fields_of(page, "approve-as-is-form"))
+
+
+def decision_posts(platform_state):
+    return [r for r in platform_state.requests if r["method"] == "POST" and r["path"].endswith("/decision")]

@@ -1,0 +1,92 @@
+"""A real Chromium, driven through Playwright: signing in, a hold's page, sending, and axe-core's checks."""
+
+from pathlib import Path
+
+from playwright.sync_api import expect
+
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+def signed_in_page(browser, live_server, username: str = "alice", **options):
+    """A new page of its own context, signed in through the login page; it notes page errors and console errors."""
+    context = browser.new_context(base_url=live_server.url, **options)
+    page = context.new_page()
+    page.problems = []
+    page.on("pageerror", lambda error: page.problems.append(f"page error: {error}"))
+    page.on("console", lambda message: message.type == "error" and page.problems.append(message.text))
+    page.goto("/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill("pw")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="Open holds")).to_be_visible()
+    return page
+
+
+def close_quietly(context):
+    """Close a test's browser context before the database is emptied.
+
+    The page's own requests must end first (the run's context loads after the page), and
+    leaving must not send the beacon that ends the reviewer's presence: either would reach
+    the live server while the test database is being flushed.
+    """
+    for page in context.pages:
+        page.wait_for_load_state("networkidle")
+        page.evaluate("document.querySelectorAll('[data-leave-url]').forEach(presence => presence.removeAttribute('data-leave-url'))")
+        page.goto("about:blank")
+    context.close()
+
+
+def open_hold(page, hold):
+    page.goto(f"/holds/{hold.pk}/")
+    expect(page.locator("#decide-form")).to_be_visible()
+
+
+def send_with_keyboard(page):
+    page.keyboard.press("Control+Enter")
+    expect(page.get_by_role("heading", name="Check your decision")).to_be_visible()
+    page.keyboard.press("Control+Enter")
+
+
+def decision_bodies(platform_state, hold_id):
+    return [
+        r["body"] for r in platform_state.requests
+        if r["method"] == "POST" and r["path"].endswith(f"/holds/{hold_id}/decision") and r["status"] == 200
+    ]
+
+
+def applied(page, platform_state, hold):
+    expect(page.locator(".state.applied")).to_be_visible(timeout=15000)
+    return decision_bodies(platform_state, hold.hold_id)
+
+
+# axe-core, installed by bin/test from tests/axe/package-lock.json
+AXE = Path(__file__).resolve().parents[1] / "axe" / "node_modules" / "axe-core" / "axe.min.js"
+WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+AXE_RUN = """async (tags) => {
+  const result = await axe.run(document, {runOnly: {type: "tag", values: tags}});
+  return result.violations.map(v => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map(n => n.target.join(" ")).join(" | ")}`);
+}"""
+
+
+VIEWPORTS = {"desktop": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
+
+
+def accessibility_problems(page, name):
+    """What is wrong with the page now shown, as readable lines: sideways scrolling, text under 12 px, axe's violations."""
+    problems = []
+    widths = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    if widths[0] > widths[1]:
+        wide = page.evaluate("""() => [...document.querySelectorAll('body *')]
+            .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+            .slice(0, 3).map(e => e.tagName.toLowerCase() + (e.className ? '.' + String(e.className).split(' ').join('.') : ''))""")
+        problems.append(f"{name}: {widths[0]} px wide in a {widths[1]} px window ({', '.join(wide)})")
+    # Django's admin keeps its own 11 px type; the size rule is for the app's pages.
+    tiny = [] if "/admin/" in page.url else page.evaluate("""() => [...document.querySelectorAll('body *')]
+        .filter(e => [...e.childNodes].some(n => n.nodeType === Node.TEXT_NODE && n.textContent.trim()))
+        .filter(e => e.getBoundingClientRect().width > 1 && parseFloat(getComputedStyle(e).fontSize) < 12)
+        .slice(0, 3).map(e => `${e.tagName.toLowerCase()} "${e.textContent.trim().slice(0, 20)}" ${getComputedStyle(e).fontSize}`)""")
+    if tiny:
+        problems.append(f"{name}: text under 12 px: {', '.join(tiny)}")
+    page.add_script_tag(path=str(AXE))
+    problems += [f"{name}: {violation}" for violation in page.evaluate(AXE_RUN, WCAG_TAGS)]
+    return problems
