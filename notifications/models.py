@@ -55,6 +55,8 @@ class Notification(models.Model):
         NOT_APPLIED = "not_applied", "Decision not applied"
         UNDELIVERED = "undelivered", "Decision still undelivered"
         ESCALATED = "escalated", "Escalated"
+        ASSIGNED = "assigned", "Assigned to you"
+        MENTIONED = "mentioned", "Mentioned in a note"
 
     class Channel(models.TextChoices):
         EMAIL = "email", "Email"
