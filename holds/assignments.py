@@ -54,6 +54,10 @@ class Choice:
     label: str
     assignee: object  # a User or a Group
 
+    @property
+    def is_group(self) -> bool:
+        return isinstance(self.assignee, Group)
+
 
 def label(assignment: Assignment) -> str:
     """Whom the assignment names: the person's username, or the group's name."""
@@ -134,6 +138,25 @@ def assign(hold: Hold, assignee, note: str, by, now: datetime | None = None) -> 
         events.record(EventKind.REASSIGNED if previous else EventKind.ASSIGNED, actor=by, hold=hold, payload=payload)
         handoff_signals.assigned.send(sender=Assignment, assignment=made, by=by)
     return made
+
+
+def assign_many(holds: list[Hold], assignee, note: str, by) -> tuple[list[Hold], list[Hold]]:
+    """Assign each of ``holds`` (the queue's selection) as ``assign`` does, each in its own transaction; return those
+    assigned and those no longer to decide, left out (one closed hold stops none of the others).
+
+    ``assignee`` must be among ``choices(holds, by)``: able to see every one of them.
+    """
+    if not any(choice.assignee == assignee for choice in choices(holds, by)):
+        raise NotAssignable(f"{_name(assignee)} cannot see every one of these holds: choose someone who can.")
+    assigned, left_out = [], []
+    for hold in holds:
+        try:
+            assign(hold, assignee, note, by)
+        except NotAssignable:
+            left_out.append(hold)
+        else:
+            assigned.append(hold)
+    return assigned, left_out
 
 
 def unassign(hold: Hold, by, note: str = "", now: datetime | None = None) -> bool:

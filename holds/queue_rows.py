@@ -3,7 +3,7 @@
 A row's key names everything its markup shows: the hold's platform content (its
 payload digest, which sync changes with every change of content, items included),
 its env, whoever has a live claim on it, its urgency band, whether it is new to the
-reviewer, its approval badge, the viewer's time zone and language, and a version of what renders it (the
+reviewer, its approval badge and assignee, the viewer's time zone and language, and a version of what renders it (the
 settings it reads, the hold page's URL, and the source of the row template and of the
 code writing its values). Whatever changes what a row says therefore changes its key,
 and a stale row is never read.
@@ -51,9 +51,13 @@ class Row:
     with its items: ``items`` and ``amounts``, which the row template reads, are a rendered row's.
     """
 
-    def __init__(self, listed: holds_queue.Listed, now: datetime, loaded_at: datetime, approvals: Badge | None = None):
+    def __init__(
+        self, listed: holds_queue.Listed, now: datetime, loaded_at: datetime, approvals: Badge | None = None,
+        assigned_to: str = "",
+    ):
         self.hold = listed
         self.approvals = approvals  # the approval badge, for a hold that needs several approvals or has some
+        self.assigned_to = assigned_to  # whom the hold is assigned to, a username or a group's name ("" for nobody)
         self.urgency = holds_queue.urgency(listed, now)
         self.claimant = _claimant(listed, now)
         self.new = listed.first_seen_at > loaded_at
@@ -87,17 +91,19 @@ RENDERED_FIELDS = (
 
 
 def rows(
-    listed: list[holds_queue.Listed], now: datetime, loaded_at: datetime, approvals: dict[int, Badge] | None = None
+    listed: list[holds_queue.Listed], now: datetime, loaded_at: datetime, approvals: dict[int, Badge] | None = None,
+    assigned_to: dict[int, str] | None = None,
 ) -> list[Row]:
     """The queue's rows for the ``listed`` holds, their markup kept by the process, read from the cache in one round
     trip, or rendered.
 
     A rendered row is stored only if the hold, read again whole to render it, still has the key
     it was listed with: a row rendered from a hold that changed in between is shown, never kept.
-    ``approvals`` gives the approval badge of the holds that have one, by pk (see ``approvals.badges``).
+    ``approvals`` gives the approval badge of the holds that have one, by pk (see ``approvals.badges``), and
+    ``assigned_to`` the assignee of those assigned, by pk (see ``holds.assignments.labels``).
     """
-    approvals = approvals or {}
-    found = [Row(hold, now, loaded_at, approvals.get(hold.pk)) for hold in listed]
+    approvals, assigned_to = approvals or {}, assigned_to or {}
+    found = [Row(hold, now, loaded_at, approvals.get(hold.pk), assigned_to.get(hold.pk, "")) for hold in listed]
     # What renders every row alike, and the viewer's zone and language, hashed once for the fifty keys.
     viewer = hashlib.sha256(
         repr((_version(), timezone.get_current_timezone_name(), translation.get_language())).encode()
@@ -131,13 +137,14 @@ def markup(found: list[Row]) -> str:
 
 
 def _key(row: Row, viewer: str) -> str:
-    """What the row's markup shows, hashed: the hold's content, env, claimant, urgency and newness, and the viewer's zone."""
+    """What the row's markup shows, hashed: the hold's content, env, claimant, urgency, newness, approval badge and
+    assignee, and the viewer's zone."""
     hold, claimant = row.hold, row.claimant
     who = (claimant.pk, claimant.get_username(), claimant.get_full_name(), claimant.email) if claimant else None
     # The times too, which sync changes only with the digest, in case anything else ever writes them.
     parts = (
         viewer, hold.pk, hold.env, hold.payload_digest, hold.created_at, hold.expires_at, who, row.urgency, row.new,
-        row.approvals,
+        row.approvals, row.assigned_to,
     )
     return "queue-row:" + hashlib.sha256(repr(parts).encode()).hexdigest()
 

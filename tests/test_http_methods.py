@@ -10,7 +10,7 @@ from tests.test_fuzz import named_urls, real_path_values
 pytestmark = pytest.mark.django_db
 
 # The pages whose GET shows a form that a POST to the same address sends; the others read, or take a POST only.
-FORMS = {"login", "take-over", "notification-preferences"}
+FORMS = {"login", "take-over", "assign-hold", "notification-preferences"}
 CHANGING = ("post", "put", "patch", "delete")
 
 
@@ -36,7 +36,8 @@ def test_every_view_that_only_reads_refuses_every_other_method_with_405(client, 
 def test_a_page_with_a_form_takes_its_post_but_no_other_method(client, samples, alice):
     hold = samples["h_13"]
     client.force_login(alice)
-    urls = {"login": "/login/", "take-over": f"/holds/{hold.pk}/take-over", "notification-preferences": "/notifications/preferences"}
+    urls = {"login": "/login/", "take-over": f"/holds/{hold.pk}/take-over", "assign-hold": f"/holds/{hold.pk}/assign",
+            "notification-preferences": "/notifications/preferences"}
 
     answers = {name: [getattr(client, method)(url).status_code for method in ("put", "patch", "delete")] for name, url in urls.items()}
 
