@@ -119,9 +119,13 @@ def assign(hold: Hold, assignee, note: str, by, now: datetime | None = None) -> 
 
     ``assignee`` must be among ``choices([hold], by)``, and the hold still to decide; else ``NotAssignable``.
     """
-    now = now or timezone.now()
     if not any(choice.assignee == assignee for choice in choices([hold], by)):
         raise NotAssignable(f"{_name(assignee)} cannot see this hold: choose someone who can.")
+    return _assign(hold, assignee, note, by, now or timezone.now())
+
+
+def _assign(hold: Hold, assignee, note: str, by, now: datetime) -> Assignment:
+    """``assign``, for an assignee already checked against the choices."""
     with transaction.atomic():
         _lock_open(hold, now)
         previous = _current(hold).first()
@@ -144,14 +148,14 @@ def assign_many(holds: list[Hold], assignee, note: str, by) -> tuple[list[Hold],
     """Assign each of ``holds`` (the queue's selection) as ``assign`` does, each in its own transaction; return those
     assigned and those no longer to decide, left out (one closed hold stops none of the others).
 
-    ``assignee`` must be among ``choices(holds, by)``: able to see every one of them.
+    ``assignee`` must be among ``choices(holds, by)``: able to see every one of them (checked once for all).
     """
     if not any(choice.assignee == assignee for choice in choices(holds, by)):
         raise NotAssignable(f"{_name(assignee)} cannot see every one of these holds: choose someone who can.")
     assigned, left_out = [], []
     for hold in holds:
         try:
-            assign(hold, assignee, note, by)
+            _assign(hold, assignee, note, by, timezone.now())
         except NotAssignable:
             left_out.append(hold)
         else:
