@@ -70,12 +70,7 @@ def choices(holds: Iterable[Hold], viewer) -> list[Choice]:
     People are active reviewers in the holds' team scopes; the viewer is among them, for handing a hold to oneself.
     """
     holds = list(holds)
-    people = list(
-        get_user_model()
-        .objects.filter(Q(groups__name=roles.REVIEWERS) | Q(is_superuser=True), is_active=True)
-        .distinct()
-        .order_by("username")
-    )
+    people = list(roles.reviewers())
     offered = [
         Choice(f"user:{person.pk}", person.get_username(), person) for person in scopes.users_who_may_see(holds, people)
     ]

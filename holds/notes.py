@@ -16,9 +16,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from audit import events
@@ -70,9 +68,7 @@ def add_note(hold: Hold, author, text: str, now: datetime | None = None) -> tupl
 def _may_be_told(hold: Hold, names: list[str]) -> list:
     if not names:
         return []
-    people = get_user_model().objects.filter(
-        Q(groups__name=roles.REVIEWERS) | Q(is_superuser=True), username__in=names, is_active=True
-    ).distinct()
+    people = roles.reviewers().filter(username__in=names)
     order = {name: position for position, name in enumerate(names)}
     return sorted(scopes.users_who_may_see([hold], people), key=lambda person: order[person.get_username()])
 

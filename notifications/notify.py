@@ -178,7 +178,8 @@ def assigned(assignment: Assignment, by) -> list[Notification]:
     """
     hold = assignment.hold
     resolve_for_holds([hold.pk], frozenset({Event.ASSIGNED}), f"reassigned to {_assignee(assignment)}")
-    recipients = [assignment.user] if assignment.user_id else list(_members(assignment.group.name))
+    # A group's members who may decide holds: not its auditors, nor every superuser (as ``_members`` would).
+    recipients = [assignment.user] if assignment.user_id else list(roles.reviewers().filter(groups=assignment.group))
     note = f" (note: {assignment.note})" if assignment.note else ""
 
     def body() -> str:

@@ -3,8 +3,10 @@
 from functools import wraps
 
 from django.apps import apps
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
+from django.db.models import Q
 
 from reviewqueue import prepared
 
@@ -53,6 +55,14 @@ def _read_groups_with_scopes(user) -> list[tuple]:
 
 def can_review(user) -> bool:
     return in_group(user, REVIEWERS)
+
+
+def reviewers():
+    """The active users who may decide holds (Reviewers, and superusers, who have every role), by username."""
+    return (
+        get_user_model().objects.filter(Q(groups__name=REVIEWERS) | Q(is_superuser=True), is_active=True)
+        .distinct().order_by("username")
+    )
 
 
 def can_audit(user) -> bool:

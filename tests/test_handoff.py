@@ -260,6 +260,8 @@ def test_assigning_to_a_group_tells_its_members_who_may_see_the_hold(alice, caro
     team = Group.objects.create(name="Refund desk")
     carol.groups.add(team)
     dave.groups.add(team)
+    make_user("root", is_superuser=True)  # sees every hold, but is not in the group
+    make_user("audra", roles.AUDITORS).groups.add(team)  # in the group, but decides nothing
 
     assignments.assign(billing, team, "", by=alice)
     assignments.assign(support, team, "", by=alice)  # an unscoped group: Carol and Dave cannot see Support's holds
