@@ -105,7 +105,6 @@ def _hold_context(
     }
 
 
-
 def _posted_id(request, name: str, missing: str) -> int:
     """The database id the form posted as ``name``; a 400 that says ``missing`` when it posted none."""
     found = readers.identifier(request.POST.get(name, ""), name)

@@ -93,3 +93,13 @@ def test_every_task_queued_or_scheduled_by_name_exists():
     named = {decisions.DELIVERY_TASK, sending.SEND_TASK} | {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
 
     assert named - set(celery_app.tasks) == set()
+
+
+def test_handing_holds_over_tells_notifications_by_signal_and_imports_none_of_it():
+    """Holds sits below notifications: assignments and notes announce themselves through ``holds.handoff_signals``."""
+    found = {
+        name: sorted(imports_of(ROOT / "holds" / name, "notifications") | imports_of(ROOT / "holds" / name, "approvals"))
+        for name in ("assignments.py", "notes.py", "handoff_signals.py")
+    }
+
+    assert found == {name: [] for name in found}

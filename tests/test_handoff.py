@@ -9,6 +9,8 @@ from datetime import timedelta
 
 import pytest
 import time_machine
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from django.contrib.auth.models import Group
 from django.db import DatabaseError, transaction
 from django.test import Client
@@ -468,6 +470,19 @@ def test_a_mention_tells_only_active_reviewers_and_not_the_author(alice_client, 
     assert mentioned == [bob]
     assert [n.channel for n in told(Event.MENTIONED, bob)] == [Channel.EMAIL, Channel.IN_APP]
     assert "@alice @ivan" in told(Event.MENTIONED, bob)[0].body
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=300) | st.from_regex(r"(@[a-z.@+-]{0,12}[ ,.]?){1,5}"))
+def test_any_note_text_is_added_or_refused_plainly_and_tells_only_who_may_see_the_hold(alice_client, bob, carol, support, text):
+    before = Note.objects.count()
+
+    response = alice_client.post(reverse("add-note", args=[support.pk]), {"text": text})
+
+    assert response.status_code in (302, 400, 422)
+    assert Note.objects.count() == before + (response.status_code == 302)
+    told_anyone = set(Notification.objects.filter(event=Event.MENTIONED).values_list("user__username", flat=True))
+    assert told_anyone <= {"bob"}  # Carol cannot see Support's hold; Alice wrote the notes
 
 
 def test_mentions_are_read_as_usernames_and_never_inside_a_word_or_an_address():
