@@ -56,13 +56,24 @@ class Row:
     event: AuditEvent
     summary: str
     edits: list[Edit]
+    whole_note: str = ""  # a note's text, when the summary had to cut it short: the timeline shows it whole
+
+
+def _whole_note(event: AuditEvent, summary_text: str) -> str:
+    if event.kind != EventKind.NOTE_ADDED or not summary_text.endswith("…"):
+        return ""
+    return str((event.payload or {}).get("text") or "")
 
 
 def rows(events) -> list[Row]:
     """Each event with its summary and edits, the notifications' recipients named in one query for all."""
     events = list(events)
     names = recipient_names(events)
-    return [Row(event, summary(event, names), edits(event)) for event in events]
+    found = []
+    for event in events:
+        text = summary(event, names)
+        found.append(Row(event, text, edits(event), _whole_note(event, text)))
+    return found
 
 
 def decision_channel(rows: list[Row]) -> str:
@@ -203,6 +214,31 @@ def _withdrawn(payload: dict) -> str:
     return f"undone before sending, nothing reached the platform: {undone}" if undone else "undone before sending"
 
 
+def _note(payload: dict) -> str:
+    return f" (note: {payload['note']})" if payload.get("note") else ""
+
+
+def _assigned(payload: dict) -> str:
+    """"to bob (note: can you check?)", "to Finance leads, a group"."""
+    group = ", a group" if payload.get("assignee_kind") == "group" else ""
+    return f"to {payload.get('assignee') or '?'}{group}{_note(payload)}"
+
+
+def _reassigned(payload: dict) -> str:
+    return f"from {payload.get('from') or '?'} {_assigned(payload)}"
+
+
+def _unassigned(payload: dict) -> str:
+    return f"from {payload.get('from') or '?'}{_note(payload)}"
+
+
+def _note_added(payload: dict) -> str:
+    """"“Check the order history, @bob” — told bob"."""
+    told = payload.get("told")
+    named = f" — told {', '.join(str(name) for name in told)}" if isinstance(told, list) and told else ""
+    return f"“{payload.get('text') or ''}”{named}"
+
+
 def _delivery(payload: dict) -> str:
     attempt = payload.get("attempt")
     outcome = payload.get("outcome") or ""
@@ -249,6 +285,10 @@ def _admin_change(payload: dict) -> str:
 _summaries = {
     EventKind.HOLD_SEEN: _hold_seen,
     EventKind.TAKEN_OVER: _taken_over,
+    EventKind.ASSIGNED: _assigned,
+    EventKind.REASSIGNED: _reassigned,
+    EventKind.UNASSIGNED: _unassigned,
+    EventKind.NOTE_ADDED: _note_added,
     EventKind.DECISION_SUBMITTED: _submitted,
     EventKind.APPROVAL_GIVEN: _approval,
     EventKind.ESCALATED: _escalated,

@@ -9,6 +9,10 @@ kind                   payload
 hold_seen              ``question``, ``items``: ``[{"id", "title", "data"}]`` (``hold_items``)
 claimed, released      nothing needed
 taken_over             ``from``: the username whose claim was taken
+assigned, reassigned   ``assignee`` (a username or a group's name), ``assignee_kind`` ("person" or
+                       "group"), ``note``; reassigned also ``from``, the previous assignee
+unassigned             ``from``: the assignee whose assignment ended, ``note``
+note_added             ``note`` (its pk), ``text``, ``told``: the usernames its @mentions told
 decision_submitted     ``items``: ``[{"id", "action", "original_data", "data", "comment"}]``
                        (``decision_items``); for a decision a round of approvals made,
                        ``approvals``: ``[{"approval", "approver", "at"}]`` in order;

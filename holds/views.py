@@ -3,20 +3,21 @@
 import contextlib
 from urllib.parse import quote
 
-from django.db.models import FilteredRelation, OuterRef, Q, Subquery, prefetch_related_objects
+from django.db.models import Exists, FilteredRelation, OuterRef, Q, Subquery, prefetch_related_objects
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from approvals import approving, badges, rounds
 from approvals.models import Approval
-from holds import approval_page
+from holds import approval_page, assignments, notes
 from holds.deciding import claims, decisions, form_layout, presence, review
 from holds.mirror import platform, runs
 from holds.queue import listing as holds_queue
 from holds.queue import filter_form as queue_filters, rows as queue_rows
-from holds.models import Decision, Hold
+from holds.models import Decision, Hold, Note
 from reviewqueue import readers, roles
 from teams import scopes
 
@@ -43,7 +44,7 @@ def _queue(request):
     loaded_at = _loaded_at(request, now)
     new_holds = matching.filter(first_seen_at__gt=loaded_at) if loaded_at < now else None
     states, new_count = holds_queue.sync_states_and_new_count(new_holds, filters)
-    rows = queue_rows.rows(holds, now, loaded_at, badges.badges(holds))
+    rows = queue_rows.rows(holds, now, loaded_at, badges.badges(holds), assignments.labels(hold.pk for hold in holds))
     context = {
         "rows": rows,
         "next_cursor": next_cursor,
@@ -67,9 +68,11 @@ def _loaded_at(request, now):
 _UNREAD = object()  # ``_hold_context``'s decision when the caller has not read it
 
 
-def _hold_context(hold, reviews=None, error="", viewer=None, decision=_UNREAD, note_presence=False):
-    """What ``hold.html`` shows ``viewer`` (``request.viewer``); ``note_presence`` also notes that they have the page
-    open."""
+def _hold_context(
+    hold, reviews=None, error="", viewer=None, decision=_UNREAD, note_presence=False, note_error="", assignment=_UNREAD
+):
+    """What ``hold.html`` shows ``viewer`` (``request.viewer``); ``note_presence`` also notes that they have the page open; ``note_error``
+    says why the note they wrote was not added. ``decision`` and ``assignment``: as read with the hold, if they were."""
     now = timezone.now()
     user = viewer.user if viewer else None
     if decision is _UNREAD:
@@ -95,6 +98,11 @@ def _hold_context(hold, reviews=None, error="", viewer=None, decision=_UNREAD, n
         "urgency": holds_queue.urgency(hold, now),
         "expired": bool(hold.expires_at and hold.expires_at <= now),
         "error": error,
+        # An assignment ends with the hold's decision or closing (``holds.assignments``): shown while it can be decided.
+        "assignment": (assignments.current(hold) if assignment is _UNREAD else assignment) if decidable else None,
+        "notes": notes.thread(hold) if getattr(hold, "any_note", True) else [],  # read with the hold by the page
+        "note_error": note_error,
+        "max_note": notes.MAX_NOTE,
     }
 
 
@@ -113,14 +121,22 @@ def _hold_or_404(request, pk, holds=Hold.objects):
 
 
 def _hold_for_page(request, pk):
-    """The hold with everything its page shows, in three queries: the hold with its claimant,
-    escalation and latest decision (and that decision's reviewer), the hold's items, and the decision's items."""
+    """The hold with everything its page shows, in three queries: the hold with its claimant, escalation, current
+    assignment (``page_assignment``, absent when none), whether it has notes (``any_note``: the thread is read only
+    then) and latest decision (and that decision's reviewer), the hold's items, and the decision's items."""
     latest = Decision.objects.filter(hold=OuterRef("pk")).order_by("-created_at", "-pk").values("pk")[:1]
     hold = _hold_or_404(
         request,
         pk,
-        Hold.objects.annotate(page_decision=FilteredRelation("decisions", condition=Q(decisions__pk=Subquery(latest))))
-        .select_related("claimed_by", "page_decision__reviewer", "escalation")
+        Hold.objects.annotate(
+            page_decision=FilteredRelation("decisions", condition=Q(decisions__pk=Subquery(latest))),
+            page_assignment=FilteredRelation("assignments", condition=Q(assignments__ended_at__isnull=True)),
+            any_note=Exists(Note.objects.filter(hold=OuterRef("pk"))),
+        )
+        .select_related(
+            "claimed_by", "page_decision__reviewer", "escalation", "page_assignment__user", "page_assignment__group",
+            "page_assignment__assigned_by",
+        )
         .annotate(**approval_page.page_annotations())
         .prefetch_related("items"),
     )
@@ -157,7 +173,9 @@ def _presence_context(hold, viewer, now, looking=None):
 def hold_detail(request, pk):
     """Show the hold; opening it tells the others who is looking, and claims nothing."""
     hold, decision = _hold_for_page(request, pk)
-    context = _hold_context(hold, viewer=request.viewer, decision=decision, note_presence=True)
+    context = _hold_context(
+        hold, viewer=request.viewer, decision=decision, note_presence=True, assignment=getattr(hold, "page_assignment", None)
+    )
     return render(request, "holds/hold.html", context)
 
 
@@ -279,6 +297,56 @@ def hold_reject(request, pk):
     except decisions.DecisionRefused as refused:
         return _refused(request, hold, refused)
     return redirect("hold", pk=hold.pk)
+
+
+@reviewer_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def assign_hold(request, pk):
+    """Choose a person or a group who can see the hold, with a note; the POST assigns it (or reassigns it).
+
+    Only those ``assignments.choices`` offers are taken: anyone else posted is a 400, as an unknown value is.
+    """
+    hold = _hold_or_404(request, pk, Hold.objects.select_related("claimed_by"))
+    offered = assignments.choices([hold], request.viewer)
+    if request.method != "POST":
+        context = {"hold": hold, "choices": offered, "assignment": assignments.current(hold), "max_note": notes.MAX_NOTE}
+        return render(request, "holds/assign.html", context)
+    chosen = assignments.read_choice(request.POST.get("assignee", ""), offered)
+    note = assignments.read_note(request.POST.get("note", ""))
+    try:
+        assignments.assign(hold, chosen.assignee, note, by=request.user)
+    except assignments.NotAssignable as refused:
+        return _refused(request, hold, refused)
+    return redirect("hold", pk=hold.pk)
+
+
+@reviewer_required
+@require_POST
+def unassign_hold(request, pk):
+    hold = _hold_or_404(request, pk)
+    try:
+        assignments.unassign(hold, request.user, assignments.read_note(request.POST.get("note", "")))
+    except assignments.NotAssignable as refused:
+        return _refused(request, hold, refused)
+    return redirect("hold", pk=hold.pk)
+
+
+@reviewer_required
+@require_POST
+def add_note(request, pk):
+    """Add a note to the hold's thread; an empty or too long one is shown again with why (422)."""
+    hold = _hold_or_404(request, pk)
+    try:
+        text = notes.read_text(request.POST.get("text", ""))
+    except readers.BadValue as bad:
+        page, decision = _hold_for_page(request, pk)
+        context = _hold_context(
+            page, viewer=request.viewer, decision=decision, note_error=bad.problem,
+            assignment=getattr(page, "page_assignment", None),
+        )
+        return render(request, "holds/hold.html", context | {"note_text": request.POST.get("text", "")}, status=422)
+    notes.add_note(hold, request.user, text)
+    return redirect(reverse("hold", args=[hold.pk]) + "#notes")
 
 
 @reviewer_required

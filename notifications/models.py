@@ -56,6 +56,8 @@ class Notification(models.Model):
         UNDELIVERED = "undelivered", "Decision still undelivered"
         ESCALATED = "escalated", "Escalated"
         DEFAULT_OUTCOME = "default_outcome", "Decided by a policy's default outcome"
+        ASSIGNED = "assigned", "Assigned to you"
+        MENTIONED = "mentioned", "Mentioned in a note"
 
     class Channel(models.TextChoices):
         EMAIL = "email", "Email"

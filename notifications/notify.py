@@ -23,10 +23,10 @@ from django.utils import timezone
 from approvals.models import Approval, ApprovalPolicy
 from approvals.waiting import open_rounds
 from approvals.wording import approval_words
-from holds.models import Decision, Hold
+from holds.models import Assignment, Decision, Hold, Note
 from notifications import digest, sending
 from notifications.models import DigestState, Notification, NotificationSettings, WebhookChannel
-from people import wording, zones
+from people import naming, wording, zones
 from reviewqueue import processcache, roles
 from reviewqueue.sql import prepared
 from reviewqueue.sql.expressions import RowSQL
@@ -38,7 +38,7 @@ Channel = Notification.Channel
 
 # Which events each role may subscribe to, and what a user gets without choosing.
 EVENTS_FOR_ROLE = {
-    roles.REVIEWERS: [Event.NEW_HOLDS, Event.EXPIRING_SOON, Event.NOT_APPLIED],
+    roles.REVIEWERS: [Event.NEW_HOLDS, Event.EXPIRING_SOON, Event.NOT_APPLIED, Event.ASSIGNED, Event.MENTIONED],
     roles.AUDITORS: [Event.EXPIRED, Event.NOT_APPLIED, Event.DEFAULT_OUTCOME],
 }
 DEFAULT_CHANNELS = {
@@ -48,6 +48,8 @@ DEFAULT_CHANNELS = {
     Event.NOT_APPLIED: [Channel.IN_APP, Channel.EMAIL],
     Event.ESCALATED: [Channel.IN_APP, Channel.EMAIL],
     Event.DEFAULT_OUTCOME: [Channel.IN_APP, Channel.EMAIL],
+    Event.ASSIGNED: [Channel.IN_APP, Channel.EMAIL],
+    Event.MENTIONED: [Channel.IN_APP, Channel.EMAIL],
 }
 USER_CHANNELS = [Channel.IN_APP, Channel.EMAIL]
 # A decision still undelivered is announced to whoever asked to hear of decisions not applied.
@@ -193,6 +195,66 @@ def default_outcome(decision: Decision, approvers: list, claimant=None) -> list[
         title=f"{action.capitalize()} by policy ‘{decision.decided_by_policy}’ before expiry: {_short(hold.question)}",
         body=body(), link=link_to(hold), hold=hold, decision=decision, in_zone=lambda: (body(), []),
     )])
+
+
+def assigned(assignment: Assignment, by) -> list[Notification]:
+    """Tell the assignee (a person, or the members of a group who may see the hold) that ``by`` handed them the hold.
+
+    A reassignment resolves what the previous assignee was told. Whoever assigned is not told of it.
+    """
+    hold = assignment.hold
+    resolve_for_holds([hold.pk], frozenset({Event.ASSIGNED}), f"reassigned to {_assignee(assignment)}")
+    # A group's members who may decide holds: not its auditors, nor every superuser (as ``_members`` would).
+    recipients = [assignment.user] if assignment.user_id else list(roles.reviewers().filter(groups=assignment.group))
+    note = f" (note: {assignment.note})" if assignment.note else ""
+
+    def body() -> str:
+        return (f"{naming.name(by)} assigned this hold to {_assignee(assignment)}{note}.\n{hold.agent} asked: "
+                f"{hold.question}\n{_expiry(hold)}\n{_links_listed(hold)}")
+
+    return create(Event.ASSIGNED, [Message(
+        f"assignment:{assignment.pk}", [person for person in recipients if person.pk != by.pk],
+        title=f"Assigned to {_assignee(assignment)} by {naming.name(by)}: {_short(hold.question)}",
+        body=body(), link=link_to(hold), hold=hold, in_zone=lambda: (body(), []),
+    )])
+
+
+def unassigned(hold: Hold, by) -> int:
+    """The hold's assignment ended: what its assignee was told is resolved."""
+    return resolve_for_holds([hold.pk], frozenset({Event.ASSIGNED}), f"unassigned by {naming.name(by)}")
+
+
+def mentioned(note: Note, users: list) -> list[Notification]:
+    """Tell the people a note mentions (``holds.notes`` chose those who may see its hold) what it says."""
+    hold = note.hold
+    author = naming.name(note.author)
+
+    def body() -> str:
+        return (f"{author} wrote on the hold \u201c{_short(hold.question)}\u201d:\n{note.text}\n"
+                f"Notes stay in Review Queue; the agent never sees them.\n{_links_listed(hold)}")
+
+    return create(Event.MENTIONED, [Message(
+        f"note:{note.pk}", users, title=f"{author} mentioned you: {_short(hold.question)}",
+        body=body(), link=link_to(hold), hold=hold, in_zone=lambda: (body(), []),
+    )])
+
+
+def _assignee(assignment: Assignment) -> str:
+    return assignment.user.get_username() if assignment.user_id else assignment.group.name
+
+
+def _expiry(hold: Hold) -> str:
+    return f"It expires at {wording.moment(hold.expires_at)}." if hold.expires_at else "It does not expire."
+
+
+def hold_links(hold: Hold) -> list[tuple[str, str]]:
+    """What a message about one hold offers to open, as (words, URL): the one place such links are listed, so the
+    one-tap links of a hold (decide from the message) join here."""
+    return [("Open the hold", link_to(hold))]
+
+
+def _links_listed(hold: Hold) -> str:
+    return "\n".join(f"{words}: {url}" for words, url in hold_links(hold))
 
 
 def not_applied(decision: Decision) -> list[Notification]:
@@ -386,8 +448,9 @@ def _unread_count_unscoped() -> tuple[str, tuple]:
 
 
 # Which events each change to a hold resolves: see ``resolve_for_holds``.
-RESOLVED_BY_DECISION = frozenset({Event.EXPIRING_SOON, Event.NOT_APPLIED, Event.EXPIRED})
-RESOLVED_BY_CLOSING = frozenset({Event.EXPIRING_SOON, Event.NOT_APPLIED})
+# An assignment and a mention ask someone to look at a hold, as a reminder does: they end with it.
+RESOLVED_BY_DECISION = frozenset({Event.EXPIRING_SOON, Event.NOT_APPLIED, Event.EXPIRED, Event.ASSIGNED, Event.MENTIONED})
+RESOLVED_BY_CLOSING = frozenset({Event.EXPIRING_SOON, Event.NOT_APPLIED, Event.ASSIGNED, Event.MENTIONED})
 RESOLVED_BY_DELIVERY = frozenset({Event.UNDELIVERED})
 
 

@@ -2,7 +2,9 @@
 
 from functools import wraps
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
+from django.db.models import Q
 
 from reviewqueue.viewer import Viewer
 
@@ -23,6 +25,14 @@ def can_review(viewer: Viewer) -> bool:
 
 def can_audit(viewer: Viewer) -> bool:
     return in_group(viewer, AUDITORS)
+
+
+def reviewers():
+    """The active users who may decide holds (Reviewers, and superusers, who have every role), by username."""
+    return (
+        get_user_model().objects.filter(Q(groups__name=REVIEWERS) | Q(is_superuser=True), is_active=True)
+        .distinct().order_by("username")
+    )
 
 
 def has_a_role(viewer: Viewer) -> bool:

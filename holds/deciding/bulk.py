@@ -59,18 +59,24 @@ class Selection:
     @classmethod
     def from_form(cls, form) -> Selection:
         """Read the posted selection; a value that cannot be one raises ``readers.BadValue`` (a 400)."""
-        hold_ids = dict.fromkeys(readers.identifier(value, "hold") for value in form.getlist("hold"))
-        hold_ids.pop(None, None)
-        if len(hold_ids) > MAX_HOLDS:
-            raise readers.BadValue("hold", f"select at most {MAX_HOLDS} holds at once")
+        hold_ids = selected_hold_ids(form)
         action = readers.choice(form.get("action", ""), "action", ACTIONS)
         if not action:
             raise readers.BadValue("action", "choose approve or reject")
         comment = readers.text(form.get("comment", "").replace("\r\n", "\n"), "comment", review.MAX_COMMENT)
-        return cls(tuple(hold_ids), action, comment)
+        return cls(hold_ids, action, comment)
 
     def choices(self, items: list[HoldItem]) -> list[ItemChoice]:
         return [ItemChoice(item_id=item.item_id, action=self.action, comment=self.comment) for item in items]
+
+
+def selected_hold_ids(form) -> tuple[int, ...]:
+    """The holds picked in the queue, in the order seen, each once; more than ``MAX_HOLDS`` raises ``readers.BadValue``."""
+    hold_ids = dict.fromkeys(readers.identifier(value, "hold") for value in form.getlist("hold"))
+    hold_ids.pop(None, None)
+    if len(hold_ids) > MAX_HOLDS:
+        raise readers.BadValue("hold", f"select at most {MAX_HOLDS} holds at once")
+    return tuple(hold_ids)
 
 
 @dataclasses.dataclass

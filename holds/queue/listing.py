@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from approvals import rounds
 from holds.deciding import describe
-from holds import heartbeat
+from holds import assignments, heartbeat
 from holds.models import FilterValue, Hold, SyncState
 from reviewqueue import processcache, readers, softcache
 from reviewqueue.jsonvalues import AMOUNT_KEYS
@@ -49,6 +49,7 @@ COUNTDOWN = {
 }
 CLAIM_CHOICES = ("mine", "unclaimed")
 APPROVAL_CHOICES = ("mine",)  # "mine": holds whose open round of approvals the reviewer may join
+ASSIGNED_CHOICES = ("me",)  # "me": holds assigned to the reviewer or to one of their groups
 
 
 def _no_key(value: str, name: str) -> None:
@@ -129,6 +130,7 @@ class Filters:
     expiring: str = ""
     claim: str = ""  # one of CLAIM_CHOICES
     approval: str = ""  # one of APPROVAL_CHOICES
+    assigned: str = ""  # one of ASSIGNED_CHOICES
     q: str = ""
     min_amount: Decimal | None = None  # a range over a hold's largest amount, both ends included
     max_amount: Decimal | None = None
@@ -144,6 +146,7 @@ class Filters:
             expiring=readers.choice(query.get("expiring", ""), "expiring", EXPIRING_WITHIN),
             claim=readers.choice(query.get("claim", ""), "claim", CLAIM_CHOICES),
             approval=readers.choice(query.get("approval", ""), "approval", APPROVAL_CHOICES),
+            assigned=readers.choice(query.get("assigned", ""), "assigned", ASSIGNED_CHOICES),
             q=readers.text(query.get("q", ""), "q"),
             min_amount=_amount(query.get("min_amount", ""), "min_amount"),
             max_amount=_amount(query.get("max_amount", ""), "max_amount"),
@@ -193,6 +196,8 @@ def filtered(filters: Filters, viewer: Viewer | None, now: datetime) -> QuerySet
         holds = holds.filter(Q(claimed_by__isnull=True) | Q(claim_expires_at__lte=now))
     if filters.approval == "mine":
         holds = rounds.joinable_by(user, holds)
+    if filters.assigned == "me":
+        holds = holds.filter(assignments.assigned_to(viewer))
     if filters.q:
         holds = holds.filter(search_text__contains=filters.q.lower())
     if filters.sort == "amount":
@@ -474,11 +479,16 @@ def freshness(now: datetime, states: list[SyncState] | None = None) -> Freshness
 def next_for(viewer: Viewer, now: datetime) -> Hold | None:
     """The hold a reviewer should open next: the first in queue order that nobody else is deciding (a live claim).
 
-    Holds waiting for an approval the reviewer may give come first (someone else approved, and
-    the decision waits on a second pair of eyes); holds they approved already are skipped: it is
-    someone else's turn. Holds others merely have open (presence) are not skipped: looking locks nothing.
+    Holds assigned to the reviewer (or to one of their groups) come first, then holds waiting for
+    an approval the reviewer may give (someone else approved, and the decision waits on a second
+    pair of eyes); holds they approved already are skipped: it is someone else's turn. Holds others
+    merely have open (presence) are not skipped: looking locks nothing.
     """
     user = viewer.user
     unclaimed = Q(claimed_by__isnull=True) | Q(claim_expires_at__lte=now) | Q(claimed_by=user)
     free = scopes.visible(open_holds(now), viewer).filter(unclaimed)
-    return rounds.joinable_by(user, free).first() or rounds.not_approved_by(user, free).first()
+    return (
+        rounds.not_approved_by(user, free.filter(assignments.assigned_to(viewer))).first()
+        or rounds.joinable_by(user, free).first()
+        or rounds.not_approved_by(user, free).first()
+    )

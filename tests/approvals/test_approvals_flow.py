@@ -242,7 +242,7 @@ def test_a_bulk_approval_counts_once_per_hold(alice, bob, large_refunds, refund,
 def test_a_bulk_summary_lists_a_hold_waiting_for_the_later_approvers_group_as_waiting_not_as_sent(
     alice, bob, large_refunds, refund, samples, immediate_delivery
 ):
-    from tests.test_bulk import BULK, confirm as confirm_bulk, selected
+    from tests.helpers.bulk import BULK, confirm as confirm_bulk, selected
 
     large_refunds.later_approver_group = Group.objects.create(name="Finance leads")
     large_refunds.save()

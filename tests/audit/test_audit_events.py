@@ -17,10 +17,10 @@ from django.utils import timezone
 
 from audit import chain, describe
 from audit.models import AuditEvent, EventKind
+from holds import assignments, expiry, notes
 from holds.deciding import claims, decisions
-from holds import expiry
-from holds.mirror import sync
 from holds.deciding.decisions import ItemChoice
+from holds.mirror import sync
 from holds.models import Hold
 from notifications import sending
 from notifications.models import Notification, WebhookChannel
@@ -212,6 +212,20 @@ def test_claiming_taking_over_and_releasing_are_recorded(samples, alice, bob):
     ]
 
 
+def test_assigning_reassigning_unassigning_and_each_note_are_recorded_with_their_text(samples, alice, bob):
+    hold = samples["h_12"]
+    assignments.assign(hold, bob, "Check the order", by=alice)
+    assignments.assign(hold, alice, "", by=bob)
+    assignments.unassign(hold, alice, "Done")
+    notes.add_note(hold, alice, "@bob the refund is fine")
+
+    assert only(EventKind.ASSIGNED).payload == {"assignee": "bob", "assignee_kind": "person", "note": "Check the order"}
+    assert only(EventKind.REASSIGNED).payload == {"assignee": "alice", "assignee_kind": "person", "note": "", "from": "bob"}
+    assert (only(EventKind.UNASSIGNED).actor, only(EventKind.UNASSIGNED).payload) == (alice, {"from": "alice", "note": "Done"})
+    assert only(EventKind.NOTE_ADDED).payload["text"] == "@bob the refund is fine"
+    assert only(EventKind.NOTE_ADDED).payload["told"] == ["bob"]
+
+
 def test_a_submitted_decision_records_each_items_action_original_and_submitted_data_and_comment(samples, alice):
     hold = samples["h_13"]
     edited = {"order_id": "A-1002", "amount": "100.00", "reason": "changed mind"}
@@ -368,7 +382,8 @@ def test_every_kind_has_a_test_here():
         EventKind.DECISION_SUBMITTED, EventKind.APPROVAL_GIVEN, EventKind.WITHDRAWN, EventKind.DELIVERY_ATTEMPT, EventKind.APPLIED, EventKind.NOT_APPLIED,
         EventKind.EXPIRED, EventKind.DECIDED_ELSEWHERE, EventKind.NOTIFICATION_SENT, EventKind.NOTIFICATION_FAILED,
         EventKind.SIGNED_IN, EventKind.LOCKED_OUT, EventKind.ROLE_CHANGED, EventKind.SETTING_CHANGED,
-        EventKind.ESCALATED, EventKind.APPROVAL_WITHDRAWN,
+        EventKind.ESCALATED, EventKind.APPROVAL_WITHDRAWN, EventKind.ASSIGNED, EventKind.REASSIGNED,
+        EventKind.UNASSIGNED, EventKind.NOTE_ADDED,
     }
     assert covered | no_longer_written == set(EventKind)
 

@@ -6,7 +6,6 @@ from django.contrib.auth.models import Group
 from approvals import escalation
 from approvals.models import ApprovalPolicy
 
-
 FINANCE_LEADS = "Finance leads"
 
 

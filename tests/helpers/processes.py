@@ -1,8 +1,7 @@
 """Processes of the app's own that tests start: where the checkout is, and how they reach the test database."""
 
-import socket
-
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path

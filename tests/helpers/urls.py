@@ -3,11 +3,11 @@
 from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
+from django.urls import get_resolver
+
 from audit.models import AuditEvent
 from holds import action_links
 from holds.models import Decision, Hold
-
-from django.urls import get_resolver
 
 SIGNING_OUT = {"logout", "admin:logout"}  # would sign the fuzzing clients out, leaving every later request anonymous
 

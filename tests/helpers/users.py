@@ -1,6 +1,10 @@
 """People for the tests: a user with a password of ``pw`` in the named groups."""
 
+
 from django.contrib.auth.models import Group
+
+from holds.mirror import sync
+from holds.models import Hold
 from teams.models import TeamScope
 
 
@@ -17,3 +21,9 @@ def scoped_group(name: str, env: str = "", agent: str = "", capability: str = ""
     group = Group.objects.create(name=name)
     TeamScope.objects.create(group=group, env_patterns=env, agent_patterns=agent, capability_patterns=capability)
     return group
+
+
+def add_hold(platform_state, platform_client, agent: str, **fields) -> Hold:
+    hold_id = platform_state.add_hold("default", {"agent": agent, "question": f"Refund for {agent}?", **fields})["hold_id"]
+    sync.sync_env(platform_client, "default")
+    return Hold.objects.get(hold_id=hold_id)

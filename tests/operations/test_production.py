@@ -132,7 +132,7 @@ def test_the_readme_production_setup_syncs_holds_and_serves_the_login_page(
         # The probes, as the README's Kubernetes example sends them: ready once every env synced and beat ran.
         assert web.get("/healthz").json() == {"status": "alive"}
         ready = wait_until(lambda: (response := web.get("/readyz")).status_code == 200 and response, timeout=90, interval=1)
-        assert ready.json()["status"] == "ready" and set(ready.json()["checks"]) >= {"database", "broker", "beat"}
+        assert ready.json() == {"status": "ready"}  # the checks behind it are for the metrics scrapers alone
 
 
 def production_section(readme: Path) -> tuple[str, list[str]]:

@@ -12,7 +12,7 @@ from holds.deciding.decisions import ItemChoice
 pytestmark = pytest.mark.django_db
 
 # The pages whose GET shows a form that a POST to the same address sends; the others read, or take a POST only.
-FORMS = {"login", "take-over", "notification-preferences", "action-link"}
+FORMS = {"login", "take-over", "assign-hold", "notification-preferences", "action-link"}
 CHANGING = ("post", "put", "patch", "delete")
 
 
@@ -38,7 +38,8 @@ def test_every_view_that_only_reads_refuses_every_other_method_with_405(client, 
 def test_a_page_with_a_form_takes_its_post_but_no_other_method(client, samples, alice):
     hold = samples["h_13"]
     client.force_login(alice)
-    urls = {"login": "/login/", "take-over": f"/holds/{hold.pk}/take-over", "notification-preferences": "/notifications/preferences",
+    urls = {"login": "/login/", "take-over": f"/holds/{hold.pk}/take-over", "assign-hold": f"/holds/{hold.pk}/assign",
+            "notification-preferences": "/notifications/preferences",
             "action-link": f"/links/{action_links.make(hold, 'approve', alice)}"}
 
     answers = {name: [getattr(client, method)(url).status_code for method in ("put", "patch", "delete")] for name, url in urls.items()}

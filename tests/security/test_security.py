@@ -30,7 +30,7 @@ from tests.helpers.users import make_user
 
 pytestmark = pytest.mark.django_db
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # An HTML opening tag with the Django tags and quoted values in it (which may hold a ">").
 OPENING_TAG = re.compile(r"<[a-zA-Z](?:\{%.*?%\}|\{\{.*?\}\}|\"[^\"]*\"|'[^']*'|[^>])*>", re.DOTALL)
 HX_TRIGGER = re.compile(r"hx-trigger\s*=\s*(\"[^\"]*\"|'[^']*')")
