@@ -25,6 +25,10 @@ class ApprovalPolicy(models.Model):
         AT_MOST = "lte", "≤"
         EQUAL = "eq", "="
 
+    class ExpiryOutcome(models.TextChoices):
+        REJECT = "reject", "Reject"
+        APPROVE = "approve", "Approve"
+
     name = models.CharField(max_length=100, unique=True)
     env_pattern = models.CharField(max_length=200, blank=True, help_text="A glob over the env, e.g. prod-*; blank: any env.")
     agent_pattern = models.CharField(max_length=200, blank=True, help_text="A glob over the agent; blank: any agent.")
@@ -37,8 +41,8 @@ class ApprovalPolicy(models.Model):
     condition_operator = models.CharField(max_length=3, choices=Operator.choices, blank=True)
     condition_threshold = models.DecimalField(max_digits=20, decimal_places=4, null=True, blank=True)
     approvals_required = models.PositiveSmallIntegerField(
-        default=2, validators=[MinValueValidator(1), MaxValueValidator(3)],
-        help_text="How many distinct people must approve: 1 to 3.",
+        default=2, validators=[MinValueValidator(0), MaxValueValidator(3)], verbose_name="people needed",
+        help_text="How many distinct people must approve: 0 to 3. With 0 the policy approves a matching hold itself.",
     )
     later_approver_group = models.ForeignKey(
         Group, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
@@ -55,13 +59,55 @@ class ApprovalPolicy(models.Model):
         Group, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
         help_text="Who is told when a hold escalates.",
     )
+    enabled = models.BooleanField(
+        default=True, help_text="A disabled policy decides nothing by itself: the holds it matches wait for people."
+    )
+    valid_until = models.DateTimeField(
+        null=True, blank=True, help_text="From then on the policy decides nothing by itself; blank: no end."
+    )
+    auto_wait_minutes = models.PositiveIntegerField(
+        default=0, help_text="With 0 people needed: how long a hold waits in the queue before the policy approves it."
+    )
+    daily_cap_count = models.PositiveIntegerField(
+        null=True, blank=True, help_text="With 0 people needed: at most this many holds approved by the policy a day."
+    )
+    daily_cap_amount = models.DecimalField(
+        max_digits=20, decimal_places=4, null=True, blank=True,
+        help_text="With 0 people needed: at most this sum of the condition's number approved by the policy a day.",
+    )
+    every_hold_confirmed = models.BooleanField(
+        default=False, verbose_name="I mean every hold",
+        help_text="Needed for a policy with 0 people, blank globs and no condition: it approves every hold.",
+    )
+    expiry_outcome = models.CharField(
+        max_length=7, choices=ExpiryOutcome.choices, blank=True,
+        help_text="The decision the policy sends for a hold nobody decided before its expiry; blank: none.",
+    )
+    expiry_outcome_minutes = models.PositiveIntegerField(
+        null=True, blank=True, help_text="How many minutes before the hold's expiry the default outcome is sent."
+    )
+    expiry_outcome_comment = models.TextField(
+        blank=True, help_text="Sent with a default reject, so the agent can tell its customer why."
+    )
+    last_changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, editable=False, on_delete=models.SET_NULL, related_name="+",
+        help_text="Who last changed the policy in the admin: named with the decisions it makes itself.",
+    )
 
     class Meta:
         verbose_name_plural = "approval policies"
         ordering = ["name"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(approvals_required__gte=1, approvals_required__lte=3), name="policy_approvals_1_to_3"
+                condition=Q(approvals_required__gte=0, approvals_required__lte=3), name="policy_approvals_0_to_3"
+            ),
+            models.CheckConstraint(
+                condition=~Q(expiry_outcome="approve") | Q(approvals_required__lte=1),
+                name="policy_default_approve_at_most_one",
+            ),
+            models.CheckConstraint(
+                condition=Q(expiry_outcome="") | Q(expiry_outcome_minutes__isnull=False),
+                name="policy_default_outcome_has_minutes",
             ),
             models.CheckConstraint(
                 condition=Q(condition_key="", condition_operator="", condition_threshold__isnull=True)
@@ -113,6 +159,37 @@ class Approval(models.Model):
 
     def __str__(self) -> str:
         return f"approval {self.position}/{self.approvals_required} of {self.hold}"
+
+
+class PolicyDecision(models.Model):
+    """A decision a policy sent by itself: its approval of a hold needing 0 people, or its default outcome.
+
+    Unique per hold and kind, so of two sweeps at once (two beats) only one decides a hold,
+    and a hold a policy decided once is never decided by it again. The policy's approvals of
+    a day (in ``TIME_ZONE``), with their ``amount``, count towards its daily cap.
+    """
+
+    class Kind(models.TextChoices):
+        APPROVED = "approved", "Approved by the policy"
+        DEFAULT = "default", "Default outcome before expiry"
+
+    hold = models.ForeignKey(Hold, on_delete=models.PROTECT, related_name="policy_decisions")
+    policy = models.ForeignKey(ApprovalPolicy, null=True, on_delete=models.SET_NULL, related_name="decisions")
+    policy_name = models.CharField(max_length=100, help_text="The policy's name when it decided.")
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    at = models.DateTimeField()
+    day = models.DateField(help_text="The day it counts towards the policy's daily cap, in TIME_ZONE.")
+    amount = models.DecimalField(
+        max_digits=20, decimal_places=4, null=True, help_text="The condition's number, counted in the daily cap."
+    )
+    decision = models.ForeignKey(Decision, null=True, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["hold", "kind"], name="policy_decision_once_per_hold")]
+        indexes = [models.Index(fields=["policy", "day"], name="policy_decision_day")]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} '{self.policy_name}' on {self.hold}"
 
 
 class Escalation(models.Model):

@@ -15,6 +15,14 @@ name, so the choice never depends on the order rows come back in. When a conditi
 only for want of a number, the strictest matching policy wins instead: a doubtful value
 must not pick a specific policy needing fewer approvals ("amount < 10: 1 approval"). A
 hold no policy matches needs one approval, as it always did.
+
+What a policy does by itself (``own_action``): one needing 0 people approves a matching
+hold ``auto_wait_minutes`` after it reached the queue, while it is enabled, before its
+``valid_until`` and under its daily cap (the count of holds it approved that day and the
+sum of their condition's numbers, the day in ``TIME_ZONE``); otherwise the hold waits for
+people, and ``held_back`` says why. A policy with a default outcome sends it
+``expiry_outcome_minutes`` before the hold's expiry, while enabled and before ``valid_until``.
+The sweeps (``approvals.autoapprove``) and the replay of the past both ask ``own_action``.
 """
 
 from __future__ import annotations
@@ -24,8 +32,11 @@ import operator
 import time
 import uuid
 from collections.abc import Iterable
+from datetime import date, datetime, timedelta
 from decimal import Decimal
+from zoneinfo import ZoneInfo
 
+from django.conf import settings
 from django.db import transaction
 
 from approvals.models import ApprovalPolicy
@@ -129,6 +140,87 @@ def requirement(hold, policies: Iterable[ApprovalPolicy], item_data: Iterable | 
     else:
         policy, met = max(matching, key=lambda found: specificity(found[0]))
     return Requirement(policy, policy.approvals_required, _why(policy, met))
+
+
+class HeldBack:
+    """Why a policy needing 0 people leaves a hold to people (``OwnAction.held_back``)."""
+
+    DISABLED = "disabled"
+    ENDED = "ended"
+    OVER_CAP = "over_cap"
+
+
+@dataclasses.dataclass(frozen=True)
+class DayTally:
+    """What a policy approved by itself on one day: how many holds, and the sum of their condition's numbers."""
+
+    count: int = 0
+    amount: Decimal = Decimal(0)
+
+    def plus(self, number: Decimal | None) -> DayTally:
+        return DayTally(self.count + 1, self.amount + (number or 0))
+
+
+@dataclasses.dataclass(frozen=True)
+class OwnAction:
+    """What ``policy`` does with a hold by itself (``own_action``).
+
+    ``approve_at``: when it approves the hold, as it is; None when people decide. ``held_back``:
+    why a policy needing 0 people leaves the hold to people after all (a ``HeldBack``), blank
+    otherwise. ``default_at`` and ``default_action`` (``reject`` or ``approve``): when and what
+    its default outcome sends should nobody have decided by then; None and blank without one.
+    """
+
+    policy: ApprovalPolicy
+    approve_at: datetime | None = None
+    held_back: str = ""
+    default_at: datetime | None = None
+    default_action: str = ""
+
+
+def decides_alone(policy: ApprovalPolicy) -> bool:
+    """Whether ``policy`` needs nobody: it approves a matching hold itself."""
+    return policy.approvals_required == 0
+
+
+def own_action(policy: ApprovalPolicy, hold, number: Decimal | None, now: datetime, tally: DayTally) -> OwnAction:
+    """What ``policy`` (the hold's winning policy) does with ``hold`` by itself: see the module's docstring.
+
+    ``number`` is the condition's number the policy matched (``condition_met``'s exact reading; None without
+    a condition); ``tally`` is what the policy approved by itself on the day of ``now``
+    (``cap_day``) before this hold. ``now`` is the moment asked about: a policy past its
+    ``valid_until`` then, or at the hold's approval time, approves nothing. A pure function of
+    its arguments, so the replay of past holds asks it as the sweeps do.
+    """
+    live = policy.enabled and (policy.valid_until is None or policy.valid_until > now)
+    approve_at, held_back = None, ""
+    if decides_alone(policy):
+        due = hold.first_seen_at + timedelta(minutes=policy.auto_wait_minutes)
+        if not policy.enabled:
+            held_back = HeldBack.DISABLED
+        elif not live or (policy.valid_until is not None and policy.valid_until <= due):
+            held_back = HeldBack.ENDED
+        elif over_cap(policy, tally.plus(number)):
+            held_back = HeldBack.OVER_CAP
+        else:
+            approve_at = due
+    default_at, default_action = None, ""
+    if live and policy.expiry_outcome and hold.expires_at is not None:
+        default_at = hold.expires_at - timedelta(minutes=policy.expiry_outcome_minutes or 0)
+        default_action = policy.expiry_outcome
+    return OwnAction(policy, approve_at, held_back, default_at, default_action)
+
+
+def over_cap(policy: ApprovalPolicy, tally: DayTally) -> bool:
+    """Whether ``tally`` (a day's approvals by the policy, the next one included) goes past its daily cap."""
+    if policy.daily_cap_count is not None and tally.count > policy.daily_cap_count:
+        return True
+    return policy.daily_cap_amount is not None and tally.amount > policy.daily_cap_amount
+
+
+def cap_day(moment: datetime) -> date:
+    """The day a policy's approval at ``moment`` counts towards, in the server's ``TIME_ZONE``."""
+    return moment.astimezone(ZoneInfo(settings.TIME_ZONE)).date()
 
 
 # Every process keeps the policies it read under the version the cache names (``version``); a change to

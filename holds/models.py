@@ -259,7 +259,13 @@ class Decision(models.Model):
         NOT_FOUND = "not_found", "Unknown to the platform"
 
     hold = models.ForeignKey(Hold, on_delete=models.PROTECT, related_name="decisions")
-    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="decisions")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="decisions",
+        help_text="Who decided; null for a decision an approval policy made by itself (decided_by_policy).",
+    )
+    decided_by_policy = models.CharField(
+        max_length=100, blank=True, help_text="The approval policy that made this decision by itself, by name."
+    )
     idempotency_key = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     created_at = models.DateTimeField()
     state = models.CharField(max_length=16, choices=State.choices, default=State.SENDING)
@@ -280,6 +286,11 @@ class Decision(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["hold"], condition=~Q(state__in=["not_applied", "withdrawn"]), name="decision_one_live_per_hold"
+            ),
+            models.CheckConstraint(
+                condition=Q(reviewer__isnull=False, decided_by_policy="")
+                | (Q(reviewer__isnull=True) & ~Q(decided_by_policy="")),
+                name="decision_by_reviewer_or_policy",
             ),
         ]
         indexes = [
