@@ -51,7 +51,6 @@ class PastHold:
     expires_at: datetime | None
     decided_at: datetime
     item_data: tuple
-    people_did: str  # "approve", "edit", "reject", or "" when the audit has no decision on it
 
 
 @dataclasses.dataclass
@@ -95,9 +94,15 @@ def replay(policy: ApprovalPolicy, days: int = DEFAULT_WINDOW, now: datetime | N
     saved = list(ApprovalPolicy.objects.select_related("later_approver_group", "escalation_group"))
     others = [other for other in saved if policy.pk is None or other.pk != policy.pk]
     with_replayed = [*others, policy]
+    saved_version = next((other for other in saved if policy.pk is not None and other.pk == policy.pk), None)
     result = Replay(days)
     tallies: dict = defaultdict(policy_rules.DayTally)
-    for hold in decided_holds(now - timedelta(days=days), now):
+    would_approve = []
+    # Only where the replayed policy or its saved version matches can the choice of policy change.
+    def concerned(hold) -> bool:
+        return _globs_match(policy, hold) or (saved_version is not None and _globs_match(saved_version, hold))
+
+    for hold in decided_holds(now - timedelta(days=days), now, concerned):
         before = policy_rules.requirement(hold, saved, hold.item_data)
         after = policy_rules.requirement(hold, with_replayed, hold.item_data)
         result.needing_two_before += _needs_two(before)
@@ -112,25 +117,38 @@ def replay(policy: ApprovalPolicy, days: int = DEFAULT_WINDOW, now: datetime | N
         if action.approve_at is not None and action.approve_at <= hold.decided_at:
             result.would_approve += 1
             tallies[day] = tallies[day].plus(number)
-            if hold.people_did == "reject":
-                result.people_rejected.append(hold.hold_id)
-                result.people_rejected_pks.append(hold.pk)
-            elif hold.people_did == "edit":
-                result.people_edited.append(hold.hold_id)
-                result.people_edited_pks.append(hold.pk)
+            would_approve.append(hold)
         elif action.default_at is not None and action.default_at <= hold.decided_at:
             result.would_default += 1
         else:
             result.would_need_more += 1
+    did = people_did([hold.pk for hold in would_approve])
+    for hold in would_approve:
+        if did.get(hold.pk) == "reject":
+            result.people_rejected.append(hold.hold_id)
+            result.people_rejected_pks.append(hold.pk)
+        elif did.get(hold.pk) == "edit":
+            result.people_edited.append(hold.hold_id)
+            result.people_edited_pks.append(hold.pk)
     return result
+
+
+def _globs_match(policy: ApprovalPolicy, hold: PastHold) -> bool:
+    return all(
+        policy_rules.glob_matches(pattern, value)
+        for pattern, value in (
+            (policy.env_pattern, hold.env), (policy.agent_pattern, hold.agent), (policy.capability_pattern, hold.capability)
+        )
+    )
 
 
 def _needs_two(requirement) -> bool:
     return requirement is not None and requirement.approvals_required >= 2
 
 
-def decided_holds(since: datetime, until: datetime) -> Iterator[PastHold]:
-    """The holds decided between ``since`` and ``until``, in the order they reached the queue, read in chunks."""
+def decided_holds(since: datetime, until: datetime, concerned=None) -> Iterator[PastHold]:
+    """The holds decided between ``since`` and ``until``, in the order they reached the queue, read in chunks; only
+    those ``concerned(hold)`` accepts (given a PastHold without its items' data), with their items' data."""
     rows = (
         Hold.objects.filter(status=Hold.Status.DECIDED, decided_at__gte=since, decided_at__lte=until)
         .order_by("first_seen_at", "pk")
@@ -140,26 +158,34 @@ def decided_holds(since: datetime, until: datetime) -> Iterator[PastHold]:
     for row in rows.iterator(chunk_size=CHUNK):
         chunk.append(row)
         if len(chunk) == CHUNK:
-            yield from _completed(chunk)
+            yield from _completed(chunk, concerned)
             chunk = []
-    yield from _completed(chunk)
+    yield from _completed(chunk, concerned)
 
 
-def _completed(chunk: list) -> Iterator[PastHold]:
-    if not chunk:
+def _completed(chunk: list, concerned) -> Iterator[PastHold]:
+    bare = [PastHold(*row, item_data=()) for row in chunk]
+    if concerned is not None:
+        bare = [hold for hold in bare if concerned(hold)]
+    if not bare:
         return
-    pks = [row[0] for row in chunk]
+    pks = [hold.pk for hold in bare]
     data = defaultdict(list)
     for hold_pk, item in HoldItem.objects.filter(hold_id__in=pks).order_by("pk").values_list("hold_id", "data"):
         data[hold_pk].append(item)
+    for hold in bare:
+        yield dataclasses.replace(hold, item_data=tuple(data[hold.pk]))
+
+
+def people_did(pks: list[int]) -> dict[int, str]:
+    """What people decided on each of these holds, by the audit's last "decision submitted" on it: "approve", "edit"
+    or "reject" (an earlier one was withdrawn or not applied)."""
     did = {}
-    submitted = AuditEvent.objects.filter(kind=EventKind.DECISION_SUBMITTED, hold_record_id__in=pks)
-    for hold_pk, actions in submitted.order_by("sequence").values_list("hold_record_id", "actions"):
-        did[hold_pk] = _what_people_did(actions)  # the last one stands: an earlier was withdrawn or not applied
-    for pk, hold_id, env, agent, capability, first_seen_at, expires_at, decided_at in chunk:
-        yield PastHold(
-            pk, hold_id, env, agent, capability, first_seen_at, expires_at, decided_at, tuple(data[pk]), did.get(pk, "")
-        )
+    for start in range(0, len(pks), CHUNK):
+        submitted = AuditEvent.objects.filter(kind=EventKind.DECISION_SUBMITTED, hold_record_id__in=pks[start:start + CHUNK])
+        for hold_pk, actions in submitted.order_by("sequence").values_list("hold_record_id", "actions"):
+            did[hold_pk] = _what_people_did(actions)
+    return did
 
 
 def _what_people_did(actions: str) -> str:
