@@ -74,6 +74,19 @@ class Replay:
         """How many more holds (negative: fewer) would have needed a second approver than under the saved policy."""
         return self.needing_two_after - self.needing_two_before
 
+    @property
+    def rejected_holds(self) -> list[tuple[int, str]]:
+        """The holds people rejected, as (mirror pk, platform hold id), for links."""
+        return list(zip(self.people_rejected_pks, self.people_rejected))
+
+    @property
+    def edited_holds(self) -> list[tuple[int, str]]:
+        return list(zip(self.people_edited_pks, self.people_edited))
+
+    @property
+    def fewer_second_approvers(self) -> int:
+        return -self.second_approver_change
+
     def figures(self) -> dict:
         """The figures ``replaypolicy --json`` prints: exactly these keys."""
         return {
