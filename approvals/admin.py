@@ -6,7 +6,12 @@ of its changed fields before and after.
 
 from django import forms
 from django.contrib import admin
+from django.http import Http404
+from django.template.response import TemplateResponse
+from django.urls import path
+from django.views.decorators.http import require_POST
 
+from approvals import replay
 from approvals.models import Approval, ApprovalPolicy
 from reviewqueue import readers
 from reviewqueue.admin import CappedCountPaginator, ReadOnlyAdmin
@@ -80,12 +85,45 @@ class ApprovalPolicyAdmin(admin.ModelAdmin):
         ("Default outcome before expiry", {"fields": ("expiry_outcome", "expiry_outcome_minutes", "expiry_outcome_comment")}),
     )
 
+    def get_urls(self):
+        replay_view = self.admin_site.admin_view(require_POST(self.replay_view))
+        return [path("<path:object_id>/replay/", replay_view, name="approvals_approvalpolicy_replay"), *super().get_urls()]
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        """The change page shows the saved policy's replay over the window ``replay_days`` names (30 by default)."""
+        days = _replay_days(request.GET.get("replay_days", ""))
+        policy = self.get_object(request, object_id)
+        context = {"replay_days_choices": replay.WINDOWS, "replay_days": days}
+        if policy is not None:
+            context["saved_replay"] = replay.replay(policy, days)
+        return super().change_view(request, object_id, form_url, {**(extra_context or {}), **context})
+
+    def replay_view(self, request, object_id):
+        """The replay of the values POSTed from the change form, validated by the admin's form, never saved."""
+        saved = self.get_object(request, object_id)
+        if saved is None or not self.has_change_permission(request, saved):
+            raise Http404("No such policy.")
+        days = _replay_days(request.POST.get("replay_days", ""))
+        form = self.get_form(request, saved)(request.POST, instance=saved)
+        context = {**self.admin_site.each_context(request), "policy": saved, "replay_days": days, "form": form}
+        if form.is_valid():
+            context["replayed"] = replay.replay(form.save(commit=False), days)
+            context["saved_replay"] = replay.replay(ApprovalPolicy.objects.get(pk=saved.pk), days)
+        template = "approvals/_replay.html" if request.headers.get("HX-Request") else "approvals/replay.html"
+        return TemplateResponse(request, template, context)
+
     @admin.display(description="condition")
     def condition(self, policy: ApprovalPolicy) -> str:
         if not policy.condition_key:
             return "—"
         sign = ApprovalPolicy.Operator(policy.condition_operator).label
         return f"{policy.condition_key} {sign} {policy.condition_threshold.normalize():f}"
+
+
+def _replay_days(value: str) -> int:
+    """The replay's window from a request: 7, 30 or 90 days (30 when not given); anything else is a 400."""
+    chosen = readers.choice(value, "replay_days", [str(days) for days in replay.WINDOWS])
+    return int(chosen) if chosen else replay.DEFAULT_WINDOW
 
 
 class PolicyNameFilter(admin.SimpleListFilter):

@@ -25,7 +25,8 @@ from datetime import datetime
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from audit import events
@@ -195,12 +196,13 @@ def assigned_to(viewer: Viewer) -> Q:
     )
 
 
-def labels(hold_ids: Iterable[int]) -> dict[int, str]:
-    """The current assignee's name of each of these holds that has one, by hold pk: the queue's "assigned to bob"."""
-    found = Assignment.objects.filter(hold__in=list(hold_ids), ended_at__isnull=True).values_list(
-        "hold_id", "user__username", "group__name"
+def current_label() -> Coalesce:
+    """An expression for the hold queryset: the current assignee's name, a username or a group's ("" for nobody),
+    read with the queue's own query (the queue's "assigned to bob")."""
+    current = Assignment.objects.filter(hold=OuterRef("pk"), ended_at__isnull=True)
+    return Coalesce(
+        Subquery(current.values("user__username")[:1]), Subquery(current.values("group__name")[:1]), Value("")
     )
-    return {hold_id: username or group_name for hold_id, username, group_name in found}
 
 
 def _name(assignee) -> str:

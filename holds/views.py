@@ -44,7 +44,7 @@ def _queue(request):
     loaded_at = _loaded_at(request, now)
     new_holds = matching.filter(first_seen_at__gt=loaded_at) if loaded_at < now else None
     states, new_count = holds_queue.sync_states_and_new_count(new_holds, filters)
-    rows = queue_rows.rows(holds, now, loaded_at, badges.badges(holds), assignments.labels(hold.pk for hold in holds))
+    rows = queue_rows.rows(holds, now, loaded_at, badges.badges(holds))
     context = {
         "rows": rows,
         "next_cursor": next_cursor,

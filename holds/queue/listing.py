@@ -247,7 +247,7 @@ class Listed:
     COLUMNS: ClassVar = (
         "pk", "hold_id", "env", "agent", "capability", "payload_digest", "created_at", "expires_at", "first_seen_at",
         "amount", "claimed_by_id", "claim_expires_at", "claimed_by__username", "claimed_by__first_name",
-        "claimed_by__last_name", "claimed_by__email", "open_approvals",
+        "claimed_by__last_name", "claimed_by__email", "open_approvals", "assigned_to",
     )
 
     pk: int
@@ -267,6 +267,7 @@ class Listed:
     claimant_last_name: str | None
     claimant_email: str | None
     open_approvals: int  # how many approvals the hold's open round has
+    assigned_to: str  # the current assignee's name ("" for nobody: ``assignments.current_label``)
 
 
 @processcache.cached
@@ -277,7 +278,9 @@ def _listing_columns() -> QuerySet[Hold]:
     Plain values, no model instances: most rows come from the cache, and holds/queue/rows.py reads
     the holds whole (with their items) only for the rows it has to render.
     """
-    return Hold.objects.annotate(open_approvals=rounds.open_round_size()).values_list(*Listed.COLUMNS)
+    return Hold.objects.annotate(open_approvals=rounds.open_round_size(), assigned_to=assignments.current_label()).values_list(
+        *Listed.COLUMNS
+    )
 
 
 def _listing() -> QuerySet[Hold]:

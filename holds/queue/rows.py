@@ -51,13 +51,10 @@ class Row:
     rendered on this request (empty for one read from the cache).
     """
 
-    def __init__(
-        self, listed: holds_queue.Listed, now: datetime, loaded_at: datetime, approvals: Badge | None = None,
-        assigned_to: str = "",
-    ):
+    def __init__(self, listed: holds_queue.Listed, now: datetime, loaded_at: datetime, approvals: Badge | None = None):
         self.hold = listed
         self.approvals = approvals  # the approval badge, for a hold that needs several approvals or has some
-        self.assigned_to = assigned_to  # whom the hold is assigned to, a username or a group's name ("" for nobody)
+        self.assigned_to = listed.assigned_to  # whom the hold is assigned to, a username or a group's name, or ""
         self.urgency = holds_queue.urgency(listed, now)
         self.claimant = _claimant(listed, now)
         self.new = listed.first_seen_at > loaded_at
@@ -78,19 +75,17 @@ def _claimant(listed: holds_queue.Listed, now: datetime):
 
 
 def rows(
-    listed: list[holds_queue.Listed], now: datetime, loaded_at: datetime, approvals: dict[int, Badge] | None = None,
-    assigned_to: dict[int, str] | None = None,
+    listed: list[holds_queue.Listed], now: datetime, loaded_at: datetime, approvals: dict[int, Badge] | None = None
 ) -> list[Row]:
     """The queue's rows for the ``listed`` holds, their markup kept by the process, read from the cache in one round
     trip, or rendered.
 
     A rendered row is stored only if the hold, read again whole to render it, still has the payload digest it was
     listed with: a row rendered from content that changed in between is shown, never kept.
-    ``approvals`` gives the approval badge of the holds that have one, by pk (see ``approvals.badges``), and
-    ``assigned_to`` the assignee of those assigned, by pk (see ``holds.assignments.labels``).
+    ``approvals`` gives the approval badge of the holds that have one, by pk (see ``approvals.badges``).
     """
-    approvals, assigned_to = approvals or {}, assigned_to or {}
-    found = [Row(hold, now, loaded_at, approvals.get(hold.pk), assigned_to.get(hold.pk, "")) for hold in listed]
+    approvals = approvals or {}
+    found = [Row(hold, now, loaded_at, approvals.get(hold.pk)) for hold in listed]
     viewer = viewer_digest()  # hashed once for the fifty keys
     keys = {key(row, viewer): row for row in found}
     cached = softcache.get_many(list(keys), "the queue rows", content_keyed=True)

@@ -245,7 +245,7 @@ def _listed(**changes) -> queue.Listed:
         "payload_digest": "d" * 64, "created_at": moment, "expires_at": moment + timedelta(hours=2),
         "first_seen_at": moment, "amount": Decimal("49.90"), "claimed_by_id": None, "claim_expires_at": None,
         "claimant_username": None, "claimant_first_name": None, "claimant_last_name": None, "claimant_email": None,
-        "open_approvals": 0,
+        "open_approvals": 0, "assigned_to": "",
     }
     return queue.Listed(**(values | changes))
 
@@ -273,6 +273,8 @@ CLAIMED = {"claimed_by_id": 3, "claim_expires_at": NOW + timedelta(minutes=5), "
         ({}, {}, datetime(2026, 12, 1, 8, 0, tzinfo=UTC), None),  # new to the reviewer
         ({}, {}, None, Badge("1 of 2 approvals", "")),
         ({}, {}, None, Badge("1 of 2 approvals", "amount 1,200.00 > 500")),
+        ({}, {"assigned_to": "bob"}, None, None),
+        ({"assigned_to": "bob"}, {"assigned_to": "Finance leads"}, None, None),
     ],
 )
 def test_each_value_a_row_shows_changes_its_key(against, changed, loaded_at, badge):
