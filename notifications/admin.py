@@ -2,7 +2,7 @@ from django import forms
 from django.contrib import admin
 
 from notifications import destinations, notify
-from notifications.models import Notification, NotificationAttempt, WebhookChannel
+from notifications.models import Notification, NotificationAttempt, NotificationSettings, WebhookChannel
 from reviewqueue.admin import ReadOnlyAdmin
 
 # The events a webhook can hear: an event announced under another's preference is heard through that one.
@@ -70,3 +70,16 @@ class NotificationAdmin(ReadOnlyAdmin):
     search_fields = ["recipient_key", "subject_key", "title"]
     ordering = ["-created_at"]
     inlines = [NotificationAttemptInline]
+
+
+@admin.register(NotificationSettings)
+class AwayAdmin(admin.ModelAdmin):
+    """For an admin to set someone's away while they are absent; audited like every admin change (``audit.signals``)."""
+
+    list_display = ["user", "away_until", "delegate"]
+    search_fields = ["user__username"]
+    fields = ["user", "away_until", "delegate"]
+    raw_id_fields = ["user", "delegate"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return ["user"] if obj else []

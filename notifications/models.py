@@ -32,6 +32,13 @@ class NotificationSettings(models.Model):
 
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notification_settings")
     channels_by_event = models.JSONField(default=dict)
+    # Away: until this moment the person's reminders and escalations go to ``delegate`` (``notifications.away``).
+    # The moment alone ends it: nothing needs to run to bring them back.
+    away_until = models.DateTimeField(null=True, blank=True, help_text="Away until this moment; blank: not away.")
+    delegate = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="standing_in_for",
+        help_text="Who gets their messages while they are away: a reviewer who sees at least what they see.",
+    )
 
     class Meta:
         db_table = "holds_notificationsettings"

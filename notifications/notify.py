@@ -24,7 +24,7 @@ from approvals.models import Approval, ApprovalPolicy
 from approvals.waiting import open_rounds
 from approvals.wording import approval_words
 from holds.models import Assignment, Decision, Hold, Note
-from notifications import digest, sending
+from notifications import away, digest, sending
 from notifications.models import DigestState, Notification, NotificationSettings, WebhookChannel
 from people import naming, wording, zones
 from reviewqueue import processcache, roles
@@ -128,7 +128,7 @@ def expiring_soon(holds: list[Hold], now: datetime) -> list[Notification]:
             title=f"Expires in {minutes} min: {_short(hold.question)}",
             body=body(), link=link_to(hold), hold=hold, in_zone=lambda body=body: (body(), []),
         ))
-    return create(Event.EXPIRING_SOON, messages)
+    return create(Event.EXPIRING_SOON, standing_in(messages, now))
 
 
 def expired(holds: list[Hold]) -> list[Notification]:
@@ -171,7 +171,35 @@ def escalated(escalations: list[tuple]) -> list[Notification]:
             title=f"Escalated to {escalation.group_name}: {_short(hold.question)}",
             body=body(), link=link_to(hold), hold=hold, in_zone=lambda body=body: (body(), []),
         ))
-    return create(Event.ESCALATED, messages)
+    return create(Event.ESCALATED, standing_in(messages))
+
+
+def standing_in(messages: list[Message], now: datetime | None = None) -> list[Message]:
+    """The messages with each recipient who is away replaced by their delegate (``notifications.away``): the
+    delegate's copy says whom it is for. Listed after the originals, so a delegate told already in their own right
+    keeps that message (one per subject and recipient, ``create``)."""
+    routed = away.reroute([user for message in messages for user in message.recipients], now)
+    by_pk = {user.pk: (to, gone) for user, (to, gone) in zip(
+        [user for message in messages for user in message.recipients], routed, strict=True) if user}
+    direct, delegated = [], []
+    for message in messages:
+        told = [user for user in message.recipients if user and by_pk[user.pk][1] is None]
+        direct.append(dataclasses.replace(message, recipients=told))
+        for user in message.recipients:
+            to, gone = by_pk[user.pk] if user else (None, None)
+            if gone is None:
+                continue
+
+            def in_zone(message=message, gone=gone) -> tuple[str, list]:
+                body, holds = message.in_zone() if message.in_zone else (message.body, list(message.holds))
+                return f"{away.on_behalf(gone).capitalize()}.\n{body}", holds
+
+            body, _ = in_zone()
+            delegated.append(dataclasses.replace(
+                message, recipients=[to], title=f"{message.title} ({away.on_behalf(gone)})", body=body,
+                in_zone=in_zone, to_webhooks=False,
+            ))
+    return direct + delegated
 
 
 def default_outcome(decision: Decision, approvers: list, claimant=None) -> list[Notification]:

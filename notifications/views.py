@@ -5,7 +5,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from notifications import notify
+from notifications import away, notify
 from notifications.models import Notification
 from people import zones
 from reviewqueue import readers, roles
@@ -44,8 +44,12 @@ def mark_read(request):
 def preferences(request):
     """The person's preferences: which notifications reach them how, and (its own form) their time zone."""
     events = notify.subscribable_events(request.viewer)
-    zone_name, zone_error = zones.zone_name_of(request.user), ""
-    if request.method == "POST" and "time_zone" in request.POST:
+    zone_name, zone_error, away_errors = zones.zone_name_of(request.user), "", {}
+    if request.method == "POST" and "away_until" in request.POST:
+        away_errors = _save_away(request)
+        if not away_errors:
+            return redirect("notification-preferences")
+    elif request.method == "POST" and "time_zone" in request.POST:
         zone_name = request.POST["time_zone"]
         try:
             zones.save(request, zones.chosen(zone_name))
@@ -64,5 +68,29 @@ def preferences(request):
                       for channel in notify.USER_CHANNELS]}
         for event in events
     ]
-    context = {"rows": rows, "zone_name": zone_name, "zone_error": zone_error, "zones": zones.choices()}
-    return render(request, "notifications/preferences.html", context, status=400 if zone_error else 200)
+    context = {
+        "rows": rows, "zone_name": zone_name, "zone_error": zone_error, "zones": zones.choices(),
+        "away": away.of(request.user), "away_errors": away_errors, "can_delegate": roles.can_review(request.viewer),
+    }
+    return render(request, "notifications/preferences.html", context, status=400 if zone_error or away_errors else 200)
+
+
+def _save_away(request) -> dict[str, str]:
+    """The away form: set "away until" with an optional delegate, or end it (blank, or *I'm back*); the problems by
+    field, none when saved."""
+    errors, until, delegate = {}, None, None
+    if "back" not in request.POST:
+        try:
+            until = away.read_until(request.POST.get("away_until", ""), zones.for_request(request))
+            if until is not None and until <= timezone.now():
+                raise readers.BadValue("away_until", "choose a time in the future")
+        except readers.BadValue as bad:
+            errors["away_until"] = bad.problem
+        try:
+            delegate = away.read_delegate(request.viewer, request.POST.get("delegate", ""))
+        except readers.BadValue as bad:
+            errors["delegate"] = bad.problem
+    if not errors:
+        away.save(request.user, until, delegate, by=request.user)
+        messages.success(request, "You are away; your messages are rerouted." if until else "You are back.")
+    return errors

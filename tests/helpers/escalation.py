@@ -5,6 +5,8 @@ from django.contrib.auth.models import Group
 
 from approvals import escalation
 from approvals.models import ApprovalPolicy
+from holds.mirror import sync
+from holds.models import Hold
 
 FINANCE_LEADS = "Finance leads"
 
@@ -21,3 +23,13 @@ def policy(**fields) -> ApprovalPolicy:
 def sweep_at(moment):
     with time_machine.travel(moment, tick=False):
         return escalation.sweep()
+
+
+def add_refund(platform_client, platform_state, hold_id, **fields):
+    platform_state.add_hold("default", {
+        "hold_id": hold_id,
+        "items": [{"id": "A-1", "title": "refund", "data": {"order_id": "A-1", "amount": "1200.00"}}],
+        **fields,
+    })
+    sync.sync_env(platform_client, "default")
+    return Hold.objects.get(hold_id=hold_id)

@@ -3,6 +3,8 @@
 And a hold that expires while waiting for its next approval tells the approvers who gave theirs.
 """
 
+from tests.helpers.escalation import add_refund
+
 
 from datetime import UTC, datetime, timedelta
 
@@ -18,7 +20,6 @@ from audit import describe
 from audit.models import AuditEvent
 from holds.deciding import claims
 from holds import expiry
-from holds.mirror import sync
 from holds.models import Hold, PeriodicRun
 from notifications import notify
 from notifications.models import Notification, WebhookChannel
@@ -45,14 +46,6 @@ def refund(platform_client, platform_state, db):
     return add_refund(platform_client, platform_state, "h_big")
 
 
-def add_refund(platform_client, platform_state, hold_id, **fields):
-    platform_state.add_hold("default", {
-        "hold_id": hold_id,
-        "items": [{"id": "A-1", "title": "refund", "data": {"order_id": "A-1", "amount": "1200.00"}}],
-        **fields,
-    })
-    sync.sync_env(platform_client, "default")
-    return Hold.objects.get(hold_id=hold_id)
 
 
 

@@ -1,0 +1,87 @@
+"""Away, with a delegate: while alice is away her reminders go to bob, named as hers; afterwards they reach her
+again. Delegation moves messages only: it never lets a delegate give an approval they could not give themselves."""
+
+from tests.helpers.escalation import add_refund
+
+from tests.helpers.users import make_user
+
+from datetime import timedelta
+
+import pytest
+import time_machine
+from django.urls import reverse
+from django.utils import timezone
+
+from audit.models import AuditEvent, EventKind
+from notifications import away, notify
+from notifications.models import Notification
+from reviewqueue import readers, roles
+from teams.scopes import viewer_of
+
+pytestmark = pytest.mark.django_db
+
+
+def reminded(hold):
+    return {(n.user.username, n.title) for n in Notification.objects.filter(event="expiring_soon", hold=hold, channel="in_app")}
+
+
+def test_a_reminder_goes_to_the_delegate_while_away_and_to_the_person_again_afterwards(
+    platform_client, platform_state, alice, bob
+):
+    hold = add_refund(platform_client, platform_state, "h_away")
+    now = timezone.now()
+    away.save(alice, now + timedelta(days=2), bob, by=alice)
+    claims_alice(hold, alice, now)
+
+    notify.expiring_soon([hold], now)
+    [(to, title)] = reminded(hold)
+    assert to == "bob"
+    assert "for alice, who is away until" in title
+
+    Notification.objects.filter(hold=hold).delete()
+    later = now + timedelta(days=2, minutes=1)
+    with time_machine.travel(later, tick=False):
+        claims_alice(hold, alice, later)
+        notify.expiring_soon([hold], later)
+    [(to, title)] = reminded(hold)
+    assert to == "alice" and "away" not in title
+
+
+def claims_alice(hold, alice, now):
+    hold.claimed_by, hold.claim_expires_at = alice, now + timedelta(minutes=10)
+    hold.save(update_fields=["claimed_by", "claim_expires_at"])
+
+
+def test_setting_and_ending_away_is_audited(alice, bob):
+    away.save(alice, timezone.now() + timedelta(days=1), bob, by=alice)
+    away.save(alice, None, None, by=alice)
+    messages = list(AuditEvent.objects.filter(kind=EventKind.SETTING_CHANGED).order_by("sequence").values_list("payload", flat=True))
+    assert [m["message"].split(" ")[0] for m in messages if m.get("model") == "notifications.away"] == ["away", "back:"]
+
+
+def test_a_delegate_must_be_another_reviewer_who_sees_what_you_see_and_is_here(alice, bob, audrey):
+    viewer = viewer_of(alice)
+    for username in ("alice", "audrey", "nobody"):
+        with pytest.raises(readers.BadValue):
+            away.read_delegate(viewer, username)
+    away.save(bob, timezone.now() + timedelta(hours=1), None, by=bob)
+    with pytest.raises(readers.BadValue, match="away too"):
+        away.read_delegate(viewer, "bob")
+
+
+def test_the_preferences_form_sets_away_in_the_persons_zone_and_refuses_a_bad_delegate(alice_client, alice):
+    url = reverse("notification-preferences")
+    refused = alice_client.post(url, {"away_until": "2099-01-01T09:00", "delegate": "alice"})
+    assert refused.status_code == 400 and b"choose someone else" in refused.content
+    assert away.of(alice) is None
+    alice_client.post(url, {"away_until": "2099-01-01T09:00", "delegate": ""})
+    assert away.of(alice, timezone.now()).until.year == 2099
+
+
+def test_delegation_gives_no_rights_the_delegate_lacks(alice, bob):
+    """Approving reads nothing of away: bob standing in for alice is still only bob, in bob's groups."""
+    fiona = make_user("fiona")  # no reviewer role
+    away.save(alice, timezone.now() + timedelta(days=1), bob, by=alice)
+    assert not roles.can_review(viewer_of(fiona))
+    with pytest.raises(readers.BadValue):
+        away.read_delegate(viewer_of(alice), "fiona")
