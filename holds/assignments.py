@@ -34,7 +34,7 @@ from audit.models import EventKind
 from holds import notes
 from holds.deciding import decisions
 from holds.models import Assignment, Hold
-from notifications import notify
+from notifications import away, notify
 from people import naming
 from reviewqueue import readers, roles
 from reviewqueue.viewer import Viewer
@@ -185,12 +185,12 @@ def _lock_open(hold: Hold, now: datetime) -> None:
 
 
 def assigned_to(viewer: Viewer) -> Q:
-    """A filter on holds keeping those assigned to ``viewer`` or to one of their groups (for the queue, with its
-    rule of holds still to decide)."""
+    """A filter on holds keeping those assigned to ``viewer``, to someone away for whom they stand in, or to one of
+    their groups (for the queue, with its rule of holds still to decide)."""
     return Q(
         Exists(
             Assignment.objects.filter(hold=OuterRef("pk"), ended_at__isnull=True).filter(
-                Q(user=viewer.user) | Q(group__name__in=viewer.group_names)
+                Q(user=viewer.user) | Q(user__in=away.delegated_to(viewer.user)) | Q(group__name__in=viewer.group_names)
             )
         )
     )

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from approvals import approving, badges, rounds
 from approvals.models import Approval
 from holds import approval_page, assignments, notes
+from notifications import away
 from holds.deciding import claims, decisions, form_layout, presence, review
 from holds.mirror import platform, runs
 from holds.queue import listing as holds_queue
@@ -99,7 +100,8 @@ def _hold_context(
         "expired": bool(hold.expires_at and hold.expires_at <= now),
         "error": error,
         # An assignment ends with the hold's decision or closing (``holds.assignments``): shown while it can be decided.
-        "assignment": (assignments.current(hold) if assignment is _UNREAD else assignment) if decidable else None,
+        "assignment": (shown := (assignments.current(hold) if assignment is _UNREAD else assignment) if decidable else None),
+        "standing_in": away.standing_in_words(shown.user) if shown and shown.user_id else "",
         "notes": notes.thread(hold) if getattr(hold, "any_note", True) else [],  # read with the hold by the page
         "note_error": note_error,
         "max_note": notes.MAX_NOTE,

@@ -1,4 +1,5 @@
-"""Away, with a delegate: while someone is away their reminders and escalations go to the reviewer standing in.
+"""Away, with a delegate: while someone is away their reminders, escalations, assignments and mentions go to the
+reviewer standing in, and the holds assigned to them count as the delegate's in "assigned to me" and ``n``.
 
 Away is explicit, time-based state: ``NotificationSettings.away_until`` compared with now, read when a message
 is addressed and never cached, so it ends by itself at its moment. Delegation moves messages only, never rights:
@@ -16,6 +17,7 @@ from datetime import datetime
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from audit import events
@@ -45,6 +47,21 @@ def away_now(users, now: datetime | None = None) -> dict[int, Away]:
 
 def of(user, now: datetime | None = None) -> Away | None:
     return away_now([user], now).get(user.pk)
+
+
+def standing_in_words(user, now: datetime | None = None) -> str:
+    """"alice is away; bob is standing in" while ``user`` is away with a delegate ("" otherwise): what a hold
+    assigned to them says."""
+    gone = of(user, now) if user else None
+    if not (gone and gone.delegate and gone.delegate.is_active):
+        return ""
+    return f"{user.get_username()} is away; {gone.delegate.get_username()} is standing in"
+
+
+def delegated_to(user):
+    """The users ``user`` stands in for now (away, with ``user`` their delegate), as a subquery of pks: what a
+    delegate's "assigned to me" and ``n`` also take in. The time is the database's, at the query."""
+    return NotificationSettings.objects.filter(delegate=user, away_until__gt=Now()).values("user")
 
 
 def reroute(recipients: list, now: datetime | None = None) -> list[tuple[object, Away | None]]:

@@ -240,11 +240,11 @@ def assigned(assignment: Assignment, by) -> list[Notification]:
         return (f"{naming.name(by)} assigned this hold to {_assignee(assignment)}{note}.\n{hold.agent} asked: "
                 f"{hold.question}\n{_expiry(hold)}\n{_links_listed(hold)}")
 
-    return create(Event.ASSIGNED, [Message(
+    return create(Event.ASSIGNED, standing_in([Message(
         f"assignment:{assignment.pk}", [person for person in recipients if person.pk != by.pk],
         title=f"Assigned to {_assignee(assignment)} by {naming.name(by)}: {_short(hold.question)}",
         body=body(), link=link_to(hold), hold=hold, in_zone=lambda: (body(), []),
-    )])
+    )]))
 
 
 def unassigned(hold: Hold, by) -> int:
@@ -261,10 +261,10 @@ def mentioned(note: Note, users: list) -> list[Notification]:
         return (f"{author} wrote on the hold \u201c{_short(hold.question)}\u201d:\n{note.text}\n"
                 f"Notes stay in Review Queue; the agent never sees them.\n{_links_listed(hold)}")
 
-    return create(Event.MENTIONED, [Message(
+    return create(Event.MENTIONED, standing_in([Message(
         f"note:{note.pk}", users, title=f"{author} mentioned you: {_short(hold.question)}",
         body=body(), link=link_to(hold), hold=hold, in_zone=lambda: (body(), []),
-    )])
+    )]))
 
 
 def _assignee(assignment: Assignment) -> str:

@@ -13,6 +13,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from audit.models import AuditEvent, EventKind
+from holds import assignments, notes
+from holds.deciding import claims, decisions
 from notifications import away, notify
 from notifications.models import Notification
 from reviewqueue import readers, roles
@@ -85,3 +87,47 @@ def test_delegation_gives_no_rights_the_delegate_lacks(alice, bob):
     assert not roles.can_review(viewer_of(fiona))
     with pytest.raises(readers.BadValue):
         away.read_delegate(viewer_of(alice), "fiona")
+
+
+def test_an_assignment_to_someone_away_goes_to_their_delegate_and_counts_as_the_delegates_own(
+    platform_client, platform_state, alice, bob, client
+):
+    hold = add_refund(platform_client, platform_state, "h_assigned")
+    carol = make_user("carol", roles.REVIEWERS)
+    away.save(alice, timezone.now() + timedelta(days=2), bob, by=alice)
+
+    assignments.assign(hold, alice, "please check the address", by=carol)
+
+    told = {(n.user.username, n.title) for n in Notification.objects.filter(event="assigned", hold=hold, channel="in_app")}
+    assert [to for to, _ in told] == ["bob"] and "for alice, who is away until" in next(iter(told))[1]
+    client.force_login(bob)
+    assert hold.pk in [row.hold.pk for row in client.get(reverse("queue") + "?assigned=me").context["rows"]]
+    assert "alice is away; bob is standing in" in client.get(reverse("hold", args=[hold.pk])).content.decode()
+
+    with time_machine.travel(timezone.now() + timedelta(days=2, minutes=1)):
+        client.force_login(bob)
+        assert hold.pk not in [row.hold.pk for row in client.get(reverse("queue") + "?assigned=me").context["rows"]]
+        assert "standing in" not in client.get(reverse("hold", args=[hold.pk])).content.decode()
+
+
+def test_a_mention_of_someone_away_goes_to_their_delegate(platform_client, platform_state, alice, bob):
+    hold = add_refund(platform_client, platform_state, "h_mentioned")
+    carol = make_user("carol", roles.REVIEWERS)
+    away.save(alice, timezone.now() + timedelta(days=1), bob, by=alice)
+
+    notes.add_note(hold, carol, "@alice can you look at this one?")
+
+    told = [(n.user.username, n.title) for n in Notification.objects.filter(event="mentioned", hold=hold, channel="in_app")]
+    assert [to for to, _ in told] == ["bob"] and "for alice" in told[0][1]
+
+
+def test_a_delegate_who_gave_the_first_approval_cannot_give_the_second_for_the_person_away(
+    platform_client, platform_state, alice, bob, large_refunds, refund
+):
+    away.save(alice, timezone.now() + timedelta(days=1), bob, by=alice)
+    decisions.submit(refund, bob, [decisions.ItemChoice("call_1", "approve")])
+    claims.release(refund, bob)
+
+    with pytest.raises(decisions.DecisionRefused, match="another person must give the next one"):
+        decisions.submit(refund, bob, [decisions.ItemChoice("call_1", "approve")])
+    assert not refund.decisions.exists()
