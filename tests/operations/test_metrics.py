@@ -3,9 +3,12 @@
 from datetime import timedelta
 
 import pytest
+import time_machine
+from django.contrib.auth.models import Group
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
+from holds import assignments, notes
 from holds.deciding import decisions
 from holds.mirror import sync
 from holds.deciding.decisions import ItemChoice
@@ -321,3 +324,26 @@ def test_a_malformed_allow_list_stops_start_up_naming_the_variable(value, tmp_pa
 
     assert started.returncode != 0
     assert "METRICS_ALLOWED_IPS must list IP addresses or networks" in started.stderr.splitlines()[-1]
+
+
+def test_assignments_and_notes_are_counted_by_assignee_with_the_oldest_assignments_age(scraper, samples, alice, bob):
+    first, second, third = list(Hold.objects.filter(status="open").order_by("pk"))[:3]
+    finance = Group.objects.create(name="Finance leads")
+    with time_machine.travel(timezone.now() - timedelta(hours=2)):
+        assignments.assign(first, bob, "", by=alice)
+    assignments.assign(second, bob, "", by=alice)
+    assignments.assign(third, finance, "", by=alice)
+    notes.add_note(first, alice, "the address looks wrong")
+    notes.add_note(first, bob, "checked: it is right")
+    notes.add_note(second, alice, "fine")
+
+    metrics = scraper()
+
+    assert metrics["reviewqueue_open_holds_assigned"] == {(("assignee", "bob"),): 2, (("assignee", "Finance leads"),): 1}
+    assert abs(metrics["reviewqueue_oldest_open_assignment_age_seconds"][()] - 7200) < 60
+    notes_per_hold = metrics["reviewqueue_notes_per_open_hold_bucket"]
+    open_count = Hold.objects.filter(status="open").count()
+    assert notes_per_hold[(("le", "0"),)] == open_count - 2
+    assert notes_per_hold[(("le", "1"),)] == open_count - 1
+    assert notes_per_hold[(("le", "+Inf"),)] == open_count
+    assert metrics["reviewqueue_notes_per_open_hold_sum"][()] == 3
