@@ -5,6 +5,7 @@ Every filter is an equality or range on an indexed column, newest first on
 filtered list reads about one page of index, however large the table. Two
 filters look inside the items: ``item`` (an item id, GIN-indexed on Postgres)
 and ``q`` (any value inside item data, a trigram index when pg_trgm exists).
+``quick`` keeps the decisions ``rubberstamping`` calls quick, read through the decisions table.
 Nothing here counts the table: a page knows only whether another follows.
 """
 
@@ -19,6 +20,7 @@ from django.db import connection
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from audit import rubberstamping
 from audit.models import DECISION_KINDS, AuditEvent, EventKind
 from audit.payloads import ITEM_ACTIONS
 from reviewqueue import readers
@@ -45,6 +47,7 @@ class Filters:
     run: str = ""
     item: str = ""
     q: str = ""
+    quick: str = ""  # "1": only decisions made in under ``rubberstamping.QUICK_SECONDS`` of opening the hold
 
     @classmethod
     def from_query(cls, query, default_view: str = DECISIONS) -> Filters:
@@ -63,6 +66,7 @@ class Filters:
             kind=readers.choice(query.get("kind", ""), "kind", EventKind.values),
             reviewer=str(reviewer) if reviewer else "",
             action=readers.choice(query.get("action", ""), "action", ITEM_ACTIONS),
+            quick=readers.choice(query.get("quick", ""), "quick", ("1",)),
             **texts,
         )
 
@@ -108,6 +112,8 @@ def filtered(filters: Filters) -> QuerySet[AuditEvent]:
         events = events.filter(has_item(filters.item))
     if filters.q:
         events = events.filter(search_text__contains=filters.q.lower())
+    if filters.quick:
+        events = events.filter(kind=EventKind.DECISION_SUBMITTED, decision__in=rubberstamping.quick_decisions())
     return events.order_by("-at", "-sequence")
 
 

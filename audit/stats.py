@@ -9,6 +9,11 @@ platform too late. Amounts are the items' ``amount`` (or ``refund_amount``,
 ``total``) values, summed as decimals: asked is what the agent proposed,
 approved what the reviewer let through (the edited amount for an edit, none for
 a reject). Currencies are not told apart.
+
+Signs of rubber-stamping, for people's decisions only: the median *look* and the count of
+*quick* decisions (both as ``rubberstamping`` defines them), and the approval rate: the
+share of decisions that approved every item as the agent asked (an edit or a reject is a
+sign the reviewer read it), per reviewer and for the team.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count
 from django.db.models.functions import Coalesce
 
+from audit import rubberstamping
 from audit.queries import day_start
 from holds.models import Decision, DecisionItem, Hold
 from people import naming
@@ -68,6 +74,10 @@ class Row:
     approved: Decimal = Decimal(0)
     seconds: list[float] = dataclasses.field(default_factory=list)
     person: object = None  # the reviewer's user, for rows per reviewer
+    by_policy: bool = False
+    looks: list[float] = dataclasses.field(default_factory=list)  # seconds from first opening the hold to deciding
+    quick: int = 0
+    approved_as_asked: int = 0
 
     @property
     def items(self) -> int:
@@ -94,6 +104,14 @@ class Row:
         return statistics.median(self.seconds) if self.seconds else None
 
     @property
+    def median_look_seconds(self) -> float | None:
+        return statistics.median(self.looks) if self.looks else None
+
+    @property
+    def approval_rate(self) -> float | None:
+        return self.approved_as_asked / self.decisions if self.decisions else None
+
+    @property
     def p95_seconds(self) -> float | None:
         """The nearest-rank 95th percentile: the time 95 % of decisions took at most."""
         if not self.seconds:
@@ -108,6 +126,16 @@ class Statistics:
     reviewers: list[Row]
     agents: list[Row]
 
+    @property
+    def people(self) -> list[Row]:
+        return [row for row in self.reviewers if not row.by_policy]
+
+    @property
+    def team_approval_rate(self) -> float | None:
+        """The approval rate of everyone's decisions together (a policy's are not a person's)."""
+        decisions = sum(row.decisions for row in self.people)
+        return sum(row.approved_as_asked for row in self.people) / decisions if decisions else None
+
 
 def compute(period: Period) -> Statistics:
     """Three queries whatever the period: decisions, their items, and expired holds per agent."""
@@ -116,13 +144,18 @@ def compute(period: Period) -> Statistics:
     reviewers: dict[int | str, Row] = {}  # by the reviewer's pk, or "policy:NAME"
     agents: dict[str, Row] = defaultdict(lambda: Row(label=""))
     owners: dict[int, tuple[Row, Row]] = {}
-    rows = decisions.values_list(
-        "pk", "reviewer_id", "decided_by_policy", "hold__agent", "created_at", "hold__first_seen_at", "outcome"
+    rows = rubberstamping.with_look(decisions).values_list(
+        "pk", "reviewer_id", "decided_by_policy", "hold__agent", "created_at", "hold__first_seen_at", "outcome",
+        "opened_at", "quick",
     )
-    for pk, reviewer_id, policy_name, agent, created_at, first_seen_at, outcome in rows.iterator(chunk_size=5000):
+    for pk, reviewer_id, policy_name, agent, created_at, first_seen_at, outcome, opened_at, quick in rows.iterator(
+        chunk_size=5000
+    ):
         # A policy's own decisions get a row of their own, beside the people's.
         who = reviewer_id if reviewer_id is not None else f"policy:{policy_name}"
-        reviewer = reviewers.setdefault(who, Row(label=f"Decided by policy ‘{policy_name}’" if policy_name else ""))
+        reviewer = reviewers.setdefault(
+            who, Row(label=f"Decided by policy ‘{policy_name}’" if policy_name else "", by_policy=reviewer_id is None)
+        )
         by_agent = agents[agent]
         by_agent.label = agent
         owners[pk] = (reviewer, by_agent)
@@ -131,14 +164,24 @@ def compute(period: Period) -> Statistics:
             row.seconds.append((created_at - first_seen_at).total_seconds())
         if outcome == Decision.Outcome.EXPIRED:
             reviewer.expired += 1
+        if opened_at is not None:
+            reviewer.looks.append((created_at - opened_at).total_seconds())
+            reviewer.quick += bool(quick)
     items = DecisionItem.objects.filter(decision__in=decisions)
     items = items.values_list("decision_id", "action", "original_data", "data")
+    with_items, not_as_asked = set(), set()
     for decision_id, action, original_data, data in items.iterator(chunk_size=5000):
+        with_items.add(decision_id)
+        if action != DecisionItem.Action.APPROVE:
+            not_as_asked.add(decision_id)
         asked, approved = amounts(action, original_data, data)
         for row in owners.get(decision_id, ()):
             setattr(row, action, getattr(row, action) + 1)
             row.asked += asked
             row.approved += approved
+    for pk in with_items - not_as_asked:
+        if pk in owners:
+            owners[pk][0].approved_as_asked += 1
     for agent, count in _expired_holds(start, end):
         agents[agent].label = agent
         agents[agent].expired = count

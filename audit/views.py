@@ -6,7 +6,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django.views.decorators.http import require_safe
 
-from audit import approvalstats, approvers, charts, describe, diff, export, queries, stats, timing
+from audit import approvalstats, approvers, charts, describe, diff, export, queries, rubberstamping, stats, timing
 from audit.models import AuditEvent
 from audit.payloads import ITEM_ACTIONS
 from holds.models import Decision, Hold
@@ -33,6 +33,7 @@ def event_list(request):
         "actions": ITEM_ACTIONS,
         "outcomes": OUTCOMES,
         "people": get_user_model().objects.order_by("username").only("pk", "username", "first_name", "last_name"),
+        "quick_seconds": rubberstamping.QUICK_SECONDS,
         "section": "list",
     }
     return render(request, "audit/list.html", context)
@@ -103,6 +104,7 @@ def statistics(request):
         "reviewer_charts": charts.for_rows("reviewer", computed.reviewers, timing.humanize),
         "agent_charts": charts.for_rows("agent", computed.agents, timing.humanize),
         "policies": approvalstats.per_policy(period),
+        "quick_seconds": rubberstamping.QUICK_SECONDS,
         "section": "stats",
     }
     return render(request, "audit/stats.html", context)

@@ -162,6 +162,20 @@ class HoldViewer(models.Model):
         return f"{self.user} on {self.hold}"
 
 
+class HoldFirstOpened(models.Model):
+    """When a reviewer first opened a hold's page, kept (unlike presence) to tell how long they looked before deciding."""
+
+    hold = models.ForeignKey(Hold, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    opened_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["hold", "user"], name="hold_first_opened_once")]
+
+    def __str__(self) -> str:
+        return f"{self.user} first opened {self.hold} at {self.opened_at}"
+
+
 class SyncState(models.Model):
     """How the last sync of one env went, and the lease that keeps two syncs of it apart."""
 

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from django.contrib.auth import get_user_model
 from django.db import connection
 
-from holds.models import Hold, HoldViewer
+from holds.models import Hold, HoldFirstOpened, HoldViewer
 from reviewqueue.sql import writes
 
 HEARTBEAT_SECONDS = 20
@@ -40,16 +40,24 @@ def forget_ended(user, now: datetime) -> None:
     HoldViewer.objects.filter(user=user, seen_until__lte=now).delete()
 
 
+def _first_opened_sql() -> str:
+    """One statement noting when a user first opened a hold (hold pk, user pk, opened at); a later opening keeps it."""
+    return writes.upsert_sql(HoldFirstOpened, ("hold_id", "user_id", "opened_at"), ("hold_id", "user_id"), ())
+
+
 def note_viewing_and_others(hold: Hold, user, now: datetime) -> list:
-    """``note_viewing``, then ``others_looking``: in one round trip on PostgreSQL, for the hold's page (the same
-    statements, ``others_looking``'s compiled by the ORM, one after the other in a ``WITH``).
+    """``note_viewing`` and the first opening (``HoldFirstOpened``, for the statistics), then ``others_looking``: in
+    one round trip on PostgreSQL, for the hold's page (the same statements, ``others_looking``'s compiled by the ORM,
+    one after the other in a ``WITH``).
 
     The list reads the rows as they were before the note, which changes nothing: it leaves ``user`` out.
     """
+    notes = [(_upsert_sql(), [hold.pk, user.pk, now + live_window()]), (_first_opened_sql(), [hold.pk, user.pk, now])]
     if connection.vendor != "postgresql":  # SQLite allows no INSERT inside WITH
-        note_viewing(hold, user, now)
+        for sql, params in notes:
+            writes.upsert(sql, params)
         return others_looking(hold, user, now)
-    return writes.upsert_then(_upsert_sql(), [hold.pk, user.pk, now + live_window()], _others_looking(hold, user, now))
+    return writes.upsert_then(notes, _others_looking(hold, user, now))
 
 
 def leave(hold: Hold, user) -> None:

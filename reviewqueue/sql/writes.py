@@ -50,13 +50,18 @@ def copy(model, columns: tuple[str, ...], rows: Iterable[tuple]) -> None:
 def upsert_sql(model, columns: tuple[str, ...], unique: tuple[str, ...], updated: tuple[str, ...]) -> str:
     """One statement, for PostgreSQL and SQLite alike, inserting a row of ``model``'s table with ``columns``
     (parameters in that order) or, where a row with the same ``unique`` columns exists (they must form a unique
-    constraint), setting its ``updated`` columns to the new row's. Needs no transaction around it."""
+    constraint), setting its ``updated`` columns to the new row's; with no ``updated`` columns, keeping the row that
+    exists as it is. Needs no transaction around it."""
     quote = connection.ops.quote_name
+    on_conflict = (
+        f"DO UPDATE SET {', '.join(f'{quote(name)} = EXCLUDED.{quote(name)}' for name in updated)}"
+        if updated
+        else "DO NOTHING"
+    )
     return (
         f"INSERT INTO {quote(model._meta.db_table)} ({', '.join(map(quote, columns))})"
         f" VALUES ({', '.join(['%s'] * len(columns))})"
-        f" ON CONFLICT ({', '.join(map(quote, unique))})"
-        f" DO UPDATE SET {', '.join(f'{quote(name)} = EXCLUDED.{quote(name)}' for name in updated)}"
+        f" ON CONFLICT ({', '.join(map(quote, unique))}) {on_conflict}"
     )
 
 
@@ -66,9 +71,11 @@ def upsert(upsert: str, params: list) -> None:
         cursor.execute(upsert, params)
 
 
-def upsert_then(upsert: str, upsert_params: list, queryset) -> list:
-    """Run the ``upsert`` (``upsert_sql``'s, with its parameters), then ``queryset``, in one round trip: a ``WITH`` on
-    PostgreSQL only (SQLite allows no INSERT inside one). The queryset reads the rows as they were before the upsert;
-    returns its model instances."""
+def upsert_then(upserts: list[tuple[str, list]], queryset) -> list:
+    """Run the ``upserts`` (``upsert_sql``'s statements, each with its parameters), then ``queryset``, in one round
+    trip: a ``WITH`` on PostgreSQL only (SQLite allows no INSERT inside one). The queryset reads the rows as they were
+    before the upserts; returns its model instances."""
     sql, params = queryset.query.sql_with_params()
-    return list(queryset.model.objects.raw(f"WITH noted AS ({upsert}) {sql}", [*upsert_params, *params]))
+    noted = ", ".join(f"noted{index or ''} AS ({upsert})" for index, (upsert, _) in enumerate(upserts))
+    upsert_params = [param for _, upsert_params in upserts for param in upsert_params]
+    return list(queryset.model.objects.raw(f"WITH {noted} {sql}", [*upsert_params, *params]))

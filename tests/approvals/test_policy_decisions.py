@@ -343,6 +343,8 @@ def test_a_policys_decision_shows_as_approved_by_policy_on_the_hold_page_the_aud
     assert "Approved by policy ‘small refunds’" in hold_page
     assert "Approved by policy ‘small refunds’" in audit_page
     assert [row.label for row in stats.context["stats"].reviewers] == ["Decided by policy ‘small refunds’"]
+    assert stats.context["stats"].people == [] and stats.context["stats"].team_approval_rate is None  # not a person's
+    assert "No reviewer decided in this period." in stats.content.decode()
     assert 'reviewqueue_policy_decisions_total{kind="approved",policy="small refunds"} 1.0' in metrics
     assert 'reviewqueue_decisions_total{outcome="applied"} 1.0' in metrics
 

@@ -2,7 +2,8 @@
 
 Counted as a reviewer sees it, through the whole middleware: the session, the user and their groups,
 and the bell's count come with every page; the rest is the hold (with its claimant and latest decision),
-its items, the decision's items, and one statement that notes the reviewer's presence and lists the others.
+its items, the decision's items, and one statement that notes the reviewer's presence (and first opening) and lists
+the others.
 """
 
 from collections import Counter
@@ -15,7 +16,7 @@ from django.urls import reverse
 
 from holds.deciding import decisions
 from holds.deciding.decisions import ItemChoice
-from holds.models import HoldViewer
+from holds.models import HoldFirstOpened, HoldViewer
 
 pytestmark = pytest.mark.django_db
 
@@ -64,6 +65,7 @@ def test_an_open_hold_shows_its_form_and_who_else_is_looking_in_at_most_8_querie
     assert_nothing_wasted(statements)
     assert 'id="decide-form"' in page and '<strong><span class="person" title="bob@example.com">Bob Brown</span></strong> is looking at this.' in page
     assert HoldViewer.objects.filter(hold=hold, user=alice).exists()  # noted in the same statement
+    assert HoldFirstOpened.objects.filter(hold=hold, user=alice).exists()  # and so is the first opening
 
 
 def test_a_hold_with_a_live_decision_shows_it_in_at_most_8_queries(samples, alice, bob, undo_window):
