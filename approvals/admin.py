@@ -40,7 +40,8 @@ class ApprovalPolicyForm(forms.ModelForm):
 
     def clean(self):
         """A condition is a key, an operator and a threshold: all three, or none. A policy approving every hold by
-        itself is meant (the box ticked); a default approve needs at most one person, and a default outcome its minutes."""
+        itself is meant (the box ticked); a default approve needs at most one person, and a default outcome its
+        minutes."""
         cleaned = super().clean()
         given = {name: cleaned.get(name) not in ("", None) for name in CONDITION_FIELDS}
         if any(given.values()) and not all(given.values()):

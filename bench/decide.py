@@ -83,15 +83,18 @@ def main() -> None:
     )
     print(f"confirming POST sent -> platform received the decision: {spread(delays)}")
     print("  of which:")
-    print(f"  confirming POST sent -> its 302 answered:             {spread([m['answered'] - m['sent'] for m in moments])}")
+    print(f"  confirming POST sent -> its 302 answered:             "
+          f"{spread([m['answered'] - m['sent'] for m in moments])}")
     print(f"  confirming POST sent -> the worker leased it:          {spread([m['leased'] - m['sent'] for m in moments])}")
-    print(f"  the worker leased it -> platform received it:          {spread([m['received'] - m['leased'] for m in moments])}")
+    print(f"  the worker leased it -> platform received it:          "
+          f"{spread([m['received'] - m['leased'] for m in moments])}")
     verdict = "met" if setup.percentile(delays, 0.95) * 1000 <= TARGET_P95_MS else "NOT met"
     print(f"target p95 <= {TARGET_P95_MS} ms: {verdict}; machine load average (1 min) {os.getloadavg()[0]:.1f}")
 
 
 def decide(reviewer, state, pk: int, hold_id: str) -> dict[str, float]:
-    """Approve every item of the hold as a browser does; answer when the confirm was sent and answered, and the decision received."""
+    """Approve every item of the hold as a browser does; answer when the confirm was sent and answered, and the decision
+    received."""
     page = reviewer.get(f"/holds/{pk}/")
     fields = form_fields(page.text, "decide-form")
     actions = {name.removesuffix("-comment") + "-action" for name, _ in fields if name.endswith("-comment")}  # one per item

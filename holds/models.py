@@ -401,7 +401,8 @@ class DeliveryAttempt(models.Model):
 
 # Open holds without a live decision (one neither withdrawn nor not applied). Written out, as the ORM's Exists took
 # longer to build than the queue's whole query takes to run; with its constants in the SQL, not as parameters, so
-# that the listing's prepared statement keeps a plan that uses the open holds' partial indexes (reviewqueue/sql/prepared.py).
+# that the listing's prepared statement keeps a plan that uses the open holds' partial indexes
+# (reviewqueue/sql/prepared.py).
 _OPEN_WITHOUT_LIVE_DECISION = RowSQL(
     f"{{row}}.status = {prepared.literal(Hold.Status.OPEN)} AND NOT EXISTS (SELECT 1 FROM {Decision._meta.db_table}"
     f" decision WHERE decision.hold_id = {{row}}.id"

@@ -51,10 +51,12 @@ class BadValue(ValueError):
 
 
 class EitherWay(BadValue):
-    """Digits that one mark splits either as thousands or as decimals ("1,234"): ``readings`` holds both, smaller first."""
+    """Digits that one mark splits either as thousands or as decimals ("1,234"): ``readings`` holds both, smaller
+    first."""
 
     def __init__(self, name: str, sign: str, whole: str, fraction: str):
-        super().__init__(name, f"write {sign}{whole}{fraction} or {sign}{whole}.{fraction}: a comma can't tell thousands from decimals here")
+        super().__init__(name, f"write {sign}{whole}{fraction} or {sign}{whole}.{fraction}: "
+                         "a comma can't tell thousands from decimals here")
         self.readings = tuple(sorted((Decimal(f"{sign}{whole}.{fraction}"), Decimal(f"{sign}{whole}{fraction}"))))
 
 

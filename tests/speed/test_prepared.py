@@ -76,7 +76,8 @@ def test_prepared_statements_can_be_turned_off_for_a_connection_pooler(value, th
     if value is not None:
         variables["DATABASE_PREPARED_STATEMENTS"] = value
     started = start_django(
-        "from django.conf import settings; print(settings.DATABASES['default'].get('OPTIONS', {}).get('prepare_threshold'))",
+        "from django.conf import settings; "
+        "print(settings.DATABASES['default'].get('OPTIONS', {}).get('prepare_threshold'))",
         **variables,
     )
 
