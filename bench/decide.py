@@ -52,27 +52,30 @@ def main() -> None:
 
     redis.Redis.from_url(REDIS_URL).flushdb()
     serving.create_user(REVIEWER, roles.REVIEWERS)
-    with serving.stopped_at_exit(), tempfile.TemporaryDirectory() as logs:
-        with setup.simulated_platform(options.decisions, port=options.port + 1) as state:
-            with platform.PlatformClient.from_settings() as client:
-                sync.sync_env(client, "default")
-            holds = list(Hold.objects.filter(status="open").order_by("pk").values_list("pk", "hold_id"))
-            environment = serving.production_environment(
-                options.port, os.environ["DATABASE_URL"], REDIS_URL, settings.AGENTOS_URL, settings.AGENTOS_API_KEY
-            ) | {"UNDO_SECONDS": "0"}
-            serving.collectstatic_if_needed(environment)
-            worker = serving.start(
-                [sys.executable, "-m", "celery", "-A", "reviewqueue", "worker", "--loglevel", "INFO", "--concurrency", "2"],
-                environment, Path(logs) / "worker.log",
-            )
-            try:
-                serving.wait_for(lambda: b" ready." in (Path(logs) / "worker.log").read_bytes(), "the Celery worker", worker)
-                with serving.gunicorn(environment, options.port, Path(logs) / "gunicorn.log") as url:
-                    print(f"set up in {time.perf_counter() - started:.0f} s; deciding {len(holds)} holds", file=sys.stderr)
-                    reviewer = serving.sign_in(url, REVIEWER)
-                    moments = [decide(reviewer, state, pk, hold_id) for pk, hold_id in holds]
-            finally:
-                serving.stop(worker)
+    with (
+        serving.stopped_at_exit(),
+        tempfile.TemporaryDirectory() as logs,
+        setup.simulated_platform(options.decisions, port=options.port + 1) as state,
+    ):
+        with platform.PlatformClient.from_settings() as client:
+            sync.sync_env(client, "default")
+        holds = list(Hold.objects.filter(status="open").order_by("pk").values_list("pk", "hold_id"))
+        environment = serving.production_environment(
+            options.port, os.environ["DATABASE_URL"], REDIS_URL, settings.AGENTOS_URL, settings.AGENTOS_API_KEY
+        ) | {"UNDO_SECONDS": "0"}
+        serving.collectstatic_if_needed(environment)
+        worker = serving.start(
+            [sys.executable, "-m", "celery", "-A", "reviewqueue", "worker", "--loglevel", "INFO", "--concurrency", "2"],
+            environment, Path(logs) / "worker.log",
+        )
+        try:
+            serving.wait_for(lambda: b" ready." in (Path(logs) / "worker.log").read_bytes(), "the Celery worker", worker)
+            with serving.gunicorn(environment, options.port, Path(logs) / "gunicorn.log") as url:
+                print(f"set up in {time.perf_counter() - started:.0f} s; deciding {len(holds)} holds", file=sys.stderr)
+                reviewer = serving.sign_in(url, REVIEWER)
+                moments = [decide(reviewer, state, pk, hold_id) for pk, hold_id in holds]
+        finally:
+            serving.stop(worker)
     leases = dict(Decision.objects.values_list("hold_id", "delivery_started_at"))
     for (pk, _), moment in zip(holds, moments, strict=True):
         moment["leased"] = leases[pk].timestamp()

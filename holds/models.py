@@ -22,8 +22,6 @@ class HoldQuerySet(models.QuerySet):
 class Hold(models.Model):
     """A hold as last seen on the platform; never deleted, so its history stays auditable."""
 
-    objects = HoldQuerySet.as_manager()
-
     class Status(models.TextChoices):
         OPEN = "open", "Open"
         DECIDED = "decided", "Decided"
@@ -69,6 +67,8 @@ class Hold(models.Model):
         max_digits=20, decimal_places=4, null=True,
         help_text="The largest amount its items carry (see holds/mirror/amounts.py), for the queue's order and filter.",
     )
+
+    objects = HoldQuerySet.as_manager()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["env", "hold_id"], name="hold_unique_per_env")]

@@ -131,9 +131,9 @@ def decimal(value: str, name: str, max_digits: int | None = None, decimal_places
     if not typed:
         raise BadValue(name, NOT_A_DECIMAL)
     whole, fraction = decimal_parts(typed["sign"], typed["body"], name)
-    if max_digits is not None and decimal_places is not None:
-        if len(whole.lstrip("0")) > max_digits - decimal_places or len(fraction) > decimal_places:
-            raise BadValue(name, f"use at most {max_digits - decimal_places} digits before the point and {decimal_places} after")
+    if (max_digits is not None and decimal_places is not None
+            and (len(whole.lstrip("0")) > max_digits - decimal_places or len(fraction) > decimal_places)):
+        raise BadValue(name, f"use at most {max_digits - decimal_places} digits before the point and {decimal_places} after")
     return Decimal(f"{typed['sign']}{whole or '0'}{'.' if fraction else ''}{fraction}")
 
 
@@ -230,7 +230,7 @@ def cursor(
         raw = None
     if not (isinstance(raw, list) and len(raw) == len(parts) and all(isinstance(part, str) for part in raw)):
         raise BadValue(name, "is not a page link made by this app")
-    read = tuple(reader(part, name) for reader, part in zip(parts, raw))
+    read = tuple(reader(part, name) for reader, part in zip(parts, raw, strict=True))
     if any(part is None and position not in optional for position, part in enumerate(read)):
         raise BadValue(name, "is not a page link made by this app")
     return read

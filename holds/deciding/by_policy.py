@@ -78,9 +78,8 @@ def _sweep(candidates, kind: str, now: datetime) -> list[Decision]:
     while len(made) < BATCH:
         page = list(candidates.filter(pk__gt=after).prefetch_related("items")[:BATCH])
         for hold in page:
-            if len(made) < BATCH and _looks_due(hold, every_policy, kind, now):
-                if decision := _decide(hold.pk, kind, now):
-                    made.append(decision)
+            if len(made) < BATCH and _looks_due(hold, every_policy, kind, now) and (decision := _decide(hold.pk, kind, now)):
+                made.append(decision)
         if len(page) < BATCH:
             break
         after = page[-1].pk

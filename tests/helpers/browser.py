@@ -89,7 +89,8 @@ def accessibility_problems(page, name):
         .filter(e => [...e.childNodes].some(n => n.nodeType === Node.TEXT_NODE && n.textContent.trim()))
         .filter(e => e.getBoundingClientRect().width > 1 && parseFloat(getComputedStyle(e).fontSize) < 12)
         .slice(0, 3)
-        .map(e => `${e.tagName.toLowerCase()} "${e.textContent.trim().slice(0, 20)}" ${getComputedStyle(e).fontSize}`)""")
+        .map(e =>
+          `${e.tagName.toLowerCase()} "${e.textContent.trim().slice(0, 20)}" ${getComputedStyle(e).fontSize}`)""")
     if tiny:
         problems.append(f"{name}: text under 12 px: {', '.join(tiny)}")
     page.add_script_tag(path=str(AXE))
