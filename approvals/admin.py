@@ -23,7 +23,13 @@ PATTERN_FIELDS = ("env_pattern", "agent_pattern", "capability_pattern")
 class ApprovalPolicyForm(forms.ModelForm):
     class Meta:
         model = ApprovalPolicy
-        fields = "__all__"
+        fields = (
+            "name", "env_pattern", "agent_pattern", "capability_pattern", *CONDITION_FIELDS,
+            "approvals_required", "later_approver_group",
+            "escalate_after_minutes", "escalate_at_percent", "escalation_group",
+            "enabled", "valid_until", "auto_wait_minutes", "daily_cap_count", "daily_cap_amount", "every_hold_confirmed",
+            "expiry_outcome", "expiry_outcome_minutes", "expiry_outcome_comment",
+        )
         error_messages = {
             "approvals_required": {
                 "min_value": "A policy needs 0, 1, 2 or 3 people.",
@@ -40,7 +46,8 @@ class ApprovalPolicyForm(forms.ModelForm):
 
     def clean(self):
         """A condition is a key, an operator and a threshold: all three, or none. A policy approving every hold by
-        itself is meant (the box ticked); a default approve needs at most one person, and a default outcome its minutes."""
+        itself is meant (the box ticked); a default approve needs at most one person, and a default outcome its
+        minutes."""
         cleaned = super().clean()
         given = {name: cleaned.get(name) not in ("", None) for name in CONDITION_FIELDS}
         if any(given.values()) and not all(given.values()):

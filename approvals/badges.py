@@ -31,7 +31,8 @@ REQUIREMENT_SECONDS = 24 * 3600  # one nobody asks for again (its hold decided, 
 
 @dataclasses.dataclass(frozen=True)
 class Badge:
-    """What a queue row says of a hold's approvals: ``words`` ("1 of 2 approvals") and ``why`` ("amount 1,200.00 > 500")."""
+    """What a queue row says of a hold's approvals: ``words`` ("1 of 2 approvals") and ``why`` ("amount 1,200.00 >
+    500")."""
 
     words: str
     why: str

@@ -77,11 +77,11 @@ class Replay:
     @property
     def rejected_holds(self) -> list[tuple[int, str]]:
         """The holds people rejected, as (mirror pk, platform hold id), for links."""
-        return list(zip(self.people_rejected_pks, self.people_rejected))
+        return list(zip(self.people_rejected_pks, self.people_rejected, strict=True))
 
     @property
     def edited_holds(self) -> list[tuple[int, str]]:
-        return list(zip(self.people_edited_pks, self.people_edited))
+        return list(zip(self.people_edited_pks, self.people_edited, strict=True))
 
     @property
     def fewer_second_approvers(self) -> int:

@@ -72,7 +72,8 @@ class Standing:
     @property
     def round_needs(self) -> int:
         """How many approvals the open round needs before its decision is sent: the policy's count, and always one
-        more than it has, as a round a policy lowered since has reached is sent by its next approval (``approving.count``)."""
+        more than it has, as a round a policy lowered since has reached is sent by its next approval
+        (``approving.count``)."""
         return max(self.required, len(self.approvals) + 1) if self.approvals else self.required
 
     @property
@@ -179,7 +180,8 @@ def _round_flags() -> tuple[RowSQL, RowSQL]:
 
 
 def open_round(approvals: Iterable[Approval]) -> list[Approval]:
-    """The open round's approvals among one hold's, read ``with_rounds``, in order ([] when its latest round is over)."""
+    """The open round's approvals among one hold's, read ``with_rounds``, in order ([] when its latest round is
+    over)."""
     return sorted((approval for approval in approvals if approval.in_open_round), key=attrgetter("position"))
 
 

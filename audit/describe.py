@@ -204,8 +204,12 @@ def _escalated(payload: dict) -> str:
 
 
 def _approval_withdrawn(payload: dict) -> str:
-    """"alice took back approval 1 of 2 under “Large refunds” before anyone built on it: amount 1,200.00 → 1,000.00"."""
-    head = f"{payload.get('approver')} took back {_place(payload)}{_under(payload)} before anyone built on it; nothing was sent"
+    """"alice took back approval 1 of 2 under “Large refunds” before anyone built on it: amount 1,200.00 →
+    1,000.00"."""
+    head = (
+        f"{payload.get('approver')} took back {_place(payload)}{_under(payload)} "
+        "before anyone built on it; nothing was sent"
+    )
     return _with_items(head, payload)
 
 

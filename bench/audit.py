@@ -33,13 +33,15 @@ SELECT g, at, kind, CASE WHEN by_person THEN reviewer END, CASE WHEN by_person T
        CASE WHEN about_hold THEN agent ELSE '' END, NULL, NULL,
        CASE WHEN kind = 'decision_submitted' THEN action ELSE '' END, outcome,
        CASE WHEN has_items THEN jsonb_build_array(item) ELSE '[]'::jsonb END,
-       CASE WHEN has_items THEN lower('h_' || story || E'\\nr_' || story || E'\\n' || item || E'\\n' || order_id || E'\\n' || amount) ELSE '' END,
+       CASE WHEN has_items THEN lower('h_' || story || E'\\nr_' || story || E'\\n' || item || E'\\n' || order_id
+                                      || E'\\n' || amount) ELSE '' END,
        CASE WHEN has_items THEN jsonb_build_object('items', jsonb_build_array(jsonb_build_object(
            'id', item, 'action', action, 'original_data', jsonb_build_object('order_id', order_id, 'amount', amount))))
             ELSE jsonb_build_object('outcome', outcome) END,
        encode(sha256(int8send(g::bigint - 1)), 'hex'), encode(sha256(int8send(g::bigint)), 'hex')
 FROM (
-    SELECT g, story, reviewers[1 + story %% cardinality(reviewers)] AS reviewer, names[1 + story %% cardinality(names)] AS name,
+    SELECT g, story, reviewers[1 + story %% cardinality(reviewers)] AS reviewer,
+           names[1 + story %% cardinality(names)] AS name,
            agents[1 + story %% cardinality(agents)] AS agent,
            now() - make_interval(secs => %(seconds)s * (1 - g::float8 / %(events)s)) AS at,
            (ARRAY['hold_seen', 'claimed', 'decision_submitted', 'delivery_attempt', 'delivery_attempt', 'applied',
@@ -80,7 +82,8 @@ def main() -> None:
     month_ago = time_of_event(options.events, options.events - options.events // 6).date()
     story = options.events // 20
     deep = cursor_after_pages(browser, 20)
-    print(f"\nThe audit list at {options.events:,} events ({options.requests} requests each; times are the whole request):")
+    print(f"\nThe audit list at {options.events:,} events ({options.requests} requests each; "
+          "times are the whole request):")
     for label, query in [
         ("first page, no filter", ""),
         ("reviewer", f"reviewer={people[3].pk}"),
@@ -161,7 +164,8 @@ def list_page(browser, label: str, query: str, requests: int) -> None:
         assert response.status_code == 200
     with CaptureQueriesContext(connection) as captured:
         browser.get(url)
-    print(f"\n{label:34} {setup.summary(times)}  {len(captured.captured_queries)} queries  rows={len(response.context['rows'])}")
+    print(f"\n{label:34} {setup.summary(times)}  {len(captured.captured_queries)} queries  "
+          f"rows={len(response.context['rows'])}")
     params = QueryDict(query)
     events = queries.filtered(queries.Filters.from_query(params))
     position = queries.decode(params.get("after", ""))

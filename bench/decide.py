@@ -52,27 +52,30 @@ def main() -> None:
 
     redis.Redis.from_url(REDIS_URL).flushdb()
     serving.create_user(REVIEWER, roles.REVIEWERS)
-    with serving.stopped_at_exit(), tempfile.TemporaryDirectory() as logs:
-        with setup.simulated_platform(options.decisions, port=options.port + 1) as state:
-            with platform.PlatformClient.from_settings() as client:
-                sync.sync_env(client, "default")
-            holds = list(Hold.objects.filter(status="open").order_by("pk").values_list("pk", "hold_id"))
-            environment = serving.production_environment(
-                options.port, os.environ["DATABASE_URL"], REDIS_URL, settings.AGENTOS_URL, settings.AGENTOS_API_KEY
-            ) | {"UNDO_SECONDS": "0"}
-            serving.collectstatic_if_needed(environment)
-            worker = serving.start(
-                [sys.executable, "-m", "celery", "-A", "reviewqueue", "worker", "--loglevel", "INFO", "--concurrency", "2"],
-                environment, Path(logs) / "worker.log",
-            )
-            try:
-                serving.wait_for(lambda: b" ready." in (Path(logs) / "worker.log").read_bytes(), "the Celery worker", worker)
-                with serving.gunicorn(environment, options.port, Path(logs) / "gunicorn.log") as url:
-                    print(f"set up in {time.perf_counter() - started:.0f} s; deciding {len(holds)} holds", file=sys.stderr)
-                    reviewer = serving.sign_in(url, REVIEWER)
-                    moments = [decide(reviewer, state, pk, hold_id) for pk, hold_id in holds]
-            finally:
-                serving.stop(worker)
+    with (
+        serving.stopped_at_exit(),
+        tempfile.TemporaryDirectory() as logs,
+        setup.simulated_platform(options.decisions, port=options.port + 1) as state,
+    ):
+        with platform.PlatformClient.from_settings() as client:
+            sync.sync_env(client, "default")
+        holds = list(Hold.objects.filter(status="open").order_by("pk").values_list("pk", "hold_id"))
+        environment = serving.production_environment(
+            options.port, os.environ["DATABASE_URL"], REDIS_URL, settings.AGENTOS_URL, settings.AGENTOS_API_KEY
+        ) | {"UNDO_SECONDS": "0"}
+        serving.collectstatic_if_needed(environment)
+        worker = serving.start(
+            [sys.executable, "-m", "celery", "-A", "reviewqueue", "worker", "--loglevel", "INFO", "--concurrency", "2"],
+            environment, Path(logs) / "worker.log",
+        )
+        try:
+            serving.wait_for(lambda: b" ready." in (Path(logs) / "worker.log").read_bytes(), "the Celery worker", worker)
+            with serving.gunicorn(environment, options.port, Path(logs) / "gunicorn.log") as url:
+                print(f"set up in {time.perf_counter() - started:.0f} s; deciding {len(holds)} holds", file=sys.stderr)
+                reviewer = serving.sign_in(url, REVIEWER)
+                moments = [decide(reviewer, state, pk, hold_id) for pk, hold_id in holds]
+        finally:
+            serving.stop(worker)
     leases = dict(Decision.objects.values_list("hold_id", "delivery_started_at"))
     for (pk, _), moment in zip(holds, moments, strict=True):
         moment["leased"] = leases[pk].timestamp()
@@ -83,15 +86,18 @@ def main() -> None:
     )
     print(f"confirming POST sent -> platform received the decision: {spread(delays)}")
     print("  of which:")
-    print(f"  confirming POST sent -> its 302 answered:             {spread([m['answered'] - m['sent'] for m in moments])}")
+    print(f"  confirming POST sent -> its 302 answered:             "
+          f"{spread([m['answered'] - m['sent'] for m in moments])}")
     print(f"  confirming POST sent -> the worker leased it:          {spread([m['leased'] - m['sent'] for m in moments])}")
-    print(f"  the worker leased it -> platform received it:          {spread([m['received'] - m['leased'] for m in moments])}")
+    print(f"  the worker leased it -> platform received it:          "
+          f"{spread([m['received'] - m['leased'] for m in moments])}")
     verdict = "met" if setup.percentile(delays, 0.95) * 1000 <= TARGET_P95_MS else "NOT met"
     print(f"target p95 <= {TARGET_P95_MS} ms: {verdict}; machine load average (1 min) {os.getloadavg()[0]:.1f}")
 
 
 def decide(reviewer, state, pk: int, hold_id: str) -> dict[str, float]:
-    """Approve every item of the hold as a browser does; answer when the confirm was sent and answered, and the decision received."""
+    """Approve every item of the hold as a browser does; answer when the confirm was sent and answered, and the decision
+    received."""
     page = reviewer.get(f"/holds/{pk}/")
     fields = form_fields(page.text, "decide-form")
     actions = {name.removesuffix("-comment") + "-action" for name, _ in fields if name.endswith("-comment")}  # one per item

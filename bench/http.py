@@ -240,7 +240,8 @@ def prepare(options) -> None:
 
 
 def copy_closed_holds(count: int) -> None:
-    """``count`` closed holds: the open ones again (ids suffixed ``-c{n}``), n days older, decided, expired or cancelled.
+    """``count`` closed holds: the open ones again (ids suffixed ``-c{n}``), n days older, decided, expired or
+    cancelled.
 
     The columns come from the model, so the copy follows whatever the checkout's schema is.
     """
@@ -269,7 +270,8 @@ def copy_closed_holds(count: int) -> None:
     item_columns = [f.column for f in HoldItem._meta.concrete_fields if f.column not in ("id", "hold_id")]
     copy_holds = sql.SQL(
         "INSERT INTO holds_hold ({columns}) SELECT {values} FROM holds_hold h, "
-        "LATERAL (SELECT (%(statuses)s::text[])[1 + (h.id + %(copy)s) %% cardinality(%(statuses)s::text[])] AS status) s "
+        "LATERAL (SELECT (%(statuses)s::text[])[1 + (h.id + %(copy)s) %% cardinality(%(statuses)s::text[])] "
+        "AS status) s "
         "WHERE h.status = 'open' ORDER BY h.id LIMIT %(limit)s"
     ).format(
         columns=sql.SQL(", ").join(map(sql.Identifier, columns)),
@@ -435,7 +437,8 @@ def print_comparison(compared: Checkout, this: Checkout) -> None:
     for there, here in zip(compared.pages, this.pages, strict=True):
         print(
             f"| {here.label} | {there.median('rps'):.0f} | {here.median('rps'):.0f} | "
-            f"{ratio(here.median('rps'), there.median('rps'))} | {there.median('p50'):.1f} | {here.median('p50'):.1f} | "
+            f"{ratio(here.median('rps'), there.median('rps'))} | "
+            f"{there.median('p50'):.1f} | {here.median('p50'):.1f} | "
             f"{there.median('p99'):.1f} | {here.median('p99'):.1f} |"
         )
 

@@ -209,7 +209,8 @@ def growth(requests: int, rounds: int) -> None:
     pages = _pages_without_cursor()
     medians, _ = _interleaved(servers, pages, rounds, requests)
     header = "".join(f"{size:>10,}" for size in GROWTH_SIZES)
-    print(f"\nthe sizes in turns ({rounds} rounds of {requests} requests):\n{'p50 ms':32}{header}  {largest:,}/{smallest:,}")
+    print(f"\nthe sizes in turns ({rounds} rounds of {requests} requests):\n"
+          f"{'p50 ms':32}{header}  {largest:,}/{smallest:,}")
     for label, _, _ in pages:
         cells = [statistics.median(medians[label, size]) for size in GROWTH_SIZES]
         print(f"{label:32}{''.join(f'{cell:10.2f}' for cell in cells)}  {cells[-1] / cells[0]:9.2f}x")
@@ -273,7 +274,8 @@ def _server(checkout: str, database: str) -> subprocess.Popen:
 
 def _interleaved(servers: dict, pages: list[tuple[str, str, str]], rounds: int, requests: int) -> tuple[dict, dict]:
     """Each page on each server in turns, the servers' order turned each round, so that whatever else loads the
-    machine weighs on all alike; then the servers are stopped. Returns the medians and CPU per request by (label, server)."""
+    machine weighs on all alike; then the servers are stopped. Returns the medians and CPU per request by (label,
+    server)."""
     medians: dict[tuple[str, object], list[float]] = {}
     cpu: dict[tuple[str, object], list[float]] = {}
     names = list(servers)

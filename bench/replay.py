@@ -77,7 +77,7 @@ def generate(count: int) -> None:
         Hold.objects.bulk_create(holds)
         HoldItem.objects.bulk_create(
             HoldItem(hold=hold, position=0, item_id=f"i_{n}", data={"amount": f"{(n * 37) % 1500}.00"})
-            for n, hold in zip(numbers, holds)
+            for n, hold in zip(numbers, holds, strict=True)
         )
         AuditEvent.objects.bulk_create(
             AuditEvent(
@@ -85,7 +85,7 @@ def generate(count: int) -> None:
                 run_id=hold.run_id, agent=hold.agent, hold_record=hold, actions=ACTIONS[n % len(ACTIONS)],
                 payload={}, prev_hash="0" * 64, hash=f"{n:064d}",
             )
-            for n, hold in zip(numbers, holds)
+            for n, hold in zip(numbers, holds, strict=True)
         )
 
 

@@ -41,7 +41,8 @@ def production_environment(port: int, database_url: str, redis_url: str, agentos
 
 
 def collectstatic_if_needed(environment: dict, root: Path = ROOT) -> None:
-    """Run ``collectstatic`` in the checkout at ``root`` when its manifest is missing or older than a file under static/."""
+    """Run ``collectstatic`` in the checkout at ``root`` when its manifest is missing or older than a file under
+    static/."""
     manifest = root / "staticfiles" / "staticfiles.json"
     newest = max((path.stat().st_mtime for path in (root / "static").rglob("*") if path.is_file()), default=0)
     if manifest.exists() and manifest.stat().st_mtime >= newest:

@@ -40,7 +40,8 @@ def django_on_database(fresh: bool) -> None:
 
 @contextmanager
 def simulated_platform(holds: int, port: int = 0):
-    """A simulated platform on 127.0.0.1 (``port``, 0: any free one) with ``holds`` generated open holds, which the app is set to use."""
+    """A simulated platform on 127.0.0.1 (``port``, 0: any free one) with ``holds`` generated open holds, which the app
+    is set to use."""
     from django.conf import settings
 
     from simulator.server import PlatformServer

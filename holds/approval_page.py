@@ -1,4 +1,5 @@
-"""What the hold page shows of a hold's approvals: the open round's decision item by item, and what the viewer may do."""
+"""What the hold page shows of a hold's approvals: the open round's decision item by item, and what the viewer may
+do."""
 
 from __future__ import annotations
 
@@ -130,5 +131,6 @@ def recorded_words(hold: Hold, viewer) -> str:
     if not any(approval.approver_id == viewer.pk for approval in found.approvals):
         return ""
     group = found.later_group
-    return f"{found.badge}: yours is recorded; the next approval can come from {group.name if group else 'another reviewer'}"
+    later = group.name if group else "another reviewer"
+    return f"{found.badge}: yours is recorded; the next approval can come from {later}"
 

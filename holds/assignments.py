@@ -91,7 +91,8 @@ def _admits(scope: TeamScope, hold: Hold) -> bool:
 
 
 def read_choice(value: str, offered: list[Choice], name: str = "assignee") -> Choice:
-    """The posted assignee among ``offered``; one not offered (out of scope, unknown, forged) raises ``readers.BadValue``."""
+    """The posted assignee among ``offered``; one not offered (out of scope, unknown, forged) raises
+    ``readers.BadValue``."""
     by_key = {choice.key: choice for choice in offered}
     key = readers.choice(value, name, by_key)
     if not key:

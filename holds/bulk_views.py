@@ -70,6 +70,7 @@ def bulk_assign(request):
     if left_out:
         messages.warning(
             request,
-            f"{len(left_out)} hold{'s were' if len(left_out) != 1 else ' was'} not assigned: no longer waiting for a decision.",
+            f"{len(left_out)} hold{'s were' if len(left_out) != 1 else ' was'} not assigned: "
+            "no longer waiting for a decision.",
         )
     return redirect("queue")

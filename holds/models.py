@@ -22,8 +22,6 @@ class HoldQuerySet(models.QuerySet):
 class Hold(models.Model):
     """A hold as last seen on the platform; never deleted, so its history stays auditable."""
 
-    objects = HoldQuerySet.as_manager()
-
     class Status(models.TextChoices):
         OPEN = "open", "Open"
         DECIDED = "decided", "Decided"
@@ -69,6 +67,8 @@ class Hold(models.Model):
         max_digits=20, decimal_places=4, null=True,
         help_text="The largest amount its items carry (see holds/mirror/amounts.py), for the queue's order and filter.",
     )
+
+    objects = HoldQuerySet.as_manager()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["env", "hold_id"], name="hold_unique_per_env")]
@@ -415,7 +415,8 @@ class DeliveryAttempt(models.Model):
 
 # Open holds without a live decision (one neither withdrawn nor not applied). Written out, as the ORM's Exists took
 # longer to build than the queue's whole query takes to run; with its constants in the SQL, not as parameters, so
-# that the listing's prepared statement keeps a plan that uses the open holds' partial indexes (reviewqueue/sql/prepared.py).
+# that the listing's prepared statement keeps a plan that uses the open holds' partial indexes
+# (reviewqueue/sql/prepared.py).
 _OPEN_WITHOUT_LIVE_DECISION = RowSQL(
     f"{{row}}.status = {prepared.literal(Hold.Status.OPEN)} AND NOT EXISTS (SELECT 1 FROM {Decision._meta.db_table}"
     f" decision WHERE decision.hold_id = {{row}}.id"

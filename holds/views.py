@@ -72,8 +72,9 @@ _UNREAD = object()  # ``_hold_context``'s decision when the caller has not read 
 def _hold_context(
     hold, reviews=None, error="", viewer=None, decision=_UNREAD, note_presence=False, note_error="", assignment=_UNREAD
 ):
-    """What ``hold.html`` shows ``viewer`` (``request.viewer``); ``note_presence`` also notes that they have the page open; ``note_error``
-    says why the note they wrote was not added. ``decision`` and ``assignment``: as read with the hold, if they were."""
+    """What ``hold.html`` shows ``viewer`` (``request.viewer``); ``note_presence`` also notes that they have the page
+    open; ``note_error`` says why the note they wrote was not added. ``decision`` and ``assignment``: as read with the
+    hold, if they were."""
     now = timezone.now()
     user = viewer.user if viewer else None
     if decision is _UNREAD:
@@ -99,8 +100,11 @@ def _hold_context(
         "urgency": holds_queue.urgency(hold, now),
         "expired": bool(hold.expires_at and hold.expires_at <= now),
         "error": error,
-        # An assignment ends with the hold's decision or closing (``holds.assignments``): shown while it can be decided.
-        "assignment": (shown := (assignments.current(hold) if assignment is _UNREAD else assignment) if decidable else None),
+        # An assignment ends with the hold's decision or closing (``holds.assignments``): shown while it can be
+        # decided.
+        "assignment": (
+            shown := (assignments.current(hold) if assignment is _UNREAD else assignment) if decidable else None
+        ),
         "standing_in": away.standing_in_words(shown.user) if shown and shown.user_id else "",
         "notes": notes.thread(hold) if getattr(hold, "any_note", True) else [],  # read with the hold by the page
         "note_error": note_error,

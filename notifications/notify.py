@@ -137,7 +137,8 @@ def expired(holds: list[Hold]) -> list[Notification]:
     lapsed = open_rounds(holds)
 
     def body(hold: Hold) -> str:
-        said = f"{hold.agent} asked: {hold.question}\nNobody decided before {wording.moment(hold.expires_at)}; the agent was told so."
+        said = (f"{hold.agent} asked: {hold.question}\n"
+                f"Nobody decided before {wording.moment(hold.expires_at)}; the agent was told so.")
         if hold.pk in lapsed:
             said += "\nIt was waiting for its next approval: " + "; ".join(
                 f"{approval_words(approval)} at {wording.moment(approval.created_at)}"
@@ -148,7 +149,8 @@ def expired(holds: list[Hold]) -> list[Notification]:
     return create(Event.EXPIRED, [
         Message(
             f"hold:{hold.pk}", [*(approval.approver for approval in lapsed.get(hold.pk, [])), *auditors],
-            title=f"{'Expired waiting for approval' if hold.pk in lapsed else 'Expired undecided'}: {_short(hold.question)}",
+            title=f"{'Expired waiting for approval' if hold.pk in lapsed else 'Expired undecided'}: "
+            f"{_short(hold.question)}",
             body=body(hold), link=link_to(hold), hold=hold, in_zone=lambda hold=hold: (body(hold), []),
         )
         for hold in holds
@@ -211,7 +213,8 @@ def default_outcome(decision: Decision, approvers: list, claimant=None) -> list[
 
     def body() -> str:
         said = (f"{hold.agent} asked: {hold.question}\nNobody decided it before {wording.moment(decision.created_at)}, "
-                f"so policy ‘{decision.decided_by_policy}’ {action} it, ahead of its expiry at {wording.moment(hold.expires_at)}.")
+                f"so policy ‘{decision.decided_by_policy}’ {action} it, "
+                f"ahead of its expiry at {wording.moment(hold.expires_at)}.")
         if comment:
             said += f"\nThe agent was told: {comment}"
         if approvers:
@@ -220,7 +223,8 @@ def default_outcome(decision: Decision, approvers: list, claimant=None) -> list[
 
     return create(Event.DEFAULT_OUTCOME, [Message(
         f"decision:{decision.pk}", [*approvers, claimant, *_members(roles.AUDITORS)],
-        title=f"{action.capitalize()} by policy ‘{decision.decided_by_policy}’ before expiry: {_short(hold.question)}",
+        title=f"{action.capitalize()} by policy ‘{decision.decided_by_policy}’ before expiry: "
+        f"{_short(hold.question)}",
         body=body(), link=link_to(hold), hold=hold, decision=decision, in_zone=lambda: (body(), []),
     )])
 

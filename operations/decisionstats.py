@@ -92,7 +92,8 @@ def outcomes() -> dict[str, int]:
 
 
 def by_policy() -> list[tuple[str, str, int]]:
-    """The decisions policies made by themselves so far, as (policy, kind, count): kind "approved" or "default_outcome"."""
+    """The decisions policies made by themselves so far, as (policy, kind, count): kind "approved" or
+    "default_outcome"."""
     rows = DecisionTally.objects.filter(name__startswith=f"{BY_POLICY}:").order_by("name", "label")
     return [(label, name.removeprefix(f"{BY_POLICY}:"), count) for name, label, count in rows.values_list("name", "label", "count")]
 

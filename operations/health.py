@@ -49,7 +49,8 @@ def broker() -> Check:
 
 
 def syncs(now: datetime) -> dict[str, Check]:
-    """Each configured env: its last successful sync is not ``heartbeat.overdue``, the rule the queue's banner follows."""
+    """Each configured env: its last successful sync is not ``heartbeat.overdue``, the rule the queue's banner
+    follows."""
     last_success = dict(SyncState.objects.filter(env__in=settings.AGENTOS_ENVS).values_list("env", "last_success_at"))
     checks = {}
     for env in settings.AGENTOS_ENVS:

@@ -85,7 +85,8 @@ def storable(value):
 
 
 def may_need_storable(json_text: str) -> bool:
-    """Whether the value ``json_text`` was dumped from might change under ``storable``: a quick check sparing most values the walk."""
+    """Whether the value ``json_text`` was dumped from might change under ``storable``: a quick check sparing most
+    values the walk."""
     if "-0.0" in json_text or "e+" in json_text or "E+" in json_text or "\x00" in json_text:
         return True
     # Substring tests take a fifth of the pattern's time: it runs only on text with an escape or beyond ASCII.

@@ -51,10 +51,12 @@ class BadValue(ValueError):
 
 
 class EitherWay(BadValue):
-    """Digits that one mark splits either as thousands or as decimals ("1,234"): ``readings`` holds both, smaller first."""
+    """Digits that one mark splits either as thousands or as decimals ("1,234"): ``readings`` holds both, smaller
+    first."""
 
     def __init__(self, name: str, sign: str, whole: str, fraction: str):
-        super().__init__(name, f"write {sign}{whole}{fraction} or {sign}{whole}.{fraction}: a comma can't tell thousands from decimals here")
+        super().__init__(name, f"write {sign}{whole}{fraction} or {sign}{whole}.{fraction}: "
+                         "a comma can't tell thousands from decimals here")
         self.readings = tuple(sorted((Decimal(f"{sign}{whole}.{fraction}"), Decimal(f"{sign}{whole}{fraction}"))))
 
 
@@ -129,9 +131,9 @@ def decimal(value: str, name: str, max_digits: int | None = None, decimal_places
     if not typed:
         raise BadValue(name, NOT_A_DECIMAL)
     whole, fraction = decimal_parts(typed["sign"], typed["body"], name)
-    if max_digits is not None and decimal_places is not None:
-        if len(whole.lstrip("0")) > max_digits - decimal_places or len(fraction) > decimal_places:
-            raise BadValue(name, f"use at most {max_digits - decimal_places} digits before the point and {decimal_places} after")
+    if (max_digits is not None and decimal_places is not None
+            and (len(whole.lstrip("0")) > max_digits - decimal_places or len(fraction) > decimal_places)):
+        raise BadValue(name, f"use at most {max_digits - decimal_places} digits before the point and {decimal_places} after")
     return Decimal(f"{typed['sign']}{whole or '0'}{'.' if fraction else ''}{fraction}")
 
 
@@ -228,7 +230,7 @@ def cursor(
         raw = None
     if not (isinstance(raw, list) and len(raw) == len(parts) and all(isinstance(part, str) for part in raw)):
         raise BadValue(name, "is not a page link made by this app")
-    read = tuple(reader(part, name) for reader, part in zip(parts, raw))
+    read = tuple(reader(part, name) for reader, part in zip(parts, raw, strict=True))
     if any(part is None and position not in optional for position, part in enumerate(read)):
         raise BadValue(name, "is not a page link made by this app")
     return read

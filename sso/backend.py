@@ -39,7 +39,8 @@ class SingleSignOnBackend(OIDCAuthenticationBackend):
             return None
 
     def get_payload_data(self, token, key):
-        """The verified claims of a signed JWT: the configured algorithm only, meant for us, from our issuer, unexpired."""
+        """The verified claims of a signed JWT: the configured algorithm only, meant for us, from our issuer,
+        unexpired."""
         if jwt.get_unverified_header(token).get("alg") != self.OIDC_RP_SIGN_ALGO:
             raise SuspiciousOperation("The token is not signed with OIDC_RP_SIGN_ALGO")
         issuer = settings.OIDC_OP_ISSUER

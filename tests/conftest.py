@@ -87,11 +87,12 @@ def celery_processes(simulated_platform, settings, tmp_path):
             "worker": ["--pool", "solo", "--without-heartbeat", "--without-gossip", "--without-mingle"],
             "beat": [],
         }[kind]
+        log = open(tmp_path / f"{kind}.log", "ab")  # noqa: SIM115 (the process writes to it after we return)
         process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "reviewqueue", kind, "--loglevel", "INFO", *options],
             env={**environment, **extra_env},
             cwd=ROOT,
-            stdout=open(tmp_path / f"{kind}.log", "ab"),
+            stdout=log,
             stderr=subprocess.STDOUT,
         )
         started.append(process)

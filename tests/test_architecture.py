@@ -218,8 +218,8 @@ def test_modules_under_tests_import_no_conftest_and_no_test_module():
 
 
 def test_every_folder_of_tests_is_a_package():
-    """Without ``__init__.py`` pytest would put ``tests/`` itself on ``sys.path``, and ``tests/audit`` would stand in for
-    the ``audit`` app."""
+    """Without ``__init__.py`` pytest would put ``tests/`` itself on ``sys.path``, and ``tests/audit`` would stand in
+    for the ``audit`` app."""
     folders = {path.parent for path in (ROOT / "tests").rglob("*.py") if "node_modules" not in path.parts}
 
     assert sorted(str(folder.relative_to(ROOT)) for folder in folders if not (folder / "__init__.py").exists()) == []

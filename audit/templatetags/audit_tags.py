@@ -54,7 +54,8 @@ def run_url(run_id: str, env: str) -> str:
 
 @register.filter
 def actor(event) -> str:
-    """Who did it: the account named as everywhere else, and the name the trail recorded if the account was renamed since.
+    """Who did it: the account named as everywhere else, and the name the trail recorded if the account was renamed
+    since.
 
     The recorded name is part of the hashed row, so a rename never makes an old event
     look like someone else's work.

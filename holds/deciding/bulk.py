@@ -71,7 +71,8 @@ class Selection:
 
 
 def selected_hold_ids(form) -> tuple[int, ...]:
-    """The holds picked in the queue, in the order seen, each once; more than ``MAX_HOLDS`` raises ``readers.BadValue``."""
+    """The holds picked in the queue, in the order seen, each once; more than ``MAX_HOLDS`` raises
+    ``readers.BadValue``."""
     hold_ids = dict.fromkeys(readers.identifier(value, "hold") for value in form.getlist("hold"))
     hold_ids.pop(None, None)
     if len(hold_ids) > MAX_HOLDS:

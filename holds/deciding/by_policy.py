@@ -71,15 +71,15 @@ def send_default_outcomes(now: datetime | None = None) -> list[Decision]:
 
 def _sweep(candidates, kind: str, now: datetime) -> list[Decision]:
     """Decide, one transaction each, at most ``BATCH`` of ``candidates`` (pages of ``BATCH``, in pk order) whose winning
-    policy's own action of ``kind`` is due; which policy wins is decided in Python, as ``policies.requirement`` reads it."""
+    policy's own action of ``kind`` is due; which policy wins is decided in Python, as ``policies.requirement`` reads
+    it."""
     every_policy = policies.all_policies()
     made, after = [], 0
     while len(made) < BATCH:
         page = list(candidates.filter(pk__gt=after).prefetch_related("items")[:BATCH])
         for hold in page:
-            if len(made) < BATCH and _looks_due(hold, every_policy, kind, now):
-                if decision := _decide(hold.pk, kind, now):
-                    made.append(decision)
+            if len(made) < BATCH and _looks_due(hold, every_policy, kind, now) and (decision := _decide(hold.pk, kind, now)):
+                made.append(decision)
         if len(page) < BATCH:
             break
         after = page[-1].pk
@@ -87,7 +87,8 @@ def _sweep(candidates, kind: str, now: datetime) -> list[Decision]:
 
 
 def _looks_due(hold: Hold, every_policy: list[ApprovalPolicy], kind: str, now: datetime) -> bool:
-    """Whether ``hold``'s winning policy would act now, the daily cap aside (checked again, with it, under the locks)."""
+    """Whether ``hold``'s winning policy would act now, the daily cap aside (checked again, with it, under the
+    locks)."""
     found = policies.requirement(hold, every_policy)
     if found is None:
         return False

@@ -308,7 +308,8 @@ def _check_decidable(hold: Hold, choices: list[ItemChoice], now: datetime) -> No
 
 
 def enqueue_delivery(decision_id: int, countdown: float = 0) -> None:
-    """Queue the delivery task (to run after ``countdown`` seconds); if the broker is down, the periodic re-queue picks it up."""
+    """Queue the delivery task (to run after ``countdown`` seconds); if the broker is down, the periodic re-queue picks
+    it up."""
     queueing.queue(DELIVERY_TASK, decision_id, description=f"delivery of decision {decision_id}", countdown=countdown)
 
 

@@ -62,7 +62,8 @@ def item_amount(data: Any) -> str:
 
 
 def currency_of(data: Any) -> str:
-    """The currency the item's data names under one of ``CURRENCY_KEYS``, or ""; anything but a short code is ignored."""
+    """The currency the item's data names under one of ``CURRENCY_KEYS``, or ""; anything but a short code is
+    ignored."""
     if not isinstance(data, dict):
         return ""
     for key in currency_keys():

@@ -15,7 +15,8 @@ from holds.deciding import editing
 
 @dataclass(frozen=True)
 class FieldGroups:
-    """An item's field rows (field, value, error): ``shown`` at once, ``folded`` below them, ``open`` when one of those has an error."""
+    """An item's field rows (field, value, error): ``shown`` at once, ``folded`` below them, ``open`` when one of those
+    has an error."""
 
     shown: list
     folded: list
@@ -48,7 +49,8 @@ def action_input_id(prefix: str) -> str:
 
 
 def error_links(reviews) -> list[ErrorLink]:
-    """Every error of the reviews (``review.ItemReview``), in the form's order: per item, its fields, then its action."""
+    """Every error of the reviews (``review.ItemReview``), in the form's order: per item, its fields, then its
+    action."""
     several = len(reviews) > 1
     links = []
     for item_review in reviews:

@@ -50,7 +50,8 @@ def read_summary(salt: str, signed: str, not_confirmed: str = NOT_CONFIRMED):
         return signing.TimestampSigner(salt=salt).unsign_object(signed, max_age=timedelta(minutes=settings.CLAIM_MINUTES))
     except signing.SignatureExpired:
         raise NotConfirmed(
-            f"Nothing was sent: this summary is more than {settings.CLAIM_MINUTES} minutes old. Check it again, then send it."
+            f"Nothing was sent: this summary is more than {settings.CLAIM_MINUTES} minutes old. "
+            "Check it again, then send it."
         ) from None
     except signing.BadSignature:
         raise NotConfirmed(not_confirmed) from None

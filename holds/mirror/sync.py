@@ -307,7 +307,8 @@ def _count_new(writes: list[_Write]) -> int:
 def _write_batch(
     env: str, remote: dict[str, _Listed], writes: list[_Write]
 ) -> tuple[list[_Write], list[platform.UnreadableHold]]:
-    """Write a batch in one transaction or, should the database refuse it, hold by hold; returns what was written and refused."""
+    """Write a batch in one transaction or, should the database refuse it, hold by hold; returns what was written and
+    refused."""
     try:
         return _write(env, remote, writes), []
     except DatabaseError as error:
@@ -420,7 +421,8 @@ def _copy_new_holds(env: str, new: list[_Listed], now) -> None:
 
 
 class _SeenHold(NamedTuple):
-    """What the audit trail reads of a hold (``audit.events.Entry.hold``), for a hold written without a model instance."""
+    """What the audit trail reads of a hold (``audit.events.Entry.hold``), for a hold written without a model
+    instance."""
 
     pk: int
     env: str
@@ -578,7 +580,8 @@ def _mirror(hold: Hold, remote: platform.Hold, digest: str, now) -> Hold:
 
 
 def _mirrored(remote: platform.Hold, digest: str, now, *, first_seen_at, closed_at) -> dict:
-    """The hold id and ``MIRRORED_FIELDS`` as the platform's view sets them, given when the mirror first saw the hold and closed it."""
+    """The hold id and ``MIRRORED_FIELDS`` as the platform's view sets them, given when the mirror first saw the hold
+    and closed it."""
     return {
         "hold_id": remote.hold_id,
         "run_id": remote.run_id,

@@ -2,8 +2,8 @@
 
 Open holds, soonest expiry first (holds that never expire last), then oldest;
 or, as the reviewer picks, oldest first or largest amount first (holds without
-an amount last, holds with an unreadable one first: see holds/mirror/amounts.py). Pages are keyset-paginated on the order, so a page costs the
-same however deep it is and holds arriving meanwhile do not shift the rows
+an amount last, holds with an unreadable one first: see holds/mirror/amounts.py). Pages are keyset-paginated on the
+order, so a page costs the same however deep it is and holds arriving meanwhile do not shift the rows
 under a reviewer.
 """
 
@@ -372,7 +372,8 @@ def amounts(hold: Hold) -> list[str]:
 
 
 def urgency(hold: Hold, now: datetime) -> str:
-    """"urgent" under ``URGENT`` left, "soon" under ``SOON``, else "" (app.js moves a page's bands on, see ``COUNTDOWN``)."""
+    """"urgent" under ``URGENT`` left, "soon" under ``SOON``, else "" (app.js moves a page's bands on, see
+    ``COUNTDOWN``)."""
     if hold.expires_at is None:
         return ""
     left = hold.expires_at - now

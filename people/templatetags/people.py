@@ -23,7 +23,8 @@ def _exact_title(local) -> str:
 
 @register.filter
 def exact_time(value, shown: str = "Y-m-d H:i:s"):
-    """``{{ value|exact_time }}`` or ``{{ value|exact_time:"H:i" }}``: the time in the viewer's zone, the zone always named.
+    """``{{ value|exact_time }}`` or ``{{ value|exact_time:"H:i" }}``: the time in the viewer's zone, the zone always
+    named.
 
     The visible part follows Django's date format ``shown``, then the zone's abbreviation
     ("14:02 CET"); the ``title`` carries the full date, seconds and zone name.

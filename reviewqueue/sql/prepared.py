@@ -54,7 +54,8 @@ class _PreparingCursor(psycopg.Cursor):
 
 
 class _LoggedCursor(CursorDebugWrapper):
-    """Django's cursor that logs queries, logging a prepared statement with its parameters written in, as it logs others.
+    """Django's cursor that logs queries, logging a prepared statement with its parameters written in, as it logs
+    others.
 
     (Django reads the statement it logs from psycopg, which keeps no text of a prepared one.)
     """

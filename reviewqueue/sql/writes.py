@@ -35,7 +35,8 @@ def new_ids(model, count: int) -> list[int]:
 
 
 def copy(model, columns: tuple[str, ...], rows: Iterable[tuple]) -> None:
-    """Write rows into the model's table with COPY, in the current transaction; errors as Django's, as the ORM raises them."""
+    """Write rows into the model's table with COPY, in the current transaction; errors as Django's, as the ORM raises
+    them."""
     quote = connection.ops.quote_name
     sql = f"COPY {quote(model._meta.db_table)} ({', '.join(map(quote, columns))}) FROM STDIN"
     connection.ensure_connection()

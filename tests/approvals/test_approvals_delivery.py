@@ -1,4 +1,5 @@
-"""Approvals and delivery with a real Celery worker: the round's last approval sends exactly one POST, races included."""
+"""Approvals and delivery with a real Celery worker: the round's last approval sends exactly one POST, races
+included."""
 
 import functools
 

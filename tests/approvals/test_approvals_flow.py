@@ -1,4 +1,5 @@
-"""Four eyes on large refunds: approvals counted through the hold page until the policy is satisfied, then one decision."""
+"""Four eyes on large refunds: approvals counted through the hold page until the policy is satisfied, then one
+decision."""
 
 
 from datetime import timedelta

@@ -57,7 +57,7 @@ class ReplayAgainstAPlainCount(TestCase):
         expected = {key: 0 for key in ("matched", "would_approve", "would_need_more", "would_default")}
         expected |= {"people_rejected": [], "people_edited": []}
         two_before = two_after = 0
-        for hold, past in sorted(zip(holds, history), key=lambda pair: (pair[0].first_seen_at, pair[0].pk)):
+        for hold, past in sorted(zip(holds, history, strict=True), key=lambda pair: (pair[0].first_seen_at, pair[0].pk)):
             if past["decided_days_ago"] > days:
                 continue
             refund_bot = past["agent"] == "refund-bot"

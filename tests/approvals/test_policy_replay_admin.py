@@ -23,7 +23,7 @@ def form_values(policy, **overrides):
     """The change form's values as the browser posts them, from the saved policy."""
     form = ApprovalPolicyForm(instance=policy)
     values = {}
-    for name, field in form.fields.items():
+    for name in form.fields:
         value = form.initial.get(name)
         if isinstance(value, bool):
             if value:

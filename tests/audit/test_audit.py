@@ -126,9 +126,12 @@ def test_rows_not_all_copied_leave_the_chain_head_where_it_was(samples):
     entries = [events.Entry(EventKind.HOLD_SEEN, hold=samples["h_16"], payload={"n": n}) for n in range(3)]
     before = AuditChainHead.objects.get()
 
-    with pytest.raises(RuntimeError, match="not every audit row was copied"), transaction.atomic():
-        with events.copying(entries) as rows:
-            copy_into_the_trail([next(rows)])
+    with (
+        pytest.raises(RuntimeError, match="not every audit row was copied"),
+        transaction.atomic(),
+        events.copying(entries) as rows,
+    ):
+        copy_into_the_trail([next(rows)])
 
     assert AuditChainHead.objects.get().hash == before.hash
     assert chain.verify().broken is None

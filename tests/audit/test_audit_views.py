@@ -1,4 +1,5 @@
-"""Auditors read the trail: the list and its filters, a decision's diff, a hold's timeline, the CSV and the statistics."""
+"""Auditors read the trail: the list and its filters, a decision's diff, a hold's timeline, the CSV and the
+statistics."""
 
 import csv
 import io
@@ -389,7 +390,8 @@ def test_an_old_event_names_its_actor_as_recorded_even_after_a_rename(ada_client
 
     page = ada_client.get(reverse("audit:event", args=[event.sequence])).content.decode()
 
-    assert ('<span class="person" title="alice@example.com">Alice Martin</span> <span class="muted">(recorded as alice)</span>'
+    assert ('<span class="person" title="alice@example.com">Alice Martin</span> '
+            '<span class="muted">(recorded as alice)</span>'
             in page)
 
 

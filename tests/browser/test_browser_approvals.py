@@ -1,4 +1,5 @@
-"""Four eyes in a real Chromium: two reviewers give the two approvals a large refund needs, and the platform gets one POST."""
+"""Four eyes in a real Chromium: two reviewers give the two approvals a large refund needs, and the platform gets one
+POST."""
 
 import pytest
 from playwright.sync_api import expect

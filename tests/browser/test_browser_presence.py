@@ -1,4 +1,5 @@
-"""Two reviewers in real Chromium: looking at a hold locks nothing; starting to decide claims it until the page closes."""
+"""Two reviewers in real Chromium: looking at a hold locks nothing; starting to decide claims it until the page
+closes."""
 
 import pytest
 from playwright.sync_api import expect

@@ -93,7 +93,8 @@ def test_a_number_written_with_a_decimal_comma_reads_back_unless_the_comma_could
         assert read(f"{sign}{grouped(whole, '.')},{fraction}") == expected
     with_comma = f"{sign}{whole},{fraction}"
     if len(fraction) == 3 and 1 <= whole <= 999:
-        assert refusal(with_comma) == f"write {sign}{whole}{fraction} or {sign}{whole}.{fraction}: a comma can't tell thousands from decimals here"
+        assert refusal(with_comma) == (f"write {sign}{whole}{fraction} or {sign}{whole}.{fraction}: "
+                                       "a comma can't tell thousands from decimals here")
     else:
         assert read(with_comma) == expected
 

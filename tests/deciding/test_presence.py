@@ -1,4 +1,5 @@
-"""Presence, not locks: opening a hold shows who is looking; starting to decide claims it, and the page's heartbeat keeps the claim."""
+"""Presence, not locks: opening a hold shows who is looking; starting to decide claims it, and the page's heartbeat
+keeps the claim."""
 
 from datetime import timedelta
 

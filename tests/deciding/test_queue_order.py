@@ -1,4 +1,5 @@
-"""A reviewer sorts the queue by expiry, age or amount and narrows it to an amount range, all in the URL, page by page."""
+"""A reviewer sorts the queue by expiry, age or amount and narrows it to an amount range, all in the URL, page by
+page."""
 
 import importlib
 from datetime import timedelta

@@ -1,4 +1,5 @@
-"""What the approval tests share: reviewers acting on a hold's page (the large refunds policy and its refund are fixtures)."""
+"""What the approval tests share: reviewers acting on a hold's page (the large refunds policy and its refund are
+fixtures)."""
 
 from django.test import Client
 from django.urls import reverse

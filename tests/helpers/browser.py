@@ -31,7 +31,8 @@ def close_quietly(context):
     """
     for page in context.pages:
         page.wait_for_load_state("networkidle")
-        page.evaluate("document.querySelectorAll('[data-leave-url]').forEach(presence => presence.removeAttribute('data-leave-url'))")
+        page.evaluate("document.querySelectorAll('[data-leave-url]')"
+                      ".forEach(presence => presence.removeAttribute('data-leave-url'))")
         page.goto("about:blank")
     context.close()
 
@@ -64,7 +65,8 @@ AXE = Path(__file__).resolve().parents[1] / "axe" / "node_modules" / "axe-core" 
 WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 AXE_RUN = """async (tags) => {
   const result = await axe.run(document, {runOnly: {type: "tag", values: tags}});
-  return result.violations.map(v => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map(n => n.target.join(" ")).join(" | ")}`);
+  return result.violations.map(
+    v => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map(n => n.target.join(" ")).join(" | ")}`);
 }"""
 
 
@@ -72,19 +74,23 @@ VIEWPORTS = {"desktop": {"width": 1366, "height": 900}, "phone": {"width": 390, 
 
 
 def accessibility_problems(page, name):
-    """What is wrong with the page now shown, as readable lines: sideways scrolling, text under 12 px, axe's violations."""
+    """What is wrong with the page now shown, as readable lines: sideways scrolling, text under 12 px, axe's
+    violations."""
     problems = []
     widths = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
     if widths[0] > widths[1]:
         wide = page.evaluate("""() => [...document.querySelectorAll('body *')]
             .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
-            .slice(0, 3).map(e => e.tagName.toLowerCase() + (e.className ? '.' + String(e.className).split(' ').join('.') : ''))""")
+            .slice(0, 3)
+            .map(e => e.tagName.toLowerCase() + (e.className ? '.' + String(e.className).split(' ').join('.') : ''))""")
         problems.append(f"{name}: {widths[0]} px wide in a {widths[1]} px window ({', '.join(wide)})")
     # Django's admin keeps its own 11 px type; the size rule is for the app's pages.
     tiny = [] if "/admin/" in page.url else page.evaluate("""() => [...document.querySelectorAll('body *')]
         .filter(e => [...e.childNodes].some(n => n.nodeType === Node.TEXT_NODE && n.textContent.trim()))
         .filter(e => e.getBoundingClientRect().width > 1 && parseFloat(getComputedStyle(e).fontSize) < 12)
-        .slice(0, 3).map(e => `${e.tagName.toLowerCase()} "${e.textContent.trim().slice(0, 20)}" ${getComputedStyle(e).fontSize}`)""")
+        .slice(0, 3)
+        .map(e =>
+          `${e.tagName.toLowerCase()} "${e.textContent.trim().slice(0, 20)}" ${getComputedStyle(e).fontSize}`)""")
     if tiny:
         problems.append(f"{name}: text under 12 px: {', '.join(tiny)}")
     page.add_script_tag(path=str(AXE))

@@ -273,9 +273,11 @@ def sweep_queries(samples, count) -> int:
     """Queries of a sweep expiring ``count`` reminded holds."""
     due = only_these_expire_soon(samples, *[(hold, 3) for hold in list(samples.values())[:count]])
     expiry.remind()
-    with time_machine.travel(max(hold.expires_at for hold in due) + timedelta(seconds=1)):
-        with CaptureQueriesContext(connection) as queries:
-            assert len(expiry.sweep()) == count
+    with (
+        time_machine.travel(max(hold.expires_at for hold in due) + timedelta(seconds=1)),
+        CaptureQueriesContext(connection) as queries,
+    ):
+        assert len(expiry.sweep()) == count
     return len(queries.captured_queries)
 
 

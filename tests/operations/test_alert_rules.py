@@ -67,7 +67,8 @@ def test_promtool_accepts_the_rules():
 
 
 def test_the_audit_chain_alerts_fire_when_the_chain_breaks_goes_unverified_or_its_metric_is_missing():
-    """Series for each case in tests/prometheus/alerts_test.yml: intact, broken, verified long ago, absent for 3 hours."""
+    """Series for each case in tests/prometheus/alerts_test.yml: intact, broken, verified long ago, absent for 3
+    hours."""
     tested = promtool("test", "rules", str(RULE_TESTS))
 
     assert tested.returncode == 0, tested.stdout + tested.stderr

@@ -7,6 +7,7 @@ The copy holds only what git would hand a new clone, so nothing made by earlier 
 (``var/``, ``staticfiles/``, a beat schedule) can hide a missing step.
 """
 
+import contextlib
 import os
 import re
 import secrets
@@ -108,7 +109,7 @@ def test_the_readme_production_setup_syncs_holds_and_serves_the_login_page(
         program = runnable(command, port)
         if program is None:
             continue
-        log = open(logs / f"{number}-{Path(program[0]).name}.log", "wb")
+        log = open(logs / f"{number}-{Path(program[0]).name}.log", "wb")  # noqa: SIM115 (servers keep writing to it)
         if program[0].endswith(("gunicorn", "celery")):
             background(program, cwd=clean_checkout, env=environment, stdout=log, stderr=subprocess.STDOUT)
         else:
@@ -190,7 +191,5 @@ def free_port() -> int:
 
 
 def _signal_group(process: subprocess.Popen, signum: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signum)
-    except ProcessLookupError:
-        pass

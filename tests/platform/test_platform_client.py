@@ -141,9 +141,12 @@ def test_a_slow_platform_hits_the_read_timeout(platform_state, simulated_platfor
 
 
 def test_a_refused_connection_is_retryable():
-    with unused_port() as port, platform.PlatformClient(f"http://127.0.0.1:{port}", API_KEY) as client:
-        with pytest.raises(platform.PlatformUnavailable, match="connect"):
-            client.get_hold("default", "h_any")
+    with (
+        unused_port() as port,
+        platform.PlatformClient(f"http://127.0.0.1:{port}", API_KEY) as client,
+        pytest.raises(platform.PlatformUnavailable, match="connect"),
+    ):
+        client.get_hold("default", "h_any")
 
 
 def test_sends_the_bearer_key_and_never_logs_or_raises_it(platform_state, simulated_platform, caplog):
@@ -256,7 +259,7 @@ def test_a_hold_nested_too_deeply_for_the_decoder_is_listed_apart(platform_state
     # Python's json writes and reads about 10,000 levels; another platform may send more.
     good = [json.dumps(hold) for hold in (add_hold(platform_state), add_hold(platform_state))]
     deep = '{"items": [{"id": "A-1", "data": ' + "[" * 50_000 + "]" * 50_000 + '}], "hold_id": "h_deep"}'
-    page = '{"next_cursor": null, "holds": [%s, %s ,\n %s]}' % (good[0], deep, good[1])
+    page = f'{{"next_cursor": null, "holds": [{good[0]}, {deep} ,\n {good[1]}]}}'
 
     with platform_answering(page.encode()) as url, platform.PlatformClient(url, API_KEY) as client:
         listed = list(client.open_holds("default"))
@@ -276,6 +279,9 @@ def test_a_decision_applied_with_a_malformed_answer_counts_as_applied():
 
 
 def test_a_page_that_is_not_json_fails_the_listing(platform_state):
-    with platform_answering(b'{"holds": [{"hold_id": "h_1"}, ') as url, platform.PlatformClient(url, API_KEY) as client:
-        with pytest.raises(platform.PlatformUnavailable, match="did not answer JSON"):
-            list(client.open_holds("default"))
+    with (
+        platform_answering(b'{"holds": [{"hold_id": "h_1"}, ') as url,
+        platform.PlatformClient(url, API_KEY) as client,
+        pytest.raises(platform.PlatformUnavailable, match="did not answer JSON"),
+    ):
+        list(client.open_holds("default"))

@@ -100,7 +100,8 @@ HOSTILE_VALUES = st.one_of(st.sampled_from(HOSTILE), TEXT, st.integers().map(str
 
 
 def admin_fields(superuser) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """The query parameters of each admin changelist (search, order, pages, its list filters), and the form fields of each admin form."""
+    """The query parameters of each admin changelist (search, order, pages, its list filters), and the form fields of
+    each admin form."""
     request = RequestFactory().get("/admin/")
     request.user = superuser
     queries, forms = {}, {}

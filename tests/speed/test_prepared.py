@@ -76,7 +76,8 @@ def test_prepared_statements_can_be_turned_off_for_a_connection_pooler(value, th
     if value is not None:
         variables["DATABASE_PREPARED_STATEMENTS"] = value
     started = start_django(
-        "from django.conf import settings; print(settings.DATABASES['default'].get('OPTIONS', {}).get('prepare_threshold'))",
+        "from django.conf import settings; "
+        "print(settings.DATABASES['default'].get('OPTIONS', {}).get('prepare_threshold'))",
         **variables,
     )
 
@@ -193,8 +194,11 @@ def test_the_sync_states_read_in_one_statement_are_the_orms(samples):
 def test_a_prepared_read_is_counted_and_fails_as_djangos_do(samples):
     # The Django internals reviewqueue/sql/prepared.py's cursor relies on: its wrapper counts and logs the
     # statement, and raises Django's errors, not psycopg's.
-    with CaptureQueriesContext(connection) as queries, pytest.raises(django.db.ProgrammingError):
-        with prepared.cursor() as cursor:
-            cursor.execute("SELECT no_such_column FROM holds_hold WHERE id = %s", [1])
+    with (
+        CaptureQueriesContext(connection) as queries,
+        pytest.raises(django.db.ProgrammingError),
+        prepared.cursor() as cursor,
+    ):
+        cursor.execute("SELECT no_such_column FROM holds_hold WHERE id = %s", [1])
 
     assert [query["sql"] for query in queries.captured_queries] == ["SELECT no_such_column FROM holds_hold WHERE id = 1"]

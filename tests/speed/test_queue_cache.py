@@ -30,7 +30,8 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(params=["page", "refresh"])
 def look(request, client, bob):
-    """Bob's view of the queue, as the page (``page``) or the htmx refresh of its body (``refresh``): the rows' HTML by hold id."""
+    """Bob's view of the queue, as the page (``page``) or the htmx refresh of its body (``refresh``): the rows' HTML by
+    hold id."""
     client.force_login(bob)
     opened = timezone.now().isoformat()
 

@@ -205,8 +205,10 @@ reviewer.groups.add(Group.objects.get_or_create(name=roles.REVIEWERS)[0])
 browser = Client(HTTP_HOST="localhost")
 browser.force_login(reviewer)
 page = browser.get("/")
-refresh = browser.get("/", {"loaded_at": (now - timedelta(minutes=1)).isoformat()}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="queue-body")
-print(page.status_code, refresh.status_code, "Refund the kettle?" in page.content.decode(), "1 new hold" in refresh.content.decode())
+refresh = browser.get("/", {"loaded_at": (now - timedelta(minutes=1)).isoformat()},
+                      HTTP_HX_REQUEST="true", HTTP_HX_TARGET="queue-body")
+print(page.status_code, refresh.status_code,
+      "Refund the kettle?" in page.content.decode(), "1 new hold" in refresh.content.decode())
 """
 
 
