@@ -24,11 +24,25 @@ class ApprovalPolicyForm(forms.ModelForm):
     class Meta:
         model = ApprovalPolicy
         fields = (
-            "name", "env_pattern", "agent_pattern", "capability_pattern", *CONDITION_FIELDS,
-            "approvals_required", "later_approver_group",
-            "escalate_after_minutes", "escalate_at_percent", "escalation_group",
-            "enabled", "valid_until", "auto_wait_minutes", "daily_cap_count", "daily_cap_amount", "every_hold_confirmed",
-            "expiry_outcome", "expiry_outcome_minutes", "expiry_outcome_comment",
+            "name",
+            "env_pattern",
+            "agent_pattern",
+            "capability_pattern",
+            *CONDITION_FIELDS,
+            "approvals_required",
+            "later_approver_group",
+            "escalate_after_minutes",
+            "escalate_at_percent",
+            "escalation_group",
+            "enabled",
+            "valid_until",
+            "auto_wait_minutes",
+            "daily_cap_count",
+            "daily_cap_amount",
+            "every_hold_confirmed",
+            "expiry_outcome",
+            "expiry_outcome_minutes",
+            "expiry_outcome_comment",
         )
         error_messages = {
             "approvals_required": {
@@ -53,7 +67,9 @@ class ApprovalPolicyForm(forms.ModelForm):
         if any(given.values()) and not all(given.values()):
             for name, present in given.items():
                 if not present and name not in self.errors:
-                    self.add_error(name, "A condition needs a key, a comparison and a threshold; give all three or none.")
+                    self.add_error(
+                        name, "A condition needs a key, a comparison and a threshold; give all three or none."
+                    )
         people = cleaned.get("approvals_required")
         matches_every_hold = not any(cleaned.get(name) for name in (*PATTERN_FIELDS, "condition_key"))
         if people == 0 and matches_every_hold and not cleaned.get("every_hold_confirmed"):
@@ -64,9 +80,13 @@ class ApprovalPolicyForm(forms.ModelForm):
             )
         outcome = cleaned.get("expiry_outcome")
         if outcome == ApprovalPolicy.ExpiryOutcome.APPROVE and people is not None and people > 1:
-            self.add_error("expiry_outcome", "A default approve is allowed only on a policy needing at most one person.")
+            self.add_error(
+                "expiry_outcome", "A default approve is allowed only on a policy needing at most one person."
+            )
         if outcome and cleaned.get("expiry_outcome_minutes") is None:
-            self.add_error("expiry_outcome_minutes", "Say how many minutes before the expiry the default outcome is sent.")
+            self.add_error(
+                "expiry_outcome_minutes", "Say how many minutes before the expiry the default outcome is sent."
+            )
         if cleaned.get("daily_cap_amount") is not None and not cleaned.get("condition_key"):
             self.add_error("daily_cap_amount", "A cap on the sum needs a condition: it adds up the condition's number.")
         return cleaned
@@ -76,8 +96,15 @@ class ApprovalPolicyForm(forms.ModelForm):
 class ApprovalPolicyAdmin(admin.ModelAdmin):
     form = ApprovalPolicyForm
     list_display = (
-        "name", "env_pattern", "agent_pattern", "capability_pattern", "condition", "approvals_required",
-        "later_approver_group", "escalation_group", "enabled",
+        "name",
+        "env_pattern",
+        "agent_pattern",
+        "capability_pattern",
+        "condition",
+        "approvals_required",
+        "later_approver_group",
+        "escalation_group",
+        "enabled",
     )
     list_select_related = ("later_approver_group", "escalation_group")
     search_fields = ("name",)
@@ -86,15 +113,31 @@ class ApprovalPolicyAdmin(admin.ModelAdmin):
         ("Which holds", {"fields": ("env_pattern", "agent_pattern", "capability_pattern", *CONDITION_FIELDS)}),
         ("People", {"fields": ("approvals_required", "later_approver_group")}),
         ("Escalation", {"fields": ("escalate_after_minutes", "escalate_at_percent", "escalation_group")}),
-        ("Deciding alone (0 people needed)", {"fields": (
-            "enabled", "valid_until", "auto_wait_minutes", "daily_cap_count", "daily_cap_amount", "every_hold_confirmed",
-        )}),
-        ("Default outcome before expiry", {"fields": ("expiry_outcome", "expiry_outcome_minutes", "expiry_outcome_comment")}),
+        (
+            "Deciding alone (0 people needed)",
+            {
+                "fields": (
+                    "enabled",
+                    "valid_until",
+                    "auto_wait_minutes",
+                    "daily_cap_count",
+                    "daily_cap_amount",
+                    "every_hold_confirmed",
+                )
+            },
+        ),
+        (
+            "Default outcome before expiry",
+            {"fields": ("expiry_outcome", "expiry_outcome_minutes", "expiry_outcome_comment")},
+        ),
     )
 
     def get_urls(self):
         replay_view = self.admin_site.admin_view(require_POST(self.replay_view))
-        return [path("<path:object_id>/replay/", replay_view, name="approvals_approvalpolicy_replay"), *super().get_urls()]
+        return [
+            path("<path:object_id>/replay/", replay_view, name="approvals_approvalpolicy_replay"),
+            *super().get_urls(),
+        ]
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         """The change page shows the saved policy's replay over the window ``replay_days`` names (30 by default)."""
@@ -159,7 +202,16 @@ class ApprovalAdmin(ReadOnlyAdmin):
     rows and the policy filter's choices come from ``ApprovalPolicy``.
     """
 
-    list_display = ("hold", "round", "position", "approvals_required", "approver", "policy_name", "created_at", "decision")
+    list_display = (
+        "hold",
+        "round",
+        "position",
+        "approvals_required",
+        "approver",
+        "policy_name",
+        "created_at",
+        "decision",
+    )
     list_select_related = ("hold", "approver", "decision")
     list_filter = (PolicyNameFilter,)
     search_fields = ("hold__hold_id", "approver__username")

@@ -43,8 +43,11 @@ def waiting_words(policy: ApprovalPolicy, hold, number, now: datetime, tally: po
 def tallies_today(policy_pks, now: datetime) -> dict[int, policies.DayTally]:
     """``day_tally`` of each of ``policy_pks`` for the day of ``now``, in one query."""
     rows = (
-        PolicyDecision.objects.filter(policy__in=list(policy_pks), kind=PolicyDecision.Kind.APPROVED, day=policies.cap_day(now))
-        .values("policy").annotate(count=Count("pk"), amount=Sum("amount"))
+        PolicyDecision.objects.filter(
+            policy__in=list(policy_pks), kind=PolicyDecision.Kind.APPROVED, day=policies.cap_day(now)
+        )
+        .values("policy")
+        .annotate(count=Count("pk"), amount=Sum("amount"))
     )
     return {row["policy"]: policies.DayTally(row["count"], row["amount"] or 0) for row in rows}
 

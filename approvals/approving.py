@@ -84,7 +84,12 @@ class Counted:
 
 
 def count(
-    hold: Hold, approver, choices: list, now: datetime, round_shown: int | None = None, channel: str = DecisionChannel.PAGE
+    hold: Hold,
+    approver,
+    choices: list,
+    now: datetime,
+    round_shown: int | None = None,
+    channel: str = DecisionChannel.PAGE,
 ) -> Counted:
     """Count ``approver``'s ``choices`` for ``hold`` (locked by the caller) under its policy; see the module's rules.
 
@@ -116,10 +121,17 @@ def count(
         position, restarted, current = 1, bool(current), []
     approval = _store(hold, approver, choices, found, round_number, position, now)
     audit_events.record(
-        EventKind.APPROVAL_GIVEN, actor=approver, hold=hold,
+        EventKind.APPROVAL_GIVEN,
+        actor=approver,
+        hold=hold,
         payload={
-            "approval": approval.pk, "policy": approval.policy_name, "round": round_number, "position": position,
-            "required": required, "restarted": restarted, "items": _audit_items(approval.items),
+            "approval": approval.pk,
+            "policy": approval.policy_name,
+            "round": round_number,
+            "position": position,
+            "required": required,
+            "restarted": restarted,
+            "items": _audit_items(approval.items),
             "channel": channel,
         },
     )
@@ -165,15 +177,23 @@ def withdraw(approval_id: int, approver, now: datetime, reclaim: Callable[[Hold]
         hold = Hold.objects.select_for_update().get(pk=hold_pk)
         current = rounds.open_round(rounds.with_rounds(Approval.objects.filter(hold=hold)))
         if not current or current[-1].pk != approval_id or not rounds.undoable(current[-1], now):
-            raise NotCounted("Too late to take this approval back: its undo window is over, or it counted towards more.")
+            raise NotCounted(
+                "Too late to take this approval back: its undo window is over, or it counted towards more."
+            )
         approval = current[-1]
         approval.delete()
         reclaim(hold)
         audit_events.record(
-            EventKind.APPROVAL_WITHDRAWN, actor=approver, hold=hold,
+            EventKind.APPROVAL_WITHDRAWN,
+            actor=approver,
+            hold=hold,
             payload={
-                "approval": approval_id, "policy": approval.policy_name, "round": approval.round,
-                "position": approval.position, "required": approval.approvals_required, "items": _audit_items(approval.items),
+                "approval": approval_id,
+                "policy": approval.policy_name,
+                "round": approval.round,
+                "position": approval.position,
+                "required": approval.approvals_required,
+                "items": _audit_items(approval.items),
             },
         )
     return approval
@@ -218,9 +238,15 @@ def _store(hold, approver, choices, found, round_number, position, now) -> Appro
     try:
         with transaction.atomic():
             return Approval.objects.create(
-                hold=hold, policy=found.policy if found else None, policy_name=found.policy.name if found else "",
-                approvals_required=found.approvals_required if found else 1, approver=approver,
-                round=round_number, position=position, created_at=now, payload_digest=hold.payload_digest,
+                hold=hold,
+                policy=found.policy if found else None,
+                policy_name=found.policy.name if found else "",
+                approvals_required=found.approvals_required if found else 1,
+                approver=approver,
+                round=round_number,
+                position=position,
+                created_at=now,
+                payload_digest=hold.payload_digest,
                 items=[
                     {
                         "item_id": choice.item_id,
@@ -262,7 +288,15 @@ def _with_latest_comments(choices: list, approvals: list[Approval]) -> list:
 def _audit_items(items: list[dict]) -> list[dict]:
     """The approval's items as ``audit.payloads.decision_items`` shapes a decision's."""
     return [
-        {key: item.get(source) for key, source in
-         (("id", "item_id"), ("action", "action"), ("original_data", "original_data"), ("data", "data"), ("comment", "comment"))}
+        {
+            key: item.get(source)
+            for key, source in (
+                ("id", "item_id"),
+                ("action", "action"),
+                ("original_data", "original_data"),
+                ("data", "data"),
+                ("comment", "comment"),
+            )
+        }
         for item in items
     ]

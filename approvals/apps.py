@@ -16,4 +16,6 @@ class ApprovalsConfig(AppConfig):
         # A policy's groups are read with it: a renamed group changes what the pages say.
         for model in (ApprovalPolicy, Group):
             post_save.connect(policies.policies_changed, sender=model, dispatch_uid=f"approvals.saved.{model.__name__}")
-            post_delete.connect(policies.policies_changed, sender=model, dispatch_uid=f"approvals.deleted.{model.__name__}")
+            post_delete.connect(
+                policies.policies_changed, sender=model, dispatch_uid=f"approvals.deleted.{model.__name__}"
+            )

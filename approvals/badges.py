@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections import defaultdict
-
 from decimal import Decimal
 
 from django.utils import timezone
@@ -64,7 +63,7 @@ def badges(listed: list) -> dict[int, Badge]:
 
 
 def badge_words(required: int, given: int) -> str:
-    """"Needs 2 approvals", "1 of 2 approvals", or "" for a hold one person decides and nobody approved yet.
+    """ "Needs 2 approvals", "1 of 2 approvals", or "" for a hold one person decides and nobody approved yet.
 
     A round that has as many approvals as a policy lowered since asks for, says how many it has.
     """
@@ -91,7 +90,8 @@ def _requirements(listed: list, current: list, version: str) -> dict[int, tuple[
             need = policies.requirement(hold, current, item_data[hold.pk])
             fresh[key] = (
                 (need.approvals_required, need.why, need.policy.pk, None if need.number is None else str(need.number))
-                if need else (1, "", None, None)
+                if need
+                else (1, "", None, None)
             )
         softcache.set_many(fresh, REQUIREMENT_SECONDS, "the holds' approval requirements")
         found |= fresh

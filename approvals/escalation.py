@@ -158,7 +158,12 @@ def escalate(due: list[Due], now: datetime) -> list[Escalation]:
                 members[group.pk] = scopes.viewers_of(group.user_set.filter(is_active=True).order_by("username"))
             told = scopes.users_who_may_see([item.hold], members[group.pk])
             escalation = Escalation(
-                hold=item.hold, policy=item.policy, group=group, group_name=group.name, at=now, reason=item.reason,
+                hold=item.hold,
+                policy=item.policy,
+                group=group,
+                group_name=group.name,
+                at=now,
+                reason=item.reason,
                 told=len(told),
             )
             try:
@@ -169,10 +174,17 @@ def escalate(due: list[Due], now: datetime) -> list[Escalation]:
             made.append((escalation, told))
         signals.holds_escalated.send(sender=None, escalations=made)
         audit_events.record_many(
-            audit_events.Entry(EventKind.ESCALATED, hold=escalation.hold, payload={
-                "escalation": escalation.pk, "policy": escalation.policy.name, "group": escalation.group_name,
-                "reason": escalation.reason, "told": [person.get_username() for person in told],
-            })
+            audit_events.Entry(
+                EventKind.ESCALATED,
+                hold=escalation.hold,
+                payload={
+                    "escalation": escalation.pk,
+                    "policy": escalation.policy.name,
+                    "group": escalation.group_name,
+                    "reason": escalation.reason,
+                    "told": [person.get_username() for person in told],
+                },
+            )
             for escalation, told in made
         )
     return [escalation for escalation, _ in made]

@@ -30,33 +30,49 @@ class ApprovalPolicy(models.Model):
         APPROVE = "approve", "Approve"
 
     name = models.CharField(max_length=100, unique=True)
-    env_pattern = models.CharField(max_length=200, blank=True, help_text="A glob over the env, e.g. prod-*; blank: any env.")
+    env_pattern = models.CharField(
+        max_length=200, blank=True, help_text="A glob over the env, e.g. prod-*; blank: any env."
+    )
     agent_pattern = models.CharField(max_length=200, blank=True, help_text="A glob over the agent; blank: any agent.")
     capability_pattern = models.CharField(
         max_length=200, blank=True, help_text="A glob over the capability; blank: any capability."
     )
     condition_key = models.CharField(
-        max_length=100, blank=True, help_text="A key of the items' data holding a number, e.g. amount; blank: no condition."
+        max_length=100,
+        blank=True,
+        help_text="A key of the items' data holding a number, e.g. amount; blank: no condition.",
     )
     condition_operator = models.CharField(max_length=3, choices=Operator.choices, blank=True)
     condition_threshold = models.DecimalField(max_digits=20, decimal_places=4, null=True, blank=True)
     approvals_required = models.PositiveSmallIntegerField(
-        default=2, validators=[MinValueValidator(0), MaxValueValidator(3)], verbose_name="people needed",
+        default=2,
+        validators=[MinValueValidator(0), MaxValueValidator(3)],
+        verbose_name="people needed",
         help_text="How many distinct people must approve: 0 to 3. With 0 the policy approves a matching hold itself.",
     )
     later_approver_group = models.ForeignKey(
-        Group, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        Group,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
         help_text="Who may give the approvals after the first; blank: any reviewer.",
     )
     escalate_after_minutes = models.PositiveIntegerField(
         null=True, blank=True, help_text="Escalate a hold nobody has claimed this many minutes after it arrived."
     )
     escalate_at_percent = models.PositiveSmallIntegerField(
-        null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(99)],
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(99)],
         help_text="Escalate a hold once this share of its lifetime has gone, e.g. 75.",
     )
     escalation_group = models.ForeignKey(
-        Group, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        Group,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
         help_text="Who is told when a hold escalates.",
     )
     enabled = models.BooleanField(
@@ -72,15 +88,21 @@ class ApprovalPolicy(models.Model):
         null=True, blank=True, help_text="With 0 people needed: at most this many holds approved by the policy a day."
     )
     daily_cap_amount = models.DecimalField(
-        max_digits=20, decimal_places=4, null=True, blank=True,
+        max_digits=20,
+        decimal_places=4,
+        null=True,
+        blank=True,
         help_text="With 0 people needed: at most this sum of the condition's number approved by the policy a day.",
     )
     every_hold_confirmed = models.BooleanField(
-        default=False, verbose_name="I mean every hold",
+        default=False,
+        verbose_name="I mean every hold",
         help_text="Needed for a policy with 0 people, blank globs and no condition: it approves every hold.",
     )
     expiry_outcome = models.CharField(
-        max_length=7, choices=ExpiryOutcome.choices, blank=True,
+        max_length=7,
+        choices=ExpiryOutcome.choices,
+        blank=True,
         help_text="The decision the policy sends for a hold nobody decided before its expiry; blank: none.",
     )
     expiry_outcome_minutes = models.PositiveIntegerField(
@@ -89,6 +111,7 @@ class ApprovalPolicy(models.Model):
     expiry_outcome_comment = models.TextField(
         blank=True, help_text="Sent with a default reject, so the agent can tell its customer why."
     )
+
     class Meta:
         verbose_name_plural = "approval policies"
         ordering = ["name"]
@@ -135,13 +158,18 @@ class Approval(models.Model):
     position = models.PositiveSmallIntegerField(help_text="1 for a round's first approval, 2 for its second …")
     created_at = models.DateTimeField()
     payload_digest = models.CharField(
-        max_length=64, help_text="The hold's payload digest when approved: once the platform changes the hold, the round is over."
+        max_length=64,
+        help_text="The hold's payload digest when approved: once the platform changes the hold, the round is over.",
     )
     items = models.JSONField(
         help_text="What was approved, item by item: item_id, action, original_data, data (edits only) and comment."
     )
     decision = models.ForeignKey(
-        Decision, null=True, blank=True, on_delete=models.PROTECT, related_name="approvals",
+        Decision,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="approvals",
         help_text="The decision this approval led to, once its round reached the count.",
     )
 

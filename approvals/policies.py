@@ -66,7 +66,7 @@ class Requirement:
 
     @property
     def reason(self) -> str:
-        """"Needs 2 approvals: amount 1,200.00 > 500" ("Needs no approval, …" for a policy that approves itself)."""
+        """ "Needs 2 approvals: amount 1,200.00 > 500" ("Needs no approval, …" for a policy that approves itself)."""
         count = self.approvals_required
         if count == 0:
             return f"Needs no approval, the policy approves it: {self.why}"

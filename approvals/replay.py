@@ -111,6 +111,7 @@ def replay(policy: ApprovalPolicy, days: int = DEFAULT_WINDOW, now: datetime | N
     result = Replay(days)
     tallies: dict = defaultdict(policy_rules.DayTally)
     would_approve = []
+
     # Only where the replayed policy or its saved version matches can the choice of policy change.
     def concerned(hold) -> bool:
         return _globs_match(policy, hold) or (saved_version is not None and _globs_match(saved_version, hold))
@@ -150,7 +151,9 @@ def _globs_match(policy: ApprovalPolicy, hold: PastHold) -> bool:
     return all(
         policy_rules.glob_matches(pattern, value)
         for pattern, value in (
-            (policy.env_pattern, hold.env), (policy.agent_pattern, hold.agent), (policy.capability_pattern, hold.capability)
+            (policy.env_pattern, hold.env),
+            (policy.agent_pattern, hold.agent),
+            (policy.capability_pattern, hold.capability),
         )
     )
 
@@ -195,7 +198,9 @@ def people_did(pks: list[int]) -> dict[int, str]:
     or "reject" (an earlier one was withdrawn or not applied)."""
     did = {}
     for start in range(0, len(pks), CHUNK):
-        submitted = AuditEvent.objects.filter(kind=EventKind.DECISION_SUBMITTED, hold_record_id__in=pks[start:start + CHUNK])
+        submitted = AuditEvent.objects.filter(
+            kind=EventKind.DECISION_SUBMITTED, hold_record_id__in=pks[start : start + CHUNK]
+        )
         for hold_pk, actions in submitted.order_by("sequence").values_list("hold_record_id", "actions"):
             did[hold_pk] = _what_people_did(actions)
     return did

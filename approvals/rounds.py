@@ -86,13 +86,13 @@ class Standing:
 
     @property
     def badge(self) -> str:
-        """"Needs 2 approvals", "1 of 2 approvals", "1 approval given" (a policy lowered since), or "" for a hold one
+        """ "Needs 2 approvals", "1 of 2 approvals", "1 approval given" (a policy lowered since), or "" for a hold one
         person decides (``badges.badge_words``)."""
         return badge_words(self.required, len(self.approvals))
 
     @property
     def summary(self) -> str:
-        """"1 of 2 approvals: alice approved 1,200.00 → 1,000.00", or "" without approvals."""
+        """ "1 of 2 approvals: alice approved 1,200.00 → 1,000.00", or "" without approvals."""
         if not self.approvals:
             return ""
         return f"{self.badge}: " + "; ".join(approval_words(approval) for approval in self.approvals)
@@ -106,11 +106,15 @@ class Standing:
         round, or the open round's next place needs a group they are not in."""
         mine = next((approval for approval in self.approvals if approval.approver_id == viewer.pk), None)
         if mine:
-            return (f"You gave approval {mine.position} of {self.round_needs} of this decision; "
-                    "another person must give the next one.")
+            return (
+                f"You gave approval {mine.position} of {self.round_needs} of this decision; "
+                "another person must give the next one."
+            )
         if self.has_approved(viewer.user):
-            return ("You approved this hold before, and a person approves a hold once: "
-                    "another person must give the next one. You may still reject it.")
+            return (
+                "You approved this hold before, and a person approves a hold once: "
+                "another person must give the next one. You may still reject it."
+            )
         if group := self.group_awaited(viewer):
             return f"The next approval must come from a member of {group.name}."
         return ""
@@ -216,7 +220,9 @@ def _compiled(model, expression) -> RowSQL:
     return RowSQL(sql.replace(row, "{row}."), params, expression.output_field)
 
 
-def standing(hold: Hold, policies: list[ApprovalPolicy] | None = None, approvals: Iterable[Approval] | None = None) -> Standing:
+def standing(
+    hold: Hold, policies: list[ApprovalPolicy] | None = None, approvals: Iterable[Approval] | None = None
+) -> Standing:
     """One hold's standing; its items are read from ``hold.items`` (prefetch them), its approvals (all of the hold's,
     read ``with_rounds``) queried unless given."""
     policies = all_policies() if policies is None else policies
@@ -224,7 +230,8 @@ def standing(hold: Hold, policies: list[ApprovalPolicy] | None = None, approvals
         approvals = with_rounds(Approval.objects.filter(hold=hold).select_related("approver"))
     approvals = list(approvals)
     return Standing(
-        requirement(hold, policies), open_round(approvals),
+        requirement(hold, policies),
+        open_round(approvals),
         frozenset(approval.approver_id for approval in approvals),
     )
 
@@ -232,8 +239,10 @@ def standing(hold: Hold, policies: list[ApprovalPolicy] | None = None, approvals
 def joinable_by(user, holds: QuerySet[Hold]) -> QuerySet[Hold]:
     """The ``holds`` whose open round ``user`` may join: someone approved what the hold still is, ``user`` never
     approved the hold (in any round), and ``user`` is in the group the policy (as it is now) asks of later approvers."""
-    allowed = Q(policy__isnull=True) | Q(policy__later_approver_group__isnull=True) | Q(
-        policy__later_approver_group__in=user.groups.all()
+    allowed = (
+        Q(policy__isnull=True)
+        | Q(policy__later_approver_group__isnull=True)
+        | Q(policy__later_approver_group__in=user.groups.all())
     )
     in_open, _ = _round_flags()
     joinable = Approval.objects.filter(in_open, allowed, hold=OuterRef("pk"))

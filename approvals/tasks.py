@@ -9,4 +9,3 @@ from approvals import escalation
 def escalate_waiting_holds() -> int:
     """Escalate the holds left waiting past their policy's limits (beat: every ESCALATION_SWEEP_SECONDS)."""
     return len(escalation.sweep())
-

@@ -8,7 +8,7 @@ from reviewqueue.jsonvalues import display, grouped
 
 
 def approval_words(approval: Approval) -> str:
-    """"alice approved 1,200.00 → 1,000.00": who, and what they changed or rejected."""
+    """ "alice approved 1,200.00 → 1,000.00": who, and what they changed or rejected."""
     edits, rejected = [], []
     for item in approval.items:
         if item.get("action") == DecisionItem.Action.REJECT:

@@ -84,8 +84,17 @@ def per_policy(period: Period) -> list[PolicyRow]:
         Approval.objects.filter(hold__in=decided)
         .order_by("hold", "round", "position")
         .values_list(
-            "hold", "round", "position", "approvals_required", "approver", "created_at", "payload_digest", "policy_name",
-            "decision", "decision__reviewer", "decision__created_at",
+            "hold",
+            "round",
+            "position",
+            "approvals_required",
+            "approver",
+            "created_at",
+            "payload_digest",
+            "policy_name",
+            "decision",
+            "decision__reviewer",
+            "decision__created_at",
         )
     )
     rows: dict[str, PolicyRow] = {}

@@ -52,7 +52,11 @@ def round_chain(rounds: list[list], index: int) -> list[list]:
     chain = [rounds[index]]
     for earlier in reversed(rounds[:index]):
         first, later = earlier[0], chain[0][0]
-        if first.decision_id is not None or first.payload_digest != later.payload_digest or first.round != later.round - 1:
+        if (
+            first.decision_id is not None
+            or first.payload_digest != later.payload_digest
+            or first.round != later.round - 1
+        ):
             break
         chain.insert(0, earlier)
     return chain
@@ -79,7 +83,9 @@ def of_decision(decision: Decision) -> Approvers:
     chain = round_chain(rounds, index)
     rows = [
         Approver(
-            approval, approved(approval.items), superseded=approvals is not chain[-1],
+            approval,
+            approved(approval.items),
+            superseded=approvals is not chain[-1],
             restarted=approval.position == 1 and approvals is not chain[0],
         )
         for approvals in chain

@@ -50,8 +50,9 @@ def _percent_length(value: float) -> str:
     return f"{value:.1f}%"
 
 
-def stacked(title: str, series: Sequence[Series], rows: Sequence[tuple[str, Sequence[float]]],
-            fmt: Callable[[float], str]) -> Chart:
+def stacked(
+    title: str, series: Sequence[Series], rows: Sequence[tuple[str, Sequence[float]]], fmt: Callable[[float], str]
+) -> Chart:
     """One bar per row, split into the series' shares of the row's total (each row fills the width)."""
     drawn = []
     for label, values in rows:
@@ -67,8 +68,12 @@ def stacked(title: str, series: Sequence[Series], rows: Sequence[tuple[str, Sequ
     return Chart(title, list(series), drawn)
 
 
-def grouped(title: str, series: Sequence[Series], rows: Sequence[tuple[str, Sequence[float | None]]],
-            fmt: Callable[[float], str]) -> Chart:
+def grouped(
+    title: str,
+    series: Sequence[Series],
+    rows: Sequence[tuple[str, Sequence[float | None]]],
+    fmt: Callable[[float], str],
+) -> Chart:
     """For each row, one bar per series, all on one scale (the largest value fills the width)."""
     largest = max((value for _, values in rows for value in values if value), default=0)
     drawn = []

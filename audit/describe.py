@@ -21,7 +21,10 @@ from reviewqueue.jsonvalues import ABSENT, AMOUNT_KEYS, display, grouped, same_j
 LIMIT = 200
 EDIT_LIMIT = 80  # characters of one value in an edit shown in the list; the decision page shows it whole
 USER_RECIPIENT = "user:"
-CHANNELLED = (EventKind.DECISION_SUBMITTED, EventKind.APPROVAL_GIVEN)  # events whose payload's ``channel`` is a DecisionChannel
+CHANNELLED = (
+    EventKind.DECISION_SUBMITTED,
+    EventKind.APPROVAL_GIVEN,
+)  # events whose payload's ``channel`` is a DecisionChannel
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,8 +110,10 @@ def edits(event: AuditEvent) -> list[Edit]:
         return []
     found = []
     for item in items_of(event.payload or {}):
-        found += [Edit(item_id(item), key, _short(display(before)), _short(display(after)))
-                  for key, before, after in _changes(item)]
+        found += [
+            Edit(item_id(item), key, _short(display(before)), _short(display(after)))
+            for key, before, after in _changes(item)
+        ]
     return found
 
 
@@ -122,7 +127,11 @@ def _changes(item: dict) -> list[tuple[str, object, object]]:
         pairs = [(key, original.get(key, ABSENT), decided.get(key, ABSENT)) for key in keys]
     else:
         pairs = [("", original, decided)]
-    return [(display(key) if key else "value", before, after) for key, before, after in pairs if not same_json(before, after)]
+    return [
+        (display(key) if key else "value", before, after)
+        for key, before, after in pairs
+        if not same_json(before, after)
+    ]
 
 
 def _short(text: str) -> str:
@@ -155,8 +164,10 @@ def _action_word(action) -> str:
 def _approval(payload: dict) -> str:
     """ "alice gave approval 1 of 2 under “Large refunds”: amount 1,200.00 → 1,000.00", a restart said as such."""
     if payload.get("restarted"):
-        head = (f"{payload.get('approver')} changed the earlier approvers' decision, starting round "
-                f"{payload.get('round', '?')} with {_place(payload)}{_under(payload)}")
+        head = (
+            f"{payload.get('approver')} changed the earlier approvers' decision, starting round "
+            f"{payload.get('round', '?')} with {_place(payload)}{_under(payload)}"
+        )
     else:
         head = f"{payload.get('approver')} gave {_place(payload)}{_under(payload)}"
     return _with_items(head, payload)
@@ -204,7 +215,7 @@ def _escalated(payload: dict) -> str:
 
 
 def _approval_withdrawn(payload: dict) -> str:
-    """"alice took back approval 1 of 2 under “Large refunds” before anyone built on it: amount 1,200.00 →
+    """ "alice took back approval 1 of 2 under “Large refunds” before anyone built on it: amount 1,200.00 →
     1,000.00"."""
     head = (
         f"{payload.get('approver')} took back {_place(payload)}{_under(payload)} "
@@ -223,7 +234,7 @@ def _note(payload: dict) -> str:
 
 
 def _assigned(payload: dict) -> str:
-    """"to bob (note: can you check?)", "to Finance leads, a group"."""
+    """ "to bob (note: can you check?)", "to Finance leads, a group"."""
     group = ", a group" if payload.get("assignee_kind") == "group" else ""
     return f"to {payload.get('assignee') or '?'}{group}{_note(payload)}"
 
@@ -237,7 +248,7 @@ def _unassigned(payload: dict) -> str:
 
 
 def _note_added(payload: dict) -> str:
-    """"“Check the order history, @bob” — told bob"."""
+    """ "“Check the order history, @bob” — told bob"."""
     told = payload.get("told")
     named = f" — told {', '.join(str(name) for name in told)}" if isinstance(told, list) and told else ""
     return f"“{payload.get('text') or ''}”{named}"

@@ -15,8 +15,22 @@ from collections.abc import Iterator
 from audit import describe, payloads, queries
 
 HEADER = [
-    "sequence", "at", "kind", "actor", "env", "hold_id", "run_id", "agent", "decision_id",
-    "item_ids", "actions", "outcome", "summary", "payload", "hash", "channel",
+    "sequence",
+    "at",
+    "kind",
+    "actor",
+    "env",
+    "hold_id",
+    "run_id",
+    "agent",
+    "decision_id",
+    "item_ids",
+    "actions",
+    "outcome",
+    "summary",
+    "payload",
+    "hash",
+    "channel",
 ]
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 

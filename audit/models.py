@@ -42,9 +42,17 @@ class EventKind(models.TextChoices):
 
 
 # What the audit list opens on: decisions and what became of them, without the sign-ins and notifications around them.
-DECISION_KINDS = (EventKind.APPROVAL_GIVEN, EventKind.ESCALATED, EventKind.DECISION_SUBMITTED, EventKind.WITHDRAWN,
-                  EventKind.APPROVAL_WITHDRAWN, EventKind.APPLIED, EventKind.NOT_APPLIED, EventKind.EXPIRED,
-                  EventKind.DECIDED_ELSEWHERE)
+DECISION_KINDS = (
+    EventKind.APPROVAL_GIVEN,
+    EventKind.ESCALATED,
+    EventKind.DECISION_SUBMITTED,
+    EventKind.WITHDRAWN,
+    EventKind.APPROVAL_WITHDRAWN,
+    EventKind.APPLIED,
+    EventKind.NOT_APPLIED,
+    EventKind.EXPIRED,
+    EventKind.DECIDED_ELSEWHERE,
+)
 
 
 class AuditImmutable(Exception):

@@ -58,7 +58,9 @@ class Filters:
         """
         since, until = (readers.day(query.get(name, ""), name) for name in ("since", "until"))
         reviewer = readers.identifier(query.get("reviewer", ""), "reviewer", maximum=USER_ID_MAX)
-        texts = {name: readers.text(query.get(name, ""), name) for name in ("agent", "outcome", "hold", "run", "item", "q")}
+        texts = {
+            name: readers.text(query.get(name, ""), name) for name in ("agent", "outcome", "hold", "run", "item", "q")
+        }
         return cls(
             view=readers.choice(query.get("view", ""), "view", VIEWS) or default_view,
             since=since.isoformat() if since else "",
@@ -86,8 +88,13 @@ class Filters:
         """The filters as a URL query, for the pager and the view switch; the list's default view is left out
         unless ``keep_view`` (the export link, whose own default is every event)."""
         values = dataclasses.asdict(dataclasses.replace(self, **changes))
-        return urlencode({name: value for name, value in values.items()
-                          if value and (keep_view or (name, value) != ("view", DECISIONS))})
+        return urlencode(
+            {
+                name: value
+                for name, value in values.items()
+                if value and (keep_view or (name, value) != ("view", DECISIONS))
+            }
+        )
 
 
 def day_start(day: date) -> datetime:
@@ -103,8 +110,14 @@ def filtered(filters: Filters) -> QuerySet[AuditEvent]:
         events = events.filter(at__gte=day_start(date.fromisoformat(filters.since)))
     if filters.until:
         events = events.filter(at__lt=day_start(date.fromisoformat(filters.until) + timedelta(days=1)))
-    exact = {"kind": filters.kind, "actor_id": filters.reviewer, "agent": filters.agent, "outcome": filters.outcome,
-             "hold_id": filters.hold, "run_id": filters.run}
+    exact = {
+        "kind": filters.kind,
+        "actor_id": filters.reviewer,
+        "agent": filters.agent,
+        "outcome": filters.outcome,
+        "hold_id": filters.hold,
+        "run_id": filters.run,
+    }
     events = events.filter(**{column: value for column, value in exact.items() if value})
     if filters.action:
         events = events.filter(actions__contains=filters.action)  # "approve", "edit", "reject": none inside another

@@ -33,7 +33,6 @@ from contextlib import contextmanager
 from datetime import timedelta
 from decimal import Decimal
 
-from approvals.models import ApprovalPolicy
 from axes.signals import user_locked_out
 from django.contrib.admin.models import DELETION, LogEntry
 from django.contrib.auth import get_user_model
@@ -44,6 +43,7 @@ from django.core.signals import request_started
 from django.db.models.signals import m2m_changed, post_save, pre_delete, pre_save
 from django.utils import timezone
 
+from approvals.models import ApprovalPolicy
 from audit import events
 from audit.models import EventKind
 from reviewqueue.signin import client_ip
@@ -123,7 +123,9 @@ def user_deleting(sender, instance, **kwargs) -> None:
         return
     entry = (
         LogEntry.objects.filter(
-            content_type=ContentType.objects.get_for_model(sender), object_id=str(instance.pk), action_flag=DELETION,
+            content_type=ContentType.objects.get_for_model(sender),
+            object_id=str(instance.pk),
+            action_flag=DELETION,
             action_time__gte=timezone.now() - ADMIN_DELETION_WINDOW,  # written just before, in the same request
         )
         .select_related("user")

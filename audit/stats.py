@@ -145,8 +145,15 @@ def compute(period: Period) -> Statistics:
     agents: dict[str, Row] = defaultdict(lambda: Row(label=""))
     owners: dict[int, tuple[Row, Row]] = {}
     rows = rubberstamping.with_look(decisions).values_list(
-        "pk", "reviewer_id", "decided_by_policy", "hold__agent", "created_at", "hold__first_seen_at", "outcome",
-        "opened_at", "quick",
+        "pk",
+        "reviewer_id",
+        "decided_by_policy",
+        "hold__agent",
+        "created_at",
+        "hold__first_seen_at",
+        "outcome",
+        "opened_at",
+        "quick",
     )
     for pk, reviewer_id, policy_name, agent, created_at, first_seen_at, outcome, opened_at, quick in rows.iterator(
         chunk_size=5000

@@ -21,7 +21,14 @@ from datetime import timedelta
 
 from bench import setup
 
-AGENTS = ["llamaindex-support", "upsonic-support", "support-agno", "support-openai-agents", "crewai-billing", "langgraph-returns"]
+AGENTS = [
+    "llamaindex-support",
+    "upsonic-support",
+    "support-agno",
+    "support-openai-agents",
+    "crewai-billing",
+    "langgraph-returns",
+]
 REVIEWERS = 20
 DAYS = 180
 
@@ -82,8 +89,10 @@ def main() -> None:
     month_ago = time_of_event(options.events, options.events - options.events // 6).date()
     story = options.events // 20
     deep = cursor_after_pages(browser, 20)
-    print(f"\nThe audit list at {options.events:,} events ({options.requests} requests each; "
-          "times are the whole request):")
+    print(
+        f"\nThe audit list at {options.events:,} events ({options.requests} requests each; "
+        "times are the whole request):"
+    )
     for label, query in [
         ("first page, no filter", ""),
         ("reviewer", f"reviewer={people[3].pk}"),
@@ -118,15 +127,22 @@ def generate(events: int, people) -> None:
         indexes = cursor.fetchall()
         for name, _ in indexes:
             cursor.execute(f'DROP INDEX "{name}"')
-        cursor.execute(GENERATE, {
-            "events": events, "seconds": DAYS * 86400, "reviewers": [p.pk for p in people],
-            "names": [p.username for p in people], "agents": AGENTS,
-        })
+        cursor.execute(
+            GENERATE,
+            {
+                "events": events,
+                "seconds": DAYS * 86400,
+                "reviewers": [p.pk for p in people],
+                "names": [p.username for p in people],
+                "agents": AGENTS,
+            },
+        )
         inserted = time.perf_counter()
         for _, definition in indexes:
             cursor.execute(definition)
         cursor.execute(
-            "UPDATE audit_auditchainhead SET sequence = %s, hash = encode(sha256(int8send(%s::bigint)), 'hex')", [events, events]
+            "UPDATE audit_auditchainhead SET sequence = %s, hash = encode(sha256(int8send(%s::bigint)), 'hex')",
+            [events, events],
         )
         cursor.execute("ANALYZE audit_auditevent")
     print(
@@ -164,8 +180,10 @@ def list_page(browser, label: str, query: str, requests: int) -> None:
         assert response.status_code == 200
     with CaptureQueriesContext(connection) as captured:
         browser.get(url)
-    print(f"\n{label:34} {setup.summary(times)}  {len(captured.captured_queries)} queries  "
-          f"rows={len(response.context['rows'])}")
+    print(
+        f"\n{label:34} {setup.summary(times)}  {len(captured.captured_queries)} queries  "
+        f"rows={len(response.context['rows'])}"
+    )
     params = QueryDict(query)
     events = queries.filtered(queries.Filters.from_query(params))
     position = queries.decode(params.get("after", ""))

@@ -44,7 +44,11 @@ def main() -> None:
     needed = sum(sizes) * options.rounds
     with setup.simulated_platform(needed * 2), platform.PlatformClient.from_settings() as client_api:
         sync.sync_env(client_api, "default")
-    approvable = iter(Hold.objects.filter(status=Hold.Status.OPEN, actions__contains=["approve"]).order_by("pk").values_list("pk", flat=True))
+    approvable = iter(
+        Hold.objects.filter(status=Hold.Status.OPEN, actions__contains=["approve"])
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
     browser = Client()
     browser.force_login(make_user("bench", roles.REVIEWERS))
 
@@ -58,16 +62,22 @@ def main() -> None:
                 summary = browser.post("/holds/bulk/review", selection)
             shown = time.perf_counter()
             with CaptureQueriesContext(connection) as confirm_queries:
-                result = browser.post("/holds/bulk/review", fields_of(summary.content.decode(), "confirm-form") | {"confirm": "yes"})
+                result = browser.post(
+                    "/holds/bulk/review", fields_of(summary.content.decode(), "confirm-form") | {"confirm": "yes"}
+                )
             done = time.perf_counter()
             assert summary.status_code == 200 and result.status_code == 200
-            assert f"{size} decision{'s' if size > 1 else ''} sent" in result.content.decode(), "some holds were not sent"
+            assert f"{size} decision{'s' if size > 1 else ''} sent" in result.content.decode(), (
+                "some holds were not sent"
+            )
             summaries.append(shown - started)
             confirms.append(done - shown)
             totals.append(done - started)
-        print(f"{size:4} holds  summary {setup.summary(summaries)} ({len(summary_queries.captured_queries)} queries)"
-              f"  confirm {setup.summary(confirms)} ({len(confirm_queries.captured_queries)} queries)"
-              f"  both {setup.summary(totals)}")
+        print(
+            f"{size:4} holds  summary {setup.summary(summaries)} ({len(summary_queries.captured_queries)} queries)"
+            f"  confirm {setup.summary(confirms)} ({len(confirm_queries.captured_queries)} queries)"
+            f"  both {setup.summary(totals)}"
+        )
     print(f"decisions stored: {Decision.objects.count()}")
     broker.flushdb()
 

@@ -66,10 +66,13 @@ def main() -> None:
         serving.collectstatic_if_needed(environment)
         worker = serving.start(
             [sys.executable, "-m", "celery", "-A", "reviewqueue", "worker", "--loglevel", "INFO", "--concurrency", "2"],
-            environment, Path(logs) / "worker.log",
+            environment,
+            Path(logs) / "worker.log",
         )
         try:
-            serving.wait_for(lambda: b" ready." in (Path(logs) / "worker.log").read_bytes(), "the Celery worker", worker)
+            serving.wait_for(
+                lambda: b" ready." in (Path(logs) / "worker.log").read_bytes(), "the Celery worker", worker
+            )
             with serving.gunicorn(environment, options.port, Path(logs) / "gunicorn.log") as url:
                 print(f"set up in {time.perf_counter() - started:.0f} s; deciding {len(holds)} holds", file=sys.stderr)
                 reviewer = serving.sign_in(url, REVIEWER)
@@ -86,11 +89,17 @@ def main() -> None:
     )
     print(f"confirming POST sent -> platform received the decision: {spread(delays)}")
     print("  of which:")
-    print(f"  confirming POST sent -> its 302 answered:             "
-          f"{spread([m['answered'] - m['sent'] for m in moments])}")
-    print(f"  confirming POST sent -> the worker leased it:          {spread([m['leased'] - m['sent'] for m in moments])}")
-    print(f"  the worker leased it -> platform received it:          "
-          f"{spread([m['received'] - m['leased'] for m in moments])}")
+    print(
+        f"  confirming POST sent -> its 302 answered:             "
+        f"{spread([m['answered'] - m['sent'] for m in moments])}"
+    )
+    print(
+        f"  confirming POST sent -> the worker leased it:          {spread([m['leased'] - m['sent'] for m in moments])}"
+    )
+    print(
+        f"  the worker leased it -> platform received it:          "
+        f"{spread([m['received'] - m['leased'] for m in moments])}"
+    )
     verdict = "met" if setup.percentile(delays, 0.95) * 1000 <= TARGET_P95_MS else "NOT met"
     print(f"target p95 <= {TARGET_P95_MS} ms: {verdict}; machine load average (1 min) {os.getloadavg()[0]:.1f}")
 
@@ -100,8 +109,12 @@ def decide(reviewer, state, pk: int, hold_id: str) -> dict[str, float]:
     received."""
     page = reviewer.get(f"/holds/{pk}/")
     fields = form_fields(page.text, "decide-form")
-    actions = {name.removesuffix("-comment") + "-action" for name, _ in fields if name.endswith("-comment")}  # one per item
-    summary = reviewer.post(f"/holds/{pk}/review", data=as_form(fields + [(action, "approve") for action in sorted(actions)]))
+    actions = {
+        name.removesuffix("-comment") + "-action" for name, _ in fields if name.endswith("-comment")
+    }  # one per item
+    summary = reviewer.post(
+        f"/holds/{pk}/review", data=as_form(fields + [(action, "approve") for action in sorted(actions)])
+    )
     if summary.status_code != 200:
         raise SystemExit(f"the review form of hold {pk} answered {summary.status_code}")
     confirm = form_fields(summary.text, "confirm-form") + [("confirm", "yes")]
@@ -112,7 +125,9 @@ def decide(reviewer, state, pk: int, hold_id: str) -> dict[str, float]:
         raise SystemExit(f"confirming hold {pk} answered {answer.status_code}")
     path = f"/holds/{hold_id}/decision"
     received = serving.wait_for(
-        lambda: next((r["received_at"] for r in state.requests if r["method"] == "POST" and r["path"].endswith(path)), None),
+        lambda: next(
+            (r["received_at"] for r in state.requests if r["method"] == "POST" and r["path"].endswith(path)), None
+        ),
         f"the decision on {hold_id} at the platform",
     )
     return {"sent": sent, "answered": answered, "received": received}

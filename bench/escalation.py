@@ -39,10 +39,18 @@ def main() -> None:
     for start in range(0, options.holds, 10_000):
         holds = Hold.objects.bulk_create(
             Hold(
-                env="default", hold_id=f"h_{n}", run_id=f"r_{n}", capability="refund", question="Refund?",
+                env="default",
+                hold_id=f"h_{n}",
+                run_id=f"r_{n}",
+                capability="refund",
+                question="Refund?",
                 agent="billing-bot" if n % (options.holds // options.matching) == 0 else "llamaindex-support",
-                created_at=arrived, expires_at=arrived + timedelta(days=1), first_seen_at=arrived, last_synced_at=arrived,
-                payload={}, payload_digest=str(n),
+                created_at=arrived,
+                expires_at=arrived + timedelta(days=1),
+                first_seen_at=arrived,
+                last_synced_at=arrived,
+                payload={},
+                payload_digest=str(n),
             )
             for n in range(start, min(start + 10_000, options.holds))
         )
@@ -50,7 +58,10 @@ def main() -> None:
             HoldItem(hold=hold, position=0, item_id="A-1", title="refund", data={"amount": "1200.00"}) for hold in holds
         )
     ApprovalPolicy.objects.create(
-        name="Billing refunds", agent_pattern="billing-*", approvals_required=2, escalate_after_minutes=30,
+        name="Billing refunds",
+        agent_pattern="billing-*",
+        approvals_required=2,
+        escalate_after_minutes=30,
         escalation_group=leads,
     )
     connection.cursor().execute("ANALYZE")
@@ -63,6 +74,7 @@ def main() -> None:
             made = escalation.sweep()
             elapsed = time.perf_counter() - started
         print(f"{label:13} {elapsed * 1000:8.1f} ms  {len(queries.captured_queries):4d} queries  {len(made)} escalated")
+
 
 if __name__ == "__main__":
     main()

@@ -46,8 +46,10 @@ def main() -> None:
                     started = time.perf_counter()
                     acted = scan()
                     elapsed = time.perf_counter() - started
-                print(f"{label:22} {name:14} {elapsed * 1000:8.1f} ms  {len(queries.captured_queries):5d} queries  "
-                      f"{len(acted)} holds acted on")
+                print(
+                    f"{label:22} {name:14} {elapsed * 1000:8.1f} ms  {len(queries.captured_queries):5d} queries  "
+                    f"{len(acted)} holds acted on"
+                )
 
 
 if __name__ == "__main__":

@@ -27,8 +27,8 @@ def main() -> None:
     from django.test import Client
 
     from holds.deciding import decisions
-    from holds.mirror import platform, sync
     from holds.deciding.decisions import ItemChoice
+    from holds.mirror import platform, sync
     from holds.models import Hold
     from reviewqueue import roles
     from tests.conftest import make_user

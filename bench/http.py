@@ -86,8 +86,10 @@ class Checkout:
         database."""
         bind = f"--bind 127.0.0.1:{self.port} "
         database = f" {self.database_url.rsplit('/', 1)[1]} "
-        return (lambda command: "gunicorn" in command and bind in command,
-                lambda command: command.startswith("postgres:") and database in command)
+        return (
+            lambda command: "gunicorn" in command and bind in command,
+            lambda command: command.startswith("postgres:") and database in command,
+        )
 
 
 def main() -> None:
@@ -115,7 +117,9 @@ def main() -> None:
     reuse = not options.fresh and database_comment() == prepared
     setup.django_on_database(fresh=not reuse)
     if reuse:
-        print(f"reusing {setup.DATABASE} ({prepared}); migrated in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        print(
+            f"reusing {setup.DATABASE} ({prepared}); migrated in {time.perf_counter() - started:.0f} s", file=sys.stderr
+        )
     else:
         prepare(options)
         set_database_comment(prepared)
@@ -139,7 +143,9 @@ def main() -> None:
             order = checkouts if number % 2 else checkouts[::-1]
             for position in range(len(pages)):
                 for checkout in order:
-                    checkout.pages[position].rounds.append(run_wrk(wrk, checkout, checkout.pages[position], options.duration))
+                    checkout.pages[position].rounds.append(
+                        run_wrk(wrk, checkout, checkout.pages[position], options.duration)
+                    )
             print(f"round {number}/{options.rounds} done", file=sys.stderr, flush=True)
     for checkout in checkouts:
         print_table(checkout, options)
@@ -209,7 +215,9 @@ def database_comment(name: str | None = None) -> str | None:
 
 def set_database_comment(text: str) -> None:
     with psycopg.connect(f"{setup.SERVER}/postgres", autocommit=True) as connection:
-        connection.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(setup.DATABASE), sql.Literal(text)))
+        connection.execute(
+            sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(setup.DATABASE), sql.Literal(text))
+        )
 
 
 def prepare(options) -> None:
@@ -228,15 +236,22 @@ def prepare(options) -> None:
     audit.generate(options.audit, people)  # first: it numbers its events from 1, sync's follow them
 
     started = time.perf_counter()
-    with setup.simulated_platform(options.open, port=options.port + 1), platform.PlatformClient.from_settings() as client:
+    with (
+        setup.simulated_platform(options.open, port=options.port + 1),
+        platform.PlatformClient.from_settings() as client,
+    ):
         result = sync.sync_env(client, "default")
-    print(f"synced {options.open:,} open holds in {time.perf_counter() - started:.1f} s: {vars(result)}", file=sys.stderr)
+    print(
+        f"synced {options.open:,} open holds in {time.perf_counter() - started:.1f} s: {vars(result)}", file=sys.stderr
+    )
 
     started = time.perf_counter()
     copy_closed_holds(options.closed)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
-    print(f"copied {options.closed:,} closed holds and analyzed in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    print(
+        f"copied {options.closed:,} closed holds and analyzed in {time.perf_counter() - started:.1f} s", file=sys.stderr
+    )
 
 
 def copy_closed_holds(count: int) -> None:
@@ -289,7 +304,10 @@ def copy_closed_holds(count: int) -> None:
     with connection.cursor() as cursor:
         for number in range(1, copies + 1):
             parameters = {
-                "suffix": f"-c{number}", "age": timedelta(days=number), "copy": number, "statuses": CLOSED_STATUSES,
+                "suffix": f"-c{number}",
+                "age": timedelta(days=number),
+                "copy": number,
+                "statuses": CLOSED_STATUSES,
                 "limit": min(open_count, count - (number - 1) * open_count),
             }
             cursor.execute(copy_holds.as_string(connection.connection), parameters)
@@ -340,7 +358,9 @@ def check_page(checkout: Checkout, page: Page) -> None:
     """The page answers 200 to the signed-in user: a redirect to the login form would count as a success in wrk."""
     response = httpx.get(f"{checkout.url}{page.path}", cookies={"sessionid": checkout.sessions[page.user]}, timeout=60)
     if response.status_code != 200:
-        raise SystemExit(f"{page.path} answered {response.status_code} to {page.user} through {checkout.root}'s gunicorn")
+        raise SystemExit(
+            f"{page.path} answered {response.status_code} to {page.user} through {checkout.root}'s gunicorn"
+        )
 
 
 LATENCY_LINE = re.compile(r"^\s*(50|99)%\s+([\d.]+)(us|ms|s|m)\s*$", re.MULTILINE)
@@ -355,8 +375,21 @@ def run_wrk(wrk: Path, checkout: Checkout, page: Page, duration: int) -> dict:
     cpu_before = cpu_seconds(app), cpu_seconds(database)
     finished = subprocess.run(
         # A long timeout: a slow answer must count in the latencies, not vanish as a socket error.
-        [str(wrk), "-t2", "-c8", f"-d{duration}s", "--timeout", "30s", "--latency", "-H", cookie, f"{checkout.url}{page.path}"],
-        capture_output=True, text=True, check=True,
+        [
+            str(wrk),
+            "-t2",
+            "-c8",
+            f"-d{duration}s",
+            "--timeout",
+            "30s",
+            "--latency",
+            "-H",
+            cookie,
+            f"{checkout.url}{page.path}",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     cpu_after = cpu_seconds(app), cpu_seconds(database)
     output = finished.stdout
@@ -450,6 +483,7 @@ def ratio(value: float, base: float) -> str:
 
 def checkout_version(root: Path) -> str:
     """The checkout's commit, and whether its work tree outside bench/ differs from it."""
+
     def git(*arguments: str) -> str:
         return subprocess.run(["git", *arguments], cwd=root, capture_output=True, text=True).stdout.strip()
 

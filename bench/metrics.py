@@ -74,8 +74,10 @@ def main() -> None:
         baseline_times.append(timed(browser, "/healthz", {}))
         scrape_times.append(timed(browser, "/metrics", {"Authorization": f"Bearer {TOKEN}"}))
     size = len(browser.get("/metrics", headers={"Authorization": f"Bearer {TOKEN}"}).content)
-    print(f"\n{options.scrapes} scrapes of /metrics ({size:,} bytes) at {options.holds:,} open holds, "
-          f"{options.events:,} audit rows, {options.decisions:,} decisions:")
+    print(
+        f"\n{options.scrapes} scrapes of /metrics ({size:,} bytes) at {options.holds:,} open holds, "
+        f"{options.events:,} audit rows, {options.decisions:,} decisions:"
+    )
     print(f"  /metrics  {setup.summary(scrape_times)}")
     print(f"  /healthz  {setup.summary(baseline_times)}  (baseline)")
     print(f"  ratio of medians {statistics.median(scrape_times) / statistics.median(baseline_times):.1f}x")
@@ -91,8 +93,10 @@ def catch_up(browser) -> None:
     times = []
     while not TallyWatermark.objects.filter(audit_sequence__gte=latest).exists():
         times.append(timed(browser, "/metrics", {"Authorization": f"Bearer {TOKEN}"}))
-    print(f"catching up on {latest:,} audit events took {len(times)} scrapes: {setup.summary(times)}, "
-          f"slowest {max(times) * 1000:.0f} ms")
+    print(
+        f"catching up on {latest:,} audit events took {len(times)} scrapes: {setup.summary(times)}, "
+        f"slowest {max(times) * 1000:.0f} ms"
+    )
 
 
 def decided(count: int, reviewer_pk: int) -> None:
@@ -102,8 +106,12 @@ def decided(count: int, reviewer_pk: int) -> None:
     from holds.models import Hold
 
     overrides = {
-        "hold_id": "'decided_' || g", "run_id": "'decided_run_' || g", "status": "'decided'",
-        "created_at": "now() - make_interval(days => g %% 90)", "expires_at": "NULL", "closed_at": "now()",
+        "hold_id": "'decided_' || g",
+        "run_id": "'decided_run_' || g",
+        "status": "'decided'",
+        "created_at": "now() - make_interval(days => g %% 90)",
+        "expires_at": "NULL",
+        "closed_at": "now()",
     }
     columns = [field.column for field in Hold._meta.concrete_fields if field.column != "id"]
     values = [overrides.get(column, f"t.{column}") for column in columns]

@@ -47,7 +47,9 @@ def main() -> None:
     parser.add_argument("--holds", type=int, default=10_000)
     parser.add_argument("--requests", type=int, default=60)
     parser.add_argument("--verbose", action="store_true", help="print each query's time")
-    parser.add_argument("--plans", action="store_true", help="print the plan of every query of the first page and the refresh")
+    parser.add_argument(
+        "--plans", action="store_true", help="print the plan of every query of the first page and the refresh"
+    )
     parser.add_argument("--growth", action="store_true", help="run at 1,000, 10,000 and 100,000 open holds and compare")
     parser.add_argument("--versus", metavar="CHECKOUT", help="time this checkout's queue against another's, in turns")
     parser.add_argument("--rounds", type=int, default=8, help="turns of --versus, --policies or --growth")
@@ -105,7 +107,9 @@ def run(options) -> None:
     print(f"{'page':32} {'cold':>9} {'p50':>9} {'p95':>9}  queries  rows")
     for label, url in pages:
         headers = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "queue-body"} if "htmx" in label else {}
-        cache.key_prefix = f"bench-cold-{time.time_ns()}"  # an empty cache for this page, without flushing anyone's Redis
+        cache.key_prefix = (
+            f"bench-cold-{time.time_ns()}"  # an empty cache for this page, without flushing anyone's Redis
+        )
         softcache.forget()  # and none of the values this process kept
         cold_started = time.perf_counter()
         browser.get(url, **headers)
@@ -168,8 +172,10 @@ def print_search_plan() -> None:
             cursor.fetchall()
             times.append(time.perf_counter() - started)
     uses_index = any("hold_open_search_trgm" in line for line in plan)
-    print(f"\nsearch by order id: SQL {min(times) * 1000:.2f} ms best, {statistics.median(times) * 1000:.2f} ms median;"
-          f" trigram index {'used' if uses_index else 'NOT used'}")
+    print(
+        f"\nsearch by order id: SQL {min(times) * 1000:.2f} ms best, {statistics.median(times) * 1000:.2f} ms median;"
+        f" trigram index {'used' if uses_index else 'NOT used'}"
+    )
     for line in plan:
         print(f"    {line}")
     print(f"{RESULT}search SQL\t{statistics.median(times) * 1000:.2f}\t1", file=sys.stderr)
@@ -188,7 +194,10 @@ def growth(requests: int, rounds: int) -> None:
         started = time.perf_counter()
         done = subprocess.run(
             [sys.executable, "-m", "bench.queue", "--holds", str(holds), "--requests", str(requests)],
-            stderr=subprocess.PIPE, text=True, check=False, env=os.environ | {"BENCH_DATABASE": _growth_database(holds)},
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+            env=os.environ | {"BENCH_DATABASE": _growth_database(holds)},
         )
         sys.stderr.write("".join(line + "\n" for line in done.stderr.splitlines() if not line.startswith(RESULT)))
         if done.returncode:
@@ -196,7 +205,9 @@ def growth(requests: int, rounds: int) -> None:
         print(f"(whole run {time.perf_counter() - started:.0f} s)\n", flush=True)
         results[holds] = {
             label: (float(median), int(count))
-            for label, median, count in (line[len(RESULT):].split("\t") for line in done.stderr.splitlines() if line.startswith(RESULT))
+            for label, median, count in (
+                line[len(RESULT) :].split("\t") for line in done.stderr.splitlines() if line.startswith(RESULT)
+            )
         }
     smallest, largest = GROWTH_SIZES[0], GROWTH_SIZES[-1]
     header = "".join(f"{size:>16,}" for size in GROWTH_SIZES)
@@ -209,8 +220,10 @@ def growth(requests: int, rounds: int) -> None:
     pages = _pages_without_cursor()
     medians, _ = _interleaved(servers, pages, rounds, requests)
     header = "".join(f"{size:>10,}" for size in GROWTH_SIZES)
-    print(f"\nthe sizes in turns ({rounds} rounds of {requests} requests):\n"
-          f"{'p50 ms':32}{header}  {largest:,}/{smallest:,}")
+    print(
+        f"\nthe sizes in turns ({rounds} rounds of {requests} requests):\n"
+        f"{'p50 ms':32}{header}  {largest:,}/{smallest:,}"
+    )
     for label, _, _ in pages:
         cells = [statistics.median(medians[label, size]) for size in GROWTH_SIZES]
         print(f"{label:32}{''.join(f'{cell:10.2f}' for cell in cells)}  {cells[-1] / cells[0]:9.2f}x")
@@ -263,10 +276,17 @@ for line in sys.stdin:
 def _server(checkout: str, database: str) -> subprocess.Popen:
     """A SERVER process of ``checkout``'s code on ``database`` of the bench's server, signed in and ready."""
     environment = os.environ | {
-        "PYTHONPATH": checkout, "DATABASE_URL": f"{setup.SERVER}/{database}", "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "PYTHONPATH": checkout,
+        "DATABASE_URL": f"{setup.SERVER}/{database}",
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
     }
     server = subprocess.Popen(
-        [sys.executable, "-c", SERVER], cwd=checkout, env=environment, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        [sys.executable, "-c", SERVER],
+        cwd=checkout,
+        env=environment,
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
     )
     assert server.stdout.readline().strip() == "ready", f"the queue of {checkout} on {database} did not start"
     return server
@@ -280,7 +300,7 @@ def _interleaved(servers: dict, pages: list[tuple[str, str, str]], rounds: int, 
     cpu: dict[tuple[str, object], list[float]] = {}
     names = list(servers)
     for turn in range(rounds):
-        order = names[turn % len(names):] + names[:turn % len(names)]
+        order = names[turn % len(names) :] + names[: turn % len(names)]
         for label, url, htmx in pages:
             for name in order if turn % 2 == 0 else reversed(order):
                 servers[name].stdin.write(f"{url} {htmx} {requests}\n")
@@ -303,13 +323,17 @@ def versus(other: str, rounds: int, requests: int) -> None:
     servers = {"this": _server(os.getcwd(), setup.DATABASE), "other": _server(os.path.abspath(other), setup.DATABASE)}
     pages = [page for page in _pages_without_cursor() if page[0] in ("first page", "htmx refresh", "sorted by amount")]
     medians, cpu = _interleaved(servers, pages, rounds, requests)
-    print(f"{'page':20} {'this p50':>10} {'other p50':>10}  this/other  {'this CPU':>10} {'other CPU':>10}  this/other"
-          f"   ({rounds} rounds of {requests} requests)")
+    print(
+        f"{'page':20} {'this p50':>10} {'other p50':>10}  this/other  {'this CPU':>10} {'other CPU':>10}  this/other"
+        f"   ({rounds} rounds of {requests} requests)"
+    )
     for label, _, _ in pages:
         mine, theirs = statistics.median(medians[label, "this"]), statistics.median(medians[label, "other"])
         my_cpu, their_cpu = statistics.median(cpu[label, "this"]), statistics.median(cpu[label, "other"])
-        print(f"{label:20} {mine:7.1f} ms {theirs:7.1f} ms  {mine / theirs:9.2f}  {my_cpu:7.1f} ms {their_cpu:7.1f} ms"
-              f"  {my_cpu / their_cpu:9.2f}")
+        print(
+            f"{label:20} {mine:7.1f} ms {theirs:7.1f} ms  {mine / theirs:9.2f}  {my_cpu:7.1f} ms {their_cpu:7.1f} ms"
+            f"  {my_cpu / their_cpu:9.2f}"
+        )
 
 
 def with_and_without_policies(options) -> None:
@@ -331,19 +355,32 @@ def with_and_without_policies(options) -> None:
     from teams.models import TeamScope
 
     finance_leads = Group.objects.create(name="Finance leads")
-    agents = ["llamaindex-support", "upsonic-support", "support-agno", "support-openai-agents", "*-support", "support-*"]
+    agents = [
+        "llamaindex-support",
+        "upsonic-support",
+        "support-agno",
+        "support-openai-agents",
+        "*-support",
+        "support-*",
+    ]
 
     def add_policies_and_scopes() -> None:
         for number in range(20):
             agent = agents[number % len(agents)]
             ApprovalPolicy.objects.create(
-                name=f"policy {number}", env_pattern="default" if number % 3 else "", agent_pattern=agent,
-                capability_pattern="refund*" if number % 2 else "", condition_key="amount" if number % 4 else "",
+                name=f"policy {number}",
+                env_pattern="default" if number % 3 else "",
+                agent_pattern=agent,
+                capability_pattern="refund*" if number % 2 else "",
+                condition_key="amount" if number % 4 else "",
                 condition_operator=ApprovalPolicy.Operator.GREATER if number % 4 else "",
                 condition_threshold=Decimal(50 * number) if number % 4 else None,
-                approvals_required=1 + number % 3, later_approver_group=finance_leads if number % 2 else None,
+                approvals_required=1 + number % 3,
+                later_approver_group=finance_leads if number % 2 else None,
             )
-        for number, patterns in enumerate(["llamaindex-*", "upsonic-*\nsupport-agno", "nobody-*", "billing-*", "ops-*"]):
+        for number, patterns in enumerate(
+            ["llamaindex-*", "upsonic-*\nsupport-agno", "nobody-*", "billing-*", "ops-*"]
+        ):
             group = Group.objects.create(name=f"team {number}")
             TeamScope.objects.create(group=group, agent_patterns=patterns, env_patterns="default\nprod-*")
             if number < 2:
@@ -364,12 +401,16 @@ def with_and_without_policies(options) -> None:
             times.append(time.perf_counter() - started)
         with CaptureQueriesContext(connection) as queries:
             response = browser.get("/")
-        return statistics.median(times) * 1000, len(queries.captured_queries), response.content.count(b'class="hold-row')
+        return (
+            statistics.median(times) * 1000,
+            len(queries.captured_queries),
+            response.content.count(b'class="hold-row'),
+        )
 
     medians: dict[str, list[float]] = {"without": [], "with": []}
     shape = {}
     for turn in range(options.rounds):
-        for mode in (["without", "with"] if turn % 2 == 0 else ["with", "without"]):
+        for mode in ["without", "with"] if turn % 2 == 0 else ["with", "without"]:
             remove_policies_and_scopes()
             if mode == "with":
                 add_policies_and_scopes()

@@ -62,10 +62,18 @@ def main() -> None:
             killed_at = timezone.now()
             worker.wait()
             worker = celery.start("worker")
-            finished = _wait(lambda decision=decision: Decision.objects.filter(pk=decision.pk, state="applied").first(), timeout=180)
-            keys = {r["headers"]["idempotency-key"] for r in state.requests if r["path"].endswith(f"/{hold.hold_id}/decision")}
+            finished = _wait(
+                lambda decision=decision: Decision.objects.filter(pk=decision.pk, state="applied").first(), timeout=180
+            )
+            keys = {
+                r["headers"]["idempotency-key"]
+                for r in state.requests
+                if r["path"].endswith(f"/{hold.hold_id}/decision")
+            }
             recoveries.append((finished.finished_at - killed_at).total_seconds())
-            print(f"round {len(recoveries)}: applied {recoveries[-1]:5.1f} s after the kill, {len(keys)} Idempotency-Key")
+            print(
+                f"round {len(recoveries)}: applied {recoveries[-1]:5.1f} s after the kill, {len(keys)} Idempotency-Key"
+            )
         celery.stop()
     print(
         f"kill to applied over {len(recoveries)} rounds: median {statistics.median(recoveries):.1f} s, "
@@ -87,11 +95,18 @@ class _Celery:
         }
 
     def start(self, kind: str) -> subprocess.Popen:
-        options = ["--pool", "solo", "--without-heartbeat", "--without-gossip", "--without-mingle"] if kind == "worker" else []
+        options = (
+            ["--pool", "solo", "--without-heartbeat", "--without-gossip", "--without-mingle"]
+            if kind == "worker"
+            else []
+        )
         log = open(self.logs / f"{kind}.log", "ab")  # noqa: SIM115 (the process writes to it after we return)
         process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "reviewqueue", kind, "--loglevel", "INFO", *options],
-            env=self.environment, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+            env=self.environment,
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         self.processes.append(process)
         return process

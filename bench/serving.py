@@ -23,7 +23,9 @@ SETTINGS_MODULE = "bench.http_settings"
 PASSWORD = "bench-password-7f3a"  # the bench's users only, on the bench's own database
 
 
-def production_environment(port: int, database_url: str, redis_url: str, agentos_url: str, agentos_api_key: str) -> dict:
+def production_environment(
+    port: int, database_url: str, redis_url: str, agentos_url: str, agentos_api_key: str
+) -> dict:
     """The environment of the README's production section, with this machine's services in its placeholders."""
     return {
         **os.environ,
@@ -50,13 +52,16 @@ def collectstatic_if_needed(environment: dict, root: Path = ROOT) -> None:
     print("collecting static files ...", file=sys.stderr, flush=True)
     subprocess.run(
         [sys.executable, "manage.py", "collectstatic", "--no-input", "--verbosity", "0"],
-        cwd=root, env=environment, check=True,
+        cwd=root,
+        env=environment,
+        check=True,
     )
 
 
 @contextmanager
 def stopped_at_exit():
     """Turn SIGTERM into SystemExit, so ``finally`` blocks stop what the benchmark started."""
+
     def leave(signum, frame):
         raise SystemExit(f"stopped by signal {signum}")
 
@@ -70,7 +75,9 @@ def stopped_at_exit():
 def start(command: list[str], environment: dict, log: Path, root: Path = ROOT) -> subprocess.Popen:
     """Start ``command`` in the checkout at ``root``, in a process group of its own, its output to ``log``."""
     with open(log, "ab") as output:
-        return subprocess.Popen(command, cwd=root, env=environment, stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+        return subprocess.Popen(
+            command, cwd=root, env=environment, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
+        )
 
 
 def stop(process: subprocess.Popen) -> None:
@@ -91,8 +98,19 @@ def stop(process: subprocess.Popen) -> None:
 def gunicorn(environment: dict, port: int, log: Path, workers: int = 2, root: Path = ROOT):
     """gunicorn serving the checkout at ``root`` on 127.0.0.1:``port``; yields its base URL once it answers."""
     process = start(
-        [sys.executable, "-m", "gunicorn", "reviewqueue.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", str(workers)],
-        environment, log, root,
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "reviewqueue.wsgi",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(workers),
+        ],
+        environment,
+        log,
+        root,
     )
     try:
         url = f"http://127.0.0.1:{port}"

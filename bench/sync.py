@@ -78,7 +78,8 @@ def main() -> None:
                 result = sync.sync_env(client, env)
                 elapsed = time.perf_counter() - started
             writes = [
-                query for query in queries.captured_queries
+                query
+                for query in queries.captured_queries
                 if query["sql"].split()[0] in ("INSERT", "UPDATE", "DELETE", "COPY")
                 and not any(table in query["sql"] for table in BOOKKEEPING)
             ]

@@ -27,7 +27,9 @@ def _version(executable: str):
     try:
         out = subprocess.run(
             [executable, "-c", "import sys; print('%d %d' % sys.version_info[:2])"],
-            capture_output=True, text=True, timeout=20,
+            capture_output=True,
+            text=True,
+            timeout=20,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None

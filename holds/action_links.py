@@ -58,7 +58,13 @@ MAX_TOKEN = 600  # characters: a link we made is about 200; anything much longer
 FIELDS = {"t", "h", "a", "d", "r", "c", "x"}
 
 UNREADABLE, SOMEONE_ELSE, NOT_FOUND, USED, DECIDED, EXPIRED, CHANGED = (
-    "unreadable", "someone_else", "not_found", "used", "decided", "expired", "changed",
+    "unreadable",
+    "someone_else",
+    "not_found",
+    "used",
+    "decided",
+    "expired",
+    "changed",
 )
 
 
@@ -94,7 +100,9 @@ def links_for(hold: Hold, recipient=None, now: datetime | None = None) -> Action
     """
     now = now or timezone.now()
     opening = settings.SITE_URL + reverse("hold", args=[hold.pk])
-    if decisions.closed_reason(hold, now) or (recipient is not None and not roles.can_review(scopes.viewer_of(recipient))):
+    if decisions.closed_reason(hold, now) or (
+        recipient is not None and not roles.can_review(scopes.viewer_of(recipient))
+    ):
         return ActionLinks(opening)
     made = {action: _url(make(hold, action, recipient, now)) for action in ACTIONS if action in hold.actions}
     return ActionLinks(opening, made.get(DecisionItem.Action.APPROVE), made.get(DecisionItem.Action.REJECT))
@@ -132,10 +140,15 @@ def read(token: str) -> Link:
     token_id, hold_pk, action, digest = value["t"], value["h"], value["a"], value["d"]
     recipient_pk, channel, expires = value["r"], value["c"], value["x"]
     if not (
-        isinstance(token_id, str) and 0 < len(token_id) <= 32
-        and _positive_int(hold_pk) and action in ACTIONS and isinstance(digest, str)
-        and channel in CHANNELS and (recipient_pk is None) == (channel == DecisionChannel.CHAT_LINK)
-        and (recipient_pk is None or _positive_int(recipient_pk)) and _positive_int(expires)
+        isinstance(token_id, str)
+        and 0 < len(token_id) <= 32
+        and _positive_int(hold_pk)
+        and action in ACTIONS
+        and isinstance(digest, str)
+        and channel in CHANNELS
+        and (recipient_pk is None) == (channel == DecisionChannel.CHAT_LINK)
+        and (recipient_pk is None or _positive_int(recipient_pk))
+        and _positive_int(expires)
     ):
         raise unreadable
     try:
@@ -165,13 +178,17 @@ def _check_state(link: Link, hold: Hold, now: datetime) -> None:
     if use is not None:
         did = "sent its decision" if use.decision_id else "gave an approval"
         raise Refused(
-            USED, f"This link was used already: {decisions.reviewer_name(use.user)} {did} with it at "
-            f"{wording.moment(use.used_at)}. Nothing more was sent.", hold, use,
+            USED,
+            f"This link was used already: {decisions.reviewer_name(use.user)} {did} with it at "
+            f"{wording.moment(use.used_at)}. Nothing more was sent.",
+            hold,
+            use,
         )
     if live := hold.live_decision():
         raise Refused(
-            DECIDED, f"Decided by {decisions.decider_name(live)} at {wording.moment(live.created_at)}: "
-            "this link sends nothing.", hold,
+            DECIDED,
+            f"Decided by {decisions.decider_name(live)} at {wording.moment(live.created_at)}: this link sends nothing.",
+            hold,
         )
     if closed := decisions.closed_reason(hold, now):
         raise Refused(DECIDED, f"{closed} This link sends nothing.", hold)
@@ -179,8 +196,10 @@ def _check_state(link: Link, hold: Hold, now: datetime) -> None:
         raise Refused(EXPIRED, f"This link expired at {wording.moment(link.expires_at)}: nothing was sent.", hold)
     if hold.payload_digest != link.payload_digest:
         raise Refused(
-            CHANGED, "The agent's request changed on the platform since this message was sent: nothing was sent. "
-            "Open the hold to see it as it is now.", hold,
+            CHANGED,
+            "The agent's request changed on the platform since this message was sent: nothing was sent. "
+            "Open the hold to see it as it is now.",
+            hold,
         )
 
 

@@ -43,12 +43,18 @@ def shown_items(hold: Hold, approvals: list[Approval]) -> list[ShownItem]:
             for approval in approvals
             if approval.items[position].get("comment")
         ]
-        shown.append(ShownItem(
-            item_id=item["item_id"], title=title, word=ACTION_WORDS.get(item["action"], item["action"]),
-            sentence="" if item["action"] == DecisionItem.Action.REJECT else describe.sentence(title, data, item["item_id"]),
-            changes=editing.changes(item.get("original_data"), item.get("data")) if edited else [],
-            comments=comments,
-        ))
+        shown.append(
+            ShownItem(
+                item_id=item["item_id"],
+                title=title,
+                word=ACTION_WORDS.get(item["action"], item["action"]),
+                sentence=""
+                if item["action"] == DecisionItem.Action.REJECT
+                else describe.sentence(title, data, item["item_id"]),
+                changes=editing.changes(item.get("original_data"), item.get("data")) if edited else [],
+                comments=comments,
+            )
+        )
     return shown
 
 
@@ -67,7 +73,11 @@ def page_context(hold: Hold, viewer: Viewer) -> dict:
     ``superseded`` are the approvals of a round the platform's change to the hold ended: shown
     as history, they no longer count.
     """
-    approvals = list(rounds.with_rounds(Approval.objects.filter(hold=hold).select_related("approver"))) if getattr(hold, "any_approval", True) else []
+    approvals = (
+        list(rounds.with_rounds(Approval.objects.filter(hold=hold).select_related("approver")))
+        if getattr(hold, "any_approval", True)
+        else []
+    )
     found = rounds.standing(hold, approvals=approvals)
     last = found.approvals[-1] if found.approvals else None
     return {
@@ -77,7 +87,9 @@ def page_context(hold: Hold, viewer: Viewer) -> dict:
         "approval_refusal": found.refusal_for(viewer) if viewer else "",
         "approved_by_viewer": bool(viewer) and found.needs_several and found.has_approved(viewer.user),
         "alone_words": _alone_words(hold, found),
-        "undoable_approval": last if last and viewer and last.approver_id == viewer.pk and rounds.undoable(last, timezone.now()) else None,
+        "undoable_approval": last
+        if last and viewer and last.approver_id == viewer.pk and rounds.undoable(last, timezone.now())
+        else None,
     }
 
 
@@ -125,7 +137,7 @@ def link_standing(hold: Hold, viewer, action: str) -> LinkStanding:
 
 
 def recorded_words(hold: Hold, viewer) -> str:
-    """"1 of 2 approvals: yours is recorded; the next approval can come from Finance leads", while ``viewer``'s
+    """ "1 of 2 approvals: yours is recorded; the next approval can come from Finance leads", while ``viewer``'s
     approval waits in the open round for more; "" otherwise."""
     found = rounds.standing(hold)
     if not any(approval.approver_id == viewer.pk for approval in found.approvals):
@@ -133,4 +145,3 @@ def recorded_words(hold: Hold, viewer) -> str:
     group = found.later_group
     later = group.name if group else "another reviewer"
     return f"{found.badge}: yours is recorded; the next approval can come from {later}"
-

@@ -76,7 +76,8 @@ def choices(holds: Iterable[Hold], viewer: Viewer) -> list[Choice]:
     holds = list(holds)
     people = list(roles.reviewers())
     offered = [
-        Choice(f"user:{person.pk}", person.get_username(), person) for person in scopes.users_who_may_see(holds, scopes.viewers_of(people))
+        Choice(f"user:{person.pk}", person.get_username(), person)
+        for person in scopes.users_who_may_see(holds, scopes.viewers_of(people))
     ]
     scoped = {scope.group_id: scope for scope in TeamScope.objects.all()}
     for group in Group.objects.exclude(name=roles.AUDITORS).order_by("name"):
@@ -133,8 +134,12 @@ def _assign(hold: Hold, assignee, note: str, by, now: datetime) -> Assignment:
             Assignment.objects.filter(pk=previous.pk).update(ended_at=now, ended_by=by)
         is_user = isinstance(assignee, get_user_model())
         made = Assignment.objects.create(
-            hold=hold, user=assignee if is_user else None, group=None if is_user else assignee, note=note,
-            assigned_by=by, assigned_at=now,
+            hold=hold,
+            user=assignee if is_user else None,
+            group=None if is_user else assignee,
+            note=note,
+            assigned_by=by,
+            assigned_at=now,
         )
         payload = {"assignee": _name(assignee), "assignee_kind": "person" if is_user else "group", "note": note}
         if previous:

@@ -61,12 +61,16 @@ def bulk_assign(request):
         return redirect("queue")
     offered = assignments.choices(holds, request.viewer)
     if request.POST.get("confirm") != "yes":
-        return render(request, "holds/bulk_assign.html", {"holds": holds, "choices": offered, "max_note": notes.MAX_NOTE})
+        return render(
+            request, "holds/bulk_assign.html", {"holds": holds, "choices": offered, "max_note": notes.MAX_NOTE}
+        )
     chosen = assignments.read_choice(request.POST.get("assignee", ""), offered)
     note = assignments.read_note(request.POST.get("note", ""))
     assigned, left_out = assignments.assign_many(holds, chosen.assignee, note, by=request.user)
     if assigned:
-        messages.success(request, f"Assigned {len(assigned)} hold{'s' if len(assigned) != 1 else ''} to {chosen.label}.")
+        messages.success(
+            request, f"Assigned {len(assigned)} hold{'s' if len(assigned) != 1 else ''} to {chosen.label}."
+        )
     if left_out:
         messages.warning(
             request,

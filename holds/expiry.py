@@ -17,8 +17,8 @@ from django.utils import timezone
 
 from audit import events as audit_events
 from audit.models import EventKind
-from holds.queue import listing as holds_queue
 from holds.models import Decision, Hold
+from holds.queue import listing as holds_queue
 from notifications import notify
 from notifications.models import Notification
 
@@ -49,8 +49,12 @@ def _expire_batch(now: datetime) -> list[Hold]:
             .order_by("expires_at", "pk")[:BATCH]
         )
         Hold.objects.filter(pk__in=[hold.pk for hold in due], status=Hold.Status.OPEN).update(
-            status=Hold.Status.EXPIRED, closed_at=now, expired_here_at=now,
-            claimed_by=None, claimed_at=None, claim_expires_at=None,
+            status=Hold.Status.EXPIRED,
+            closed_at=now,
+            expired_here_at=now,
+            claimed_by=None,
+            claimed_at=None,
+            claim_expires_at=None,
         )
         decided = set(
             Decision.objects.filter(hold__in=due).exclude(state__in=Decision.NOT_LIVE).values_list("hold", flat=True)

@@ -27,7 +27,9 @@ def record_run(task_name: str, now: datetime | None = None) -> None:
         return
     PeriodicRun.objects.bulk_create(
         [PeriodicRun(task=task_name, last_run_at=now or timezone.now())],
-        update_conflicts=True, unique_fields=["task"], update_fields=["last_run_at"],
+        update_conflicts=True,
+        unique_fields=["task"],
+        update_fields=["last_run_at"],
     )
 
 

@@ -62,8 +62,11 @@ def _decide(request, token, link, hold, now):
         "link": link,
         "approving": link.action == DecisionItem.Action.APPROVE,
         "items": [
-            {"item": item, "does": describe.sentence(item.title, item.data, item.item_id),
-             "amount": describe.item_amount(item.data)}
+            {
+                "item": item,
+                "does": describe.sentence(item.title, item.data, item.item_id),
+                "amount": describe.item_amount(item.data),
+            }
             for item in hold.items.all()
         ],
         "four_eyes": four_eyes,

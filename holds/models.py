@@ -52,7 +52,9 @@ class Hold(models.Model):
     payload = models.JSONField(help_text="The hold as the platform last sent it.")
     payload_digest = models.CharField(max_length=64, help_text="SHA-256 of the payload, to skip unchanged holds.")
     search_text = models.TextField(blank=True, help_text="Lower-cased ids and item values, for the queue's search.")
-    run_snapshot = models.JSONField(null=True, blank=True, help_text="The run as last fetched, shown when the platform is down.")
+    run_snapshot = models.JSONField(
+        null=True, blank=True, help_text="The run as last fetched, shown when the platform is down."
+    )
     run_fetched_at = models.DateTimeField(null=True)
     digested_at = models.DateTimeField(null=True, help_text="When a new-holds digest announced it.")
     expired_here_at = models.DateTimeField(
@@ -64,7 +66,9 @@ class Hold(models.Model):
     claimed_at = models.DateTimeField(null=True)
     claim_expires_at = models.DateTimeField(null=True)
     amount = models.DecimalField(
-        max_digits=20, decimal_places=4, null=True,
+        max_digits=20,
+        decimal_places=4,
+        null=True,
         help_text="The largest amount its items carry (see holds/mirror/amounts.py), for the queue's order and filter.",
     )
 
@@ -75,11 +79,15 @@ class Hold(models.Model):
         indexes = [
             # Postgres sorts NULLs last in ascending order, as the queue wants; SQLite's
             # CREATE INDEX does not accept NULLS LAST, so the index leaves it implicit.
-            models.Index(fields=["expires_at", "created_at", "id"], condition=Q(status="open"), name="hold_queue_order"),
+            models.Index(
+                fields=["expires_at", "created_at", "id"], condition=Q(status="open"), name="hold_queue_order"
+            ),
             models.Index(fields=["created_at", "id"], condition=Q(status="open"), name="hold_queue_oldest"),
             # Largest amount first is the negated amount ascending, where Postgres puts NULLs last by
             # default: the same order as DESC NULLS LAST, without NULLS LAST in CREATE INDEX.
-            models.Index(F("amount") * -1, F("created_at"), F("id"), condition=Q(status="open"), name="hold_queue_largest"),
+            models.Index(
+                F("amount") * -1, F("created_at"), F("id"), condition=Q(status="open"), name="hold_queue_largest"
+            ),
             models.Index(fields=["hold_id"], name="hold_hold_id"),
             models.Index(fields=["run_id"], name="hold_run_id"),
             models.Index(fields=["env", "status"], name="hold_env_status"),
@@ -163,7 +171,8 @@ class HoldViewer(models.Model):
 
 
 class HoldFirstOpened(models.Model):
-    """When a reviewer first opened a hold's page, kept (unlike presence) to tell how long they looked before deciding."""
+    """When a reviewer first opened a hold's page, kept (unlike presence) to tell how long they looked before
+    deciding."""
 
     hold = models.ForeignKey(Hold, on_delete=models.CASCADE, related_name="+")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
@@ -201,7 +210,9 @@ class SyncState(models.Model):
     lease_token = models.CharField(max_length=36, blank=True)
     lease_until = models.DateTimeField(null=True)
     filter_values_version = models.CharField(
-        max_length=36, blank=True, help_text="Changed whenever sync changes the env's filter values (names their cache)."
+        max_length=36,
+        blank=True,
+        help_text="Changed whenever sync changes the env's filter values (names their cache).",
     )
 
     def __str__(self) -> str:
@@ -274,7 +285,10 @@ class Decision(models.Model):
 
     hold = models.ForeignKey(Hold, on_delete=models.PROTECT, related_name="decisions")
     reviewer = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="decisions",
+        settings.AUTH_USER_MODEL,
+        null=True,
+        on_delete=models.PROTECT,
+        related_name="decisions",
         help_text="Who decided; null for a decision an approval policy made by itself (decided_by_policy).",
     )
     decided_by_policy = models.CharField(
@@ -293,7 +307,8 @@ class Decision(models.Model):
         null=True, help_text="The end of the undo window: delivery starts no earlier. Null without a window."
     )
     delivery_started_at = models.DateTimeField(
-        null=True, help_text="When the first delivery attempt took its lease; from then on it can no longer be withdrawn."
+        null=True,
+        help_text="When the first delivery attempt took its lease; from then on it can no longer be withdrawn.",
     )
 
     class Meta:
@@ -317,12 +332,14 @@ class Decision(models.Model):
 
     @property
     def policy_words(self) -> str:
-        """"Approved by policy ‘small refunds’" (or "Rejected by …", "Decided by …") for a decision an approval policy
+        """ "Approved by policy ‘small refunds’" (or "Rejected by …", "Decided by …") for a decision an approval policy
         made by itself; blank for a person's."""
         if not self.decided_by_policy:
             return ""
         actions = {item.action for item in self.items.all()}
-        verb = {frozenset({"approve"}): "Approved", frozenset({"reject"}): "Rejected"}.get(frozenset(actions), "Decided")
+        verb = {frozenset({"approve"}): "Approved", frozenset({"reject"}): "Rejected"}.get(
+            frozenset(actions), "Decided"
+        )
         return f"{verb} by policy ‘{self.decided_by_policy}’"
 
     @property
@@ -366,7 +383,11 @@ class ActionLinkUse(models.Model):
     action = models.CharField(max_length=16)
     used_at = models.DateTimeField()
     decision = models.ForeignKey(
-        "Decision", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        "Decision",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
         help_text="The decision the link sent; none when it gave an approval that sent nothing yet.",
     )
 
@@ -452,7 +473,9 @@ class Assignment(models.Model):
                 condition=Q(user__isnull=False, group__isnull=True) | Q(user__isnull=True, group__isnull=False),
                 name="assignment_to_a_person_or_a_group",
             ),
-            models.UniqueConstraint(fields=["hold"], condition=Q(ended_at__isnull=True), name="assignment_current_once"),
+            models.UniqueConstraint(
+                fields=["hold"], condition=Q(ended_at__isnull=True), name="assignment_current_once"
+            ),
         ]
         indexes = [
             models.Index(fields=["user"], condition=Q(ended_at__isnull=True), name="assignment_current_user"),
@@ -475,7 +498,10 @@ class Note(models.Model):
     text = models.TextField()
     created_at = models.DateTimeField()
     mentioned = models.ManyToManyField(
-        settings.AUTH_USER_MODEL, blank=True, related_name="+", help_text="Those its @mentions told: people who could see the hold."
+        settings.AUTH_USER_MODEL,
+        blank=True,
+        related_name="+",
+        help_text="Those its @mentions told: people who could see the hold.",
     )
 
     class Meta:

@@ -21,8 +21,8 @@ from django.utils import timezone
 
 from audit import events
 from audit.models import EventKind
-from notifications import notify
 from holds.models import Hold, Note
+from notifications import notify
 from reviewqueue import readers, roles
 from teams import scopes
 
@@ -57,7 +57,9 @@ def add_note(hold: Hold, author, text: str, now: datetime | None = None) -> tupl
         note = Note.objects.create(hold=hold, author=author, text=text, created_at=now)
         note.mentioned.set(told)
         events.record(
-            EventKind.NOTE_ADDED, actor=author, hold=hold,
+            EventKind.NOTE_ADDED,
+            actor=author,
+            hold=hold,
             payload={"note": note.pk, "text": text, "told": [person.get_username() for person in told]},
         )
         if told:
@@ -70,7 +72,9 @@ def _may_be_told(hold: Hold, names: list[str]) -> list:
         return []
     people = roles.reviewers().filter(username__in=names)
     order = {name: position for position, name in enumerate(names)}
-    return sorted(scopes.users_who_may_see([hold], scopes.viewers_of(people)), key=lambda person: order[person.get_username()])
+    return sorted(
+        scopes.users_who_may_see([hold], scopes.viewers_of(people)), key=lambda person: order[person.get_username()]
+    )
 
 
 def thread(hold: Hold) -> list[Note]:

@@ -4,8 +4,8 @@ from celery import shared_task
 from celery.signals import task_prerun
 from django.conf import settings
 
-from holds.deciding import by_policy, decisions
 from holds import expiry, heartbeat
+from holds.deciding import by_policy, decisions
 from holds.mirror import platform, sync
 from reviewqueue.celery import RetryingTask
 

@@ -13,12 +13,13 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from approvals import approving, badges, rounds
 from approvals.models import Approval
 from holds import approval_page, assignments, notes
-from notifications import away
 from holds.deciding import claims, decisions, form_layout, presence, review
 from holds.mirror import platform, runs
-from holds.queue import listing as holds_queue
-from holds.queue import filter_form as queue_filters, rows as queue_rows
 from holds.models import Decision, Hold, Note
+from holds.queue import filter_form as queue_filters
+from holds.queue import listing as holds_queue
+from holds.queue import rows as queue_rows
+from notifications import away
 from reviewqueue import readers, roles
 from teams import scopes
 
@@ -90,26 +91,30 @@ def _hold_context(
         looking = presence.others_looking(hold, user, now)
     reviews = reviews if reviews is not None else _reviews_to_show(hold, decision, user)
     approvals = approval_page.page_context(hold, viewer) if decidable else {}
-    return _presence_context(hold, user, now, looking) | approvals | {
-        "reviews": reviews,
-        "error_links": form_layout.error_links(reviews),
-        "decision": decision,
-        "decidable": decidable,
-        "closed_reason": closed,
-        "previewable": [file for file in hold.files if file.get("content_type") in INLINE_IMAGE_TYPES],
-        "urgency": holds_queue.urgency(hold, now),
-        "expired": bool(hold.expires_at and hold.expires_at <= now),
-        "error": error,
-        # An assignment ends with the hold's decision or closing (``holds.assignments``): shown while it can be
-        # decided.
-        "assignment": (
-            shown := (assignments.current(hold) if assignment is _UNREAD else assignment) if decidable else None
-        ),
-        "standing_in": away.standing_in_words(shown.user) if shown and shown.user_id else "",
-        "notes": notes.thread(hold) if getattr(hold, "any_note", True) else [],  # read with the hold by the page
-        "note_error": note_error,
-        "max_note": notes.MAX_NOTE,
-    }
+    return (
+        _presence_context(hold, user, now, looking)
+        | approvals
+        | {
+            "reviews": reviews,
+            "error_links": form_layout.error_links(reviews),
+            "decision": decision,
+            "decidable": decidable,
+            "closed_reason": closed,
+            "previewable": [file for file in hold.files if file.get("content_type") in INLINE_IMAGE_TYPES],
+            "urgency": holds_queue.urgency(hold, now),
+            "expired": bool(hold.expires_at and hold.expires_at <= now),
+            "error": error,
+            # An assignment ends with the hold's decision or closing (``holds.assignments``): shown while it can be
+            # decided.
+            "assignment": (
+                shown := (assignments.current(hold) if assignment is _UNREAD else assignment) if decidable else None
+            ),
+            "standing_in": away.standing_in_words(shown.user) if shown and shown.user_id else "",
+            "notes": notes.thread(hold) if getattr(hold, "any_note", True) else [],  # read with the hold by the page
+            "note_error": note_error,
+            "max_note": notes.MAX_NOTE,
+        }
+    )
 
 
 def _posted_id(request, name: str, missing: str) -> int:
@@ -140,7 +145,11 @@ def _hold_for_page(request, pk):
             any_note=Exists(Note.objects.filter(hold=OuterRef("pk"))),
         )
         .select_related(
-            "claimed_by", "page_decision__reviewer", "escalation", "page_assignment__user", "page_assignment__group",
+            "claimed_by",
+            "page_decision__reviewer",
+            "escalation",
+            "page_assignment__user",
+            "page_assignment__group",
             "page_assignment__assigned_by",
         )
         .annotate(**approval_page.page_annotations())
@@ -180,7 +189,11 @@ def hold_detail(request, pk):
     """Show the hold; opening it tells the others who is looking, and claims nothing."""
     hold, decision = _hold_for_page(request, pk)
     context = _hold_context(
-        hold, viewer=request.viewer, decision=decision, note_presence=True, assignment=getattr(hold, "page_assignment", None)
+        hold,
+        viewer=request.viewer,
+        decision=decision,
+        note_presence=True,
+        assignment=getattr(hold, "page_assignment", None),
     )
     return render(request, "holds/hold.html", context)
 
@@ -197,14 +210,17 @@ def hold_heartbeat(request, pk):
         presence.note_viewing(hold, request.user, now)
         if claims.keep_alive(hold, request.user, now, presence.live_window()):
             hold.claim_expires_at = now + presence.live_window()  # as keep_alive stored it: no need to read it back
-    context = _presence_context(hold, request.user, now) | {"closed": closed, "on_summary": request.POST.get("summary") == "yes"}
+    context = _presence_context(hold, request.user, now) | {
+        "closed": closed,
+        "on_summary": request.POST.get("summary") == "yes",
+    }
     return render(request, "holds/_presence.html", context)
 
 
 @reviewer_required
 @require_POST
 def claim_hold(request, pk):
-    """"I'll take this": the reviewer starts deciding. From the page's script the heartbeat keeps the claim alive."""
+    """ "I'll take this": the reviewer starts deciding. From the page's script the heartbeat keeps the claim alive."""
     hold = _hold_or_404(request, pk, Hold.objects.select_related("claimed_by"))
     now = timezone.now()
     claims.claim(hold, request.user, now, lasting=presence.live_window() if request.htmx else None)
@@ -237,13 +253,19 @@ def hold_review(request, pk):
         return _summary(request, hold, reviews)
     round_shown = readers.integer(request.POST.get("round", ""), "round", minimum=0, maximum=readers.ID_MAX)
     try:
-        decision_shown = review.confirmed_decision(hold, request.user, reviews, request.POST.get("digest", ""), round_shown)
+        decision_shown = review.confirmed_decision(
+            hold, request.user, reviews, request.POST.get("digest", ""), round_shown
+        )
     except review.NotConfirmed as refused:
         return _summary(request, hold, reviews, refused.message, status=409)
     try:
-        decisions.submit(hold, request.user, review.choices(reviews), round_shown=round_shown, decision_shown=decision_shown)
+        decisions.submit(
+            hold, request.user, review.choices(reviews), round_shown=round_shown, decision_shown=decision_shown
+        )
     except decisions.DecisionRefused as refused:
-        return render(request, "holds/hold.html", _hold_context(hold, reviews, refused.message, viewer=request.viewer), status=409)
+        return render(
+            request, "holds/hold.html", _hold_context(hold, reviews, refused.message, viewer=request.viewer), status=409
+        )
     return redirect("hold", pk=hold.pk)
 
 
@@ -253,21 +275,27 @@ def _summary(request, hold, reviews, message="", status=200):
     standing = rounds.standing(hold)
     round_shown = rounds.shown(standing.approvals)
     context = _presence_context(hold, request.user, timezone.now()) | {
-        "reviews": reviews, "digest": review.summary_digest(hold, request.user, reviews, round_shown), "message": message,
-        "on_summary": True, "standing": standing, "round_shown": round_shown,
+        "reviews": reviews,
+        "digest": review.summary_digest(hold, request.user, reviews, round_shown),
+        "message": message,
+        "on_summary": True,
+        "standing": standing,
+        "round_shown": round_shown,
     }
     return render(request, "holds/summary.html", context, status=status)
 
 
 def _refused(request, hold, refused):
     """The hold page again, with why the reviewer's action was refused (409: the hold's state decided it)."""
-    return render(request, "holds/hold.html", _hold_context(hold, error=refused.message, viewer=request.viewer), status=409)
+    return render(
+        request, "holds/hold.html", _hold_context(hold, error=refused.message, viewer=request.viewer), status=409
+    )
 
 
 @reviewer_required
 @require_POST
 def hold_approve(request, pk):
-    """"Approve as it is": give the open round's next approval to the decision the page showed."""
+    """ "Approve as it is": give the open round's next approval to the decision the page showed."""
     hold = _hold_or_404(request, pk)
     shown = _posted_id(request, "approval", "say which approval you agree with")
     try:
@@ -315,7 +343,12 @@ def assign_hold(request, pk):
     hold = _hold_or_404(request, pk, Hold.objects.select_related("claimed_by"))
     offered = assignments.choices([hold], request.viewer)
     if request.method != "POST":
-        context = {"hold": hold, "choices": offered, "assignment": assignments.current(hold), "max_note": notes.MAX_NOTE}
+        context = {
+            "hold": hold,
+            "choices": offered,
+            "assignment": assignments.current(hold),
+            "max_note": notes.MAX_NOTE,
+        }
         return render(request, "holds/assign.html", context)
     chosen = assignments.read_choice(request.POST.get("assignee", ""), offered)
     note = assignments.read_note(request.POST.get("note", ""))
@@ -347,7 +380,10 @@ def add_note(request, pk):
     except readers.BadValue as bad:
         page, decision = _hold_for_page(request, pk)
         context = _hold_context(
-            page, viewer=request.viewer, decision=decision, note_error=bad.problem,
+            page,
+            viewer=request.viewer,
+            decision=decision,
+            note_error=bad.problem,
             assignment=getattr(page, "page_assignment", None),
         )
         return render(request, "holds/hold.html", context | {"note_text": request.POST.get("text", "")}, status=422)
@@ -440,12 +476,18 @@ def hold_file(request, pk, file_id):
         raise Http404("The platform no longer has this file.") from None
     except platform.PlatformError:
         stack.close()
-        return HttpResponse("The platform is unreachable; try the file again later.", status=503, content_type="text/plain")
+        return HttpResponse(
+            "The platform is unreachable; try the file again later.", status=503, content_type="text/plain"
+        )
     inline = request.GET.get("inline") == "1" and download.content_type in INLINE_IMAGE_TYPES
-    response = StreamingHttpResponse(_closing(download.chunks, stack), content_type=download.content_type if inline else "application/octet-stream")
+    response = StreamingHttpResponse(
+        _closing(download.chunks, stack), content_type=download.content_type if inline else "application/octet-stream"
+    )
     if download.content_length is not None:
         response["Content-Length"] = str(download.content_length)
-    response["Content-Disposition"] = _disposition("inline" if inline else "attachment", attached.get("name") or file_id)
+    response["Content-Disposition"] = _disposition(
+        "inline" if inline else "attachment", attached.get("name") or file_id
+    )
     response["X-Content-Type-Options"] = "nosniff"
     response["Content-Security-Policy"] = "default-src 'none'; sandbox"
     return response

@@ -20,7 +20,9 @@ class WebhookChannelForm(forms.ModelForm):
         "to change it, type a new one; leave it blank to keep the current one.",
     )
     events = forms.MultipleChoiceField(
-        choices=WEBHOOK_EVENTS, required=False, widget=forms.CheckboxSelectMultiple,
+        choices=WEBHOOK_EVENTS,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
         help_text="The events this webhook receives.",
     )
 

@@ -50,7 +50,7 @@ def of(user, now: datetime | None = None) -> Away | None:
 
 
 def standing_in_words(user, now: datetime | None = None) -> str:
-    """"alice is away; bob is standing in" while ``user`` is away with a delegate ("" otherwise): what a hold
+    """ "alice is away; bob is standing in" while ``user`` is away with a delegate ("" otherwise): what a hold
     assigned to them says."""
     gone = of(user, now) if user else None
     if not (gone and gone.delegate and gone.delegate.is_active):
@@ -129,11 +129,21 @@ def save(user, until: datetime | None, delegate, by) -> None:
             return
         settings_row.save(update_fields=["away_until", "delegate"])
         if until:
-            message = f"away until {until.isoformat()}" + (f", {delegate.get_username()} standing in" if delegate else "")
+            message = f"away until {until.isoformat()}" + (
+                f", {delegate.get_username()} standing in" if delegate else ""
+            )
         else:
             message = "back: away ended"
-        events.record(EventKind.SETTING_CHANGED, actor=by, payload={
-            "model": "notifications.away", "object_id": str(user.pk), "object": user.get_username(),
-            "action": "changed", "message": message,
-            "away_until": until.isoformat() if until else None, "delegate": delegate.get_username() if delegate else None,
-        })
+        events.record(
+            EventKind.SETTING_CHANGED,
+            actor=by,
+            payload={
+                "model": "notifications.away",
+                "object_id": str(user.pk),
+                "object": user.get_username(),
+                "action": "changed",
+                "message": message,
+                "away_until": until.isoformat() if until else None,
+                "delegate": delegate.get_username() if delegate else None,
+            },
+        )

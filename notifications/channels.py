@@ -70,7 +70,10 @@ def _actions(notification: Notification, recipient=None) -> dict:
         pks = [listed["pk"] for listed in notification.holds if isinstance(listed.get("pk"), int)]
         found = {hold.pk: hold for hold in Hold.objects.filter(pk__in=pks)}
     listed = [
-        {**shown, "actions": hold_links.links_for(found[shown["pk"]], recipient, now) if shown.get("pk") in found else None}
+        {
+            **shown,
+            "actions": hold_links.links_for(found[shown["pk"]], recipient, now) if shown.get("pk") in found else None,
+        }
         for shown in notification.holds
     ]
     hold = notification.hold
@@ -95,8 +98,15 @@ def webhook_body(notification: Notification) -> dict:
         "title": notification.title,
         "body": notification.body,
         "link": notification.link,
-        "hold": {"env": hold.env, "hold_id": hold.hold_id, "run_id": hold.run_id, "agent": hold.agent,
-                 "question": hold.question} if hold else None,
+        "hold": {
+            "env": hold.env,
+            "hold_id": hold.hold_id,
+            "run_id": hold.run_id,
+            "agent": hold.agent,
+            "question": hold.question,
+        }
+        if hold
+        else None,
         "holds": [{**listed, "actions": _action_fields(listed["actions"])} for listed in links["listed"]],
         "actions": _action_fields(links["actions"]),
         "created_at": notification.created_at.isoformat(),
@@ -121,12 +131,19 @@ def post_webhook(notification: Notification) -> None:
     except destinations.Unresolvable:
         raise Unavailable(UNREACHABLE) from None
     body = json.dumps(webhook_body(notification), separators=(",", ":"), ensure_ascii=False).encode()
-    headers = {"Host": destination.host_header, "Content-Type": "application/json", SIGNATURE_HEADER: sign(webhook.secret, body)}
+    headers = {
+        "Host": destination.host_header,
+        "Content-Type": "application/json",
+        SIGNATURE_HEADER: sign(webhook.secret, body),
+    }
     try:
         # trust_env off: a proxy from the environment would connect to the name, not the address checked
         with httpx.Client(trust_env=False, verify=httpx.create_ssl_context(), follow_redirects=False) as client:
             response = client.post(
-                destination.url, content=body, headers=headers, timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
+                destination.url,
+                content=body,
+                headers=headers,
+                timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
                 extensions={"sni_hostname": destination.server_name},
             )
     except (httpx.HTTPError, OSError):

@@ -26,7 +26,8 @@ Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 # Cloud metadata services: AWS, GCP, Azure and others; AWS ECS tasks; AWS over IPv6; Alibaba Cloud.
 METADATA_ADDRESSES = frozenset(
-    ipaddress.ip_address(address) for address in ("169.254.169.254", "169.254.170.2", "fd00:ec2::254", "100.100.100.200")
+    ipaddress.ip_address(address)
+    for address in ("169.254.169.254", "169.254.170.2", "fd00:ec2::254", "100.100.100.200")
 )
 NAT64 = ipaddress.ip_network("64:ff9b::/96")
 IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # deprecated, yet some stacks still route it to the IPv4 address

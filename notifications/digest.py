@@ -28,13 +28,16 @@ def narrow(notification: Notification) -> bool:
     One query however long the digest, and a second when it shrinks.
     """
     listed = notification.holds
-    waiting = set(Hold.objects.waiting(timezone.now()).filter(pk__in=[h.get("pk") for h in listed]).values_list("pk", flat=True))
+    waiting = set(
+        Hold.objects.waiting(timezone.now()).filter(pk__in=[h.get("pk") for h in listed]).values_list("pk", flat=True)
+    )
     still = [h for h in listed if h.get("pk") in waiting or "pk" not in h]  # no "pk": listed before it was kept
     if len(still) == len(listed):
         return True
     if not still:
         return False
     notification.holds, notification.title, notification.body = still, title(still), body(still)
-    Notification.objects.filter(pk=notification.pk).update(holds=still, title=notification.title, body=notification.body)
+    Notification.objects.filter(pk=notification.pk).update(
+        holds=still, title=notification.title, body=notification.body
+    )
     return True
-

@@ -30,13 +30,19 @@ class WebhookChannel(models.Model):
 class NotificationSettings(models.Model):
     """Which events reach one user on which channels; users without a row get the defaults."""
 
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notification_settings")
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notification_settings"
+    )
     channels_by_event = models.JSONField(default=dict)
     # Away: until this moment the person's reminders and escalations go to ``delegate`` (``notifications.away``).
     # The moment alone ends it: nothing needs to run to bring them back.
     away_until = models.DateTimeField(null=True, blank=True, help_text="Away until this moment; blank: not away.")
     delegate = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="standing_in_for",
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="standing_in_for",
         help_text="Who gets their messages while they are away: a reviewer who sees at least what they see.",
     )
 
@@ -85,9 +91,15 @@ class Notification(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="notifications"
     )
-    webhook = models.ForeignKey(WebhookChannel, null=True, blank=True, on_delete=models.CASCADE, related_name="notifications")
-    hold = models.ForeignKey("holds.Hold", null=True, blank=True, on_delete=models.CASCADE, related_name="notifications")
-    decision = models.ForeignKey("holds.Decision", null=True, blank=True, on_delete=models.CASCADE, related_name="notifications")
+    webhook = models.ForeignKey(
+        WebhookChannel, null=True, blank=True, on_delete=models.CASCADE, related_name="notifications"
+    )
+    hold = models.ForeignKey(
+        "holds.Hold", null=True, blank=True, on_delete=models.CASCADE, related_name="notifications"
+    )
+    decision = models.ForeignKey(
+        "holds.Decision", null=True, blank=True, on_delete=models.CASCADE, related_name="notifications"
+    )
     title = models.CharField(max_length=300)
     body = models.TextField()
     link = models.URLField(max_length=500, blank=True)

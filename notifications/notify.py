@@ -120,14 +120,22 @@ def expiring_soon(holds: list[Hold], now: datetime) -> list[Notification]:
         minutes = max(1, round((hold.expires_at - now).total_seconds() / 60))
 
         def body(hold=hold) -> str:
-            return (f"{hold.agent} asked: {hold.question}\nIt expires at {wording.moment(hold.expires_at)}; "
-                    "after that the agent is told nobody decided.")
+            return (
+                f"{hold.agent} asked: {hold.question}\nIt expires at {wording.moment(hold.expires_at)}; "
+                "after that the agent is told nobody decided."
+            )
 
-        messages.append(Message(
-            f"hold:{hold.pk}", [claimant] if claimant else reviewers,
-            title=f"Expires in {minutes} min: {_short(hold.question)}",
-            body=body(), link=link_to(hold), hold=hold, in_zone=lambda body=body: (body(), []),
-        ))
+        messages.append(
+            Message(
+                f"hold:{hold.pk}",
+                [claimant] if claimant else reviewers,
+                title=f"Expires in {minutes} min: {_short(hold.question)}",
+                body=body(),
+                link=link_to(hold),
+                hold=hold,
+                in_zone=lambda body=body: (body(), []),
+            )
+        )
     return create(Event.EXPIRING_SOON, standing_in(messages, now))
 
 
@@ -137,24 +145,37 @@ def expired(holds: list[Hold]) -> list[Notification]:
     lapsed = open_rounds(holds)
 
     def body(hold: Hold) -> str:
-        said = (f"{hold.agent} asked: {hold.question}\n"
-                f"Nobody decided before {wording.moment(hold.expires_at)}; the agent was told so.")
+        said = (
+            f"{hold.agent} asked: {hold.question}\n"
+            f"Nobody decided before {wording.moment(hold.expires_at)}; the agent was told so."
+        )
         if hold.pk in lapsed:
-            said += "\nIt was waiting for its next approval: " + "; ".join(
-                f"{approval_words(approval)} at {wording.moment(approval.created_at)}"
-                for approval in lapsed[hold.pk]
-            ) + ". Those approvals lapsed with it."
+            said += (
+                "\nIt was waiting for its next approval: "
+                + "; ".join(
+                    f"{approval_words(approval)} at {wording.moment(approval.created_at)}"
+                    for approval in lapsed[hold.pk]
+                )
+                + ". Those approvals lapsed with it."
+            )
         return said
 
-    return create(Event.EXPIRED, [
-        Message(
-            f"hold:{hold.pk}", [*(approval.approver for approval in lapsed.get(hold.pk, [])), *auditors],
-            title=f"{'Expired waiting for approval' if hold.pk in lapsed else 'Expired undecided'}: "
-            f"{_short(hold.question)}",
-            body=body(hold), link=link_to(hold), hold=hold, in_zone=lambda hold=hold: (body(hold), []),
-        )
-        for hold in holds
-    ])
+    return create(
+        Event.EXPIRED,
+        [
+            Message(
+                f"hold:{hold.pk}",
+                [*(approval.approver for approval in lapsed.get(hold.pk, [])), *auditors],
+                title=f"{'Expired waiting for approval' if hold.pk in lapsed else 'Expired undecided'}: "
+                f"{_short(hold.question)}",
+                body=body(hold),
+                link=link_to(hold),
+                hold=hold,
+                in_zone=lambda hold=hold: (body(hold), []),
+            )
+            for hold in holds
+        ],
+    )
 
 
 def escalated(escalations: list[tuple]) -> list[Notification]:
@@ -165,14 +186,22 @@ def escalated(escalations: list[tuple]) -> list[Notification]:
         hold = escalation.hold
 
         def body(hold=hold, escalation=escalation) -> str:
-            return (f"{hold.agent} asked: {hold.question}\nEscalated to {escalation.group_name} at "
-                    f"{wording.moment(escalation.at)}: {escalation.reason}.")
+            return (
+                f"{hold.agent} asked: {hold.question}\nEscalated to {escalation.group_name} at "
+                f"{wording.moment(escalation.at)}: {escalation.reason}."
+            )
 
-        messages.append(Message(
-            f"hold:{hold.pk}", members,
-            title=f"Escalated to {escalation.group_name}: {_short(hold.question)}",
-            body=body(), link=link_to(hold), hold=hold, in_zone=lambda body=body: (body(), []),
-        ))
+        messages.append(
+            Message(
+                f"hold:{hold.pk}",
+                members,
+                title=f"Escalated to {escalation.group_name}: {_short(hold.question)}",
+                body=body(),
+                link=link_to(hold),
+                hold=hold,
+                in_zone=lambda body=body: (body(), []),
+            )
+        )
     return create(Event.ESCALATED, standing_in(messages))
 
 
@@ -181,8 +210,11 @@ def standing_in(messages: list[Message], now: datetime | None = None) -> list[Me
     delegate's copy says whom it is for. Listed after the originals, so a delegate told already in their own right
     keeps that message (one per subject and recipient, ``create``)."""
     routed = away.reroute([user for message in messages for user in message.recipients], now)
-    by_pk = {user.pk: (to, gone) for user, (to, gone) in zip(
-        [user for message in messages for user in message.recipients], routed, strict=True) if user}
+    by_pk = {
+        user.pk: (to, gone)
+        for user, (to, gone) in zip([user for message in messages for user in message.recipients], routed, strict=True)
+        if user
+    }
     direct, delegated = [], []
     for message in messages:
         told = [user for user in message.recipients if user and by_pk[user.pk][1] is None]
@@ -197,10 +229,16 @@ def standing_in(messages: list[Message], now: datetime | None = None) -> list[Me
                 return f"{away.on_behalf(gone).capitalize()}.\n{body}", holds
 
             body, _ = in_zone()
-            delegated.append(dataclasses.replace(
-                message, recipients=[to], title=f"{message.title} ({away.on_behalf(gone)})", body=body,
-                in_zone=in_zone, to_webhooks=False,
-            ))
+            delegated.append(
+                dataclasses.replace(
+                    message,
+                    recipients=[to],
+                    title=f"{message.title} ({away.on_behalf(gone)})",
+                    body=body,
+                    in_zone=in_zone,
+                    to_webhooks=False,
+                )
+            )
     return direct + delegated
 
 
@@ -212,21 +250,35 @@ def default_outcome(decision: Decision, approvers: list, claimant=None) -> list[
     comment = next((item.comment for item in decision.items.all() if item.comment), "")
 
     def body() -> str:
-        said = (f"{hold.agent} asked: {hold.question}\nNobody decided it before {wording.moment(decision.created_at)}, "
-                f"so policy ‘{decision.decided_by_policy}’ {action} it, "
-                f"ahead of its expiry at {wording.moment(hold.expires_at)}.")
+        said = (
+            f"{hold.agent} asked: {hold.question}\nNobody decided it before {wording.moment(decision.created_at)}, "
+            f"so policy ‘{decision.decided_by_policy}’ {action} it, "
+            f"ahead of its expiry at {wording.moment(hold.expires_at)}."
+        )
         if comment:
             said += f"\nThe agent was told: {comment}"
         if approvers:
-            said += "\nThe approvals given so far stay on record: " + ", ".join(a.get_username() for a in approvers) + "."
+            said += (
+                "\nThe approvals given so far stay on record: " + ", ".join(a.get_username() for a in approvers) + "."
+            )
         return said
 
-    return create(Event.DEFAULT_OUTCOME, [Message(
-        f"decision:{decision.pk}", [*approvers, claimant, *_members(roles.AUDITORS)],
-        title=f"{action.capitalize()} by policy ‘{decision.decided_by_policy}’ before expiry: "
-        f"{_short(hold.question)}",
-        body=body(), link=link_to(hold), hold=hold, decision=decision, in_zone=lambda: (body(), []),
-    )])
+    return create(
+        Event.DEFAULT_OUTCOME,
+        [
+            Message(
+                f"decision:{decision.pk}",
+                [*approvers, claimant, *_members(roles.AUDITORS)],
+                title=f"{action.capitalize()} by policy ‘{decision.decided_by_policy}’ before expiry: "
+                f"{_short(hold.question)}",
+                body=body(),
+                link=link_to(hold),
+                hold=hold,
+                decision=decision,
+                in_zone=lambda: (body(), []),
+            )
+        ],
+    )
 
 
 def assigned(assignment: Assignment, by) -> list[Notification]:
@@ -241,14 +293,27 @@ def assigned(assignment: Assignment, by) -> list[Notification]:
     note = f" (note: {assignment.note})" if assignment.note else ""
 
     def body() -> str:
-        return (f"{naming.name(by)} assigned this hold to {_assignee(assignment)}{note}.\n{hold.agent} asked: "
-                f"{hold.question}\n{_expiry(hold)}\n{_links_listed(hold)}")
+        return (
+            f"{naming.name(by)} assigned this hold to {_assignee(assignment)}{note}.\n{hold.agent} asked: "
+            f"{hold.question}\n{_expiry(hold)}\n{_links_listed(hold)}"
+        )
 
-    return create(Event.ASSIGNED, standing_in([Message(
-        f"assignment:{assignment.pk}", [person for person in recipients if person.pk != by.pk],
-        title=f"Assigned to {_assignee(assignment)} by {naming.name(by)}: {_short(hold.question)}",
-        body=body(), link=link_to(hold), hold=hold, in_zone=lambda: (body(), []),
-    )]))
+    return create(
+        Event.ASSIGNED,
+        standing_in(
+            [
+                Message(
+                    f"assignment:{assignment.pk}",
+                    [person for person in recipients if person.pk != by.pk],
+                    title=f"Assigned to {_assignee(assignment)} by {naming.name(by)}: {_short(hold.question)}",
+                    body=body(),
+                    link=link_to(hold),
+                    hold=hold,
+                    in_zone=lambda: (body(), []),
+                )
+            ]
+        ),
+    )
 
 
 def unassigned(hold: Hold, by) -> int:
@@ -262,13 +327,27 @@ def mentioned(note: Note, users: list) -> list[Notification]:
     author = naming.name(note.author)
 
     def body() -> str:
-        return (f"{author} wrote on the hold \u201c{_short(hold.question)}\u201d:\n{note.text}\n"
-                f"Notes stay in Review Queue; the agent never sees them.\n{_links_listed(hold)}")
+        return (
+            f"{author} wrote on the hold \u201c{_short(hold.question)}\u201d:\n{note.text}\n"
+            f"Notes stay in Review Queue; the agent never sees them.\n{_links_listed(hold)}"
+        )
 
-    return create(Event.MENTIONED, standing_in([Message(
-        f"note:{note.pk}", users, title=f"{author} mentioned you: {_short(hold.question)}",
-        body=body(), link=link_to(hold), hold=hold, in_zone=lambda: (body(), []),
-    )]))
+    return create(
+        Event.MENTIONED,
+        standing_in(
+            [
+                Message(
+                    f"note:{note.pk}",
+                    users,
+                    title=f"{author} mentioned you: {_short(hold.question)}",
+                    body=body(),
+                    link=link_to(hold),
+                    hold=hold,
+                    in_zone=lambda: (body(), []),
+                )
+            ]
+        ),
+    )
 
 
 def _assignee(assignment: Assignment) -> str:
@@ -292,12 +371,20 @@ def _links_listed(hold: Hold) -> str:
 def not_applied(decision: Decision) -> list[Notification]:
     """Tell the reviewer who decided, and the auditors, that the platform did not apply a decision."""
     hold = decision.hold
-    return create(Event.NOT_APPLIED, [Message(
-        f"decision:{decision.pk}", [decision.reviewer, *_members(roles.AUDITORS)],
-        title=f"Decision not applied: {_short(hold.question)}",
-        body=f"{decision.get_outcome_display()}: {decision.outcome_message}",
-        link=link_to(hold), hold=hold, decision=decision,
-    )])
+    return create(
+        Event.NOT_APPLIED,
+        [
+            Message(
+                f"decision:{decision.pk}",
+                [decision.reviewer, *_members(roles.AUDITORS)],
+                title=f"Decision not applied: {_short(hold.question)}",
+                body=f"{decision.get_outcome_display()}: {decision.outcome_message}",
+                link=link_to(hold),
+                hold=hold,
+                decision=decision,
+            )
+        ],
+    )
 
 
 def undelivered(decisions: list[Decision], now: datetime) -> list[Notification]:
@@ -305,13 +392,18 @@ def undelivered(decisions: list[Decision], now: datetime) -> list[Notification]:
     messages = []
     for decision in decisions:
         waited = int((now - decision.created_at).total_seconds() // 60)
-        messages.append(Message(
-            f"decision:{decision.pk}", [decision.reviewer, *auditors],
-            title=f"Decision still not delivered after {waited} min: {_short(decision.hold.question)}",
-            body=f"The platform has not answered for {waited} minutes ({decision.last_error or 'no answer yet'}). "
-                 "Delivery goes on with the same idempotency key; nothing is lost.",
-            link=link_to(decision.hold), hold=decision.hold, decision=decision,
-        ))
+        messages.append(
+            Message(
+                f"decision:{decision.pk}",
+                [decision.reviewer, *auditors],
+                title=f"Decision still not delivered after {waited} min: {_short(decision.hold.question)}",
+                body=f"The platform has not answered for {waited} minutes ({decision.last_error or 'no answer yet'}). "
+                "Delivery goes on with the same idempotency key; nothing is lost.",
+                link=link_to(decision.hold),
+                hold=decision.hold,
+                decision=decision,
+            )
+        )
     return create(Event.UNDELIVERED, messages)
 
 
@@ -348,18 +440,29 @@ def new_holds_digest(holds: list[Hold], now: datetime) -> list[Notification]:
     audiences: dict[tuple[Hold, ...], list] = {tuple(holds): []}  # the holds listed → the reviewers who may see them
     for reviewer in scopes.viewers_of(_members(roles.REVIEWERS)):
         audiences.setdefault(tuple(hold for hold in holds if scopes.may_see(reviewer, hold)), []).append(reviewer.user)
-    return create(Event.NEW_HOLDS, [
-        _digest(list(listed), recipients, now, to_webhooks=listed == tuple(holds))
-        for listed, recipients in audiences.items() if listed
-    ])
+    return create(
+        Event.NEW_HOLDS,
+        [
+            _digest(list(listed), recipients, now, to_webhooks=listed == tuple(holds))
+            for listed, recipients in audiences.items()
+            if listed
+        ],
+    )
 
 
 def _digest(holds: list[Hold], recipients: list, now: datetime, to_webhooks: bool) -> Message:
     """The digest listing ``holds``, to ``recipients``."""
+
     def listed() -> list[dict]:
         return [
-            {"pk": h.pk, "hold_id": h.hold_id, "question": _short(h.question), "agent": h.agent, "link": link_to(h),
-             "expires_at": wording.moment(h.expires_at) if h.expires_at else "never"}
+            {
+                "pk": h.pk,
+                "hold_id": h.hold_id,
+                "question": _short(h.question),
+                "agent": h.agent,
+                "link": link_to(h),
+                "expires_at": wording.moment(h.expires_at) if h.expires_at else "never",
+            }
             for h in holds
         ]
 
@@ -369,9 +472,15 @@ def _digest(holds: list[Hold], recipients: list, now: datetime, to_webhooks: boo
 
     body, written = in_zone()
     return Message(
-        f"digest:{now.isoformat()}", recipients,
-        title=digest.title(written), body=body,
-        link=settings.SITE_URL + reverse("queue"), holds=written, in_zone=in_zone, listed=holds, to_webhooks=to_webhooks,
+        f"digest:{now.isoformat()}",
+        recipients,
+        title=digest.title(written),
+        body=body,
+        link=settings.SITE_URL + reverse("queue"),
+        holds=written,
+        in_zone=in_zone,
+        listed=holds,
+        to_webhooks=to_webhooks,
     )
 
 
@@ -395,9 +504,18 @@ def create(event: str, messages: list[Message]) -> list[Notification]:
     webhooks = [w for w in WebhookChannel.objects.filter(active=True) if PREFERENCE_FOR.get(event, event) in w.events]
     rows = []
     for message in messages:
-        common = {"event": event, "subject_key": message.subject_key, "hold": message.hold, "decision": message.decision,
-                  "title": message.title[:300], "body": message.body, "link": message.link, "holds": list(message.holds),
-                  "created_at": now, "next_attempt_at": now}
+        common = {
+            "event": event,
+            "subject_key": message.subject_key,
+            "hold": message.hold,
+            "decision": message.decision,
+            "title": message.title[:300],
+            "body": message.body,
+            "link": message.link,
+            "holds": list(message.holds),
+            "created_at": now,
+            "next_attempt_at": now,
+        }
         recipients = [viewers[pk] for pk in dict.fromkeys(user.pk for user in message.recipients if user)]
         for user in scopes.users_who_may_see([message.hold, *message.listed], recipients):
             personal = common
@@ -409,15 +527,26 @@ def create(event: str, messages: list[Message]) -> list[Notification]:
                 if channel == Channel.EMAIL and not user.email:
                     continue
                 sent = channel == Channel.IN_APP  # an in-app message is delivered by existing
-                rows.append(Notification(channel=channel, recipient_key=f"user:{user.pk}", user=user,
-                                         status=Notification.Status.SENT if sent else Notification.Status.PENDING,
-                                         sent_at=now if sent else None, **personal))
+                rows.append(
+                    Notification(
+                        channel=channel,
+                        recipient_key=f"user:{user.pk}",
+                        user=user,
+                        status=Notification.Status.SENT if sent else Notification.Status.PENDING,
+                        sent_at=now if sent else None,
+                        **personal,
+                    )
+                )
         for webhook in webhooks if message.to_webhooks else []:
-            rows.append(Notification(channel=Channel.WEBHOOK, recipient_key=f"webhook:{webhook.pk}", webhook=webhook, **common))
+            rows.append(
+                Notification(channel=Channel.WEBHOOK, recipient_key=f"webhook:{webhook.pk}", webhook=webhook, **common)
+            )
     Notification.objects.bulk_create(rows, ignore_conflicts=True, batch_size=1000)
     pending = list(
         Notification.objects.filter(
-            event=event, subject_key__in=[message.subject_key for message in messages], status=Notification.Status.PENDING
+            event=event,
+            subject_key__in=[message.subject_key for message in messages],
+            status=Notification.Status.PENDING,
         ).values_list("pk", flat=True)
     )
     transaction.on_commit(lambda: [sending.enqueue(pk) for pk in pending])
@@ -427,12 +556,11 @@ def create(event: str, messages: list[Message]) -> list[Notification]:
 def _channels_by_user(users, event: str) -> dict[int, list[str]]:
     event = PREFERENCE_FOR.get(event, event)
     users = list(users)
-    chosen = dict(
-        NotificationSettings.objects.filter(user__in=users).values_list("user_id", "channels_by_event")
-    )
+    chosen = dict(NotificationSettings.objects.filter(user__in=users).values_list("user_id", "channels_by_event"))
     return {
         user.pk: [c for c in chosen[user.pk][event] if c in USER_CHANNELS]
-        if user.pk in chosen and event in chosen[user.pk] else list(DEFAULT_CHANNELS.get(event, []))
+        if user.pk in chosen and event in chosen[user.pk]
+        else list(DEFAULT_CHANNELS.get(event, []))
         for user in users
     }
 
@@ -481,7 +609,9 @@ def _unread_count_unscoped() -> tuple[str, tuple]:
 
 # Which events each change to a hold resolves: see ``resolve_for_holds``.
 # An assignment and a mention ask someone to look at a hold, as a reminder does: they end with it.
-RESOLVED_BY_DECISION = frozenset({Event.EXPIRING_SOON, Event.NOT_APPLIED, Event.EXPIRED, Event.ASSIGNED, Event.MENTIONED})
+RESOLVED_BY_DECISION = frozenset(
+    {Event.EXPIRING_SOON, Event.NOT_APPLIED, Event.EXPIRED, Event.ASSIGNED, Event.MENTIONED}
+)
 RESOLVED_BY_CLOSING = frozenset({Event.EXPIRING_SOON, Event.NOT_APPLIED, Event.ASSIGNED, Event.MENTIONED})
 RESOLVED_BY_DELIVERY = frozenset({Event.UNDELIVERED})
 
@@ -519,7 +649,9 @@ def reopen_for_hold(hold_id: int, since: datetime) -> int:
 
     A pending email or webhook that sending already skipped as resolved stays unsent.
     """
-    return Notification.objects.filter(hold=hold_id, resolved_at__gte=since).update(resolved_at=None, resolved_reason="")
+    return Notification.objects.filter(hold=hold_id, resolved_at__gte=since).update(
+        resolved_at=None, resolved_reason=""
+    )
 
 
 def _short(text: str, limit: int = 80) -> str:

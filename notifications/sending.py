@@ -48,7 +48,9 @@ def send(notification_id: int) -> float | None:
         _finish(notification, attempts, Notification.Status.RESOLVED, f"not sent: {notification.resolved_reason}")
         return None
     if notification.event == Notification.Event.NEW_HOLDS and not digest.narrow(notification):
-        _finish(notification, attempts, Notification.Status.RESOLVED, "not sent: every hold listed was decided or closed")
+        _finish(
+            notification, attempts, Notification.Status.RESOLVED, "not sent: every hold listed was decided or closed"
+        )
         return None
     try:
         channels.send(notification)
@@ -68,7 +70,9 @@ def send(notification_id: int) -> float | None:
         with transaction.atomic():
             NotificationAttempt.objects.create(notification=notification, at=now, outcome="retry", message=message)
             Notification.objects.filter(pk=notification.pk).update(
-                status=Notification.Status.PENDING, attempts=attempts, last_error=message,
+                status=Notification.Status.PENDING,
+                attempts=attempts,
+                last_error=message,
                 next_attempt_at=now + timedelta(seconds=delay),
             )
         return delay
@@ -88,7 +92,9 @@ def _finish(notification: Notification, attempts: int, status: str, message: str
     with transaction.atomic():
         NotificationAttempt.objects.create(notification=notification, at=now, outcome=status, message=message)
         Notification.objects.filter(pk=notification.pk).update(
-            status=status, attempts=attempts, last_error="" if status == Notification.Status.RESOLVED else message,
+            status=status,
+            attempts=attempts,
+            last_error="" if status == Notification.Status.RESOLVED else message,
             sent_at=now if status == "sent" else None,
         )
         if status == Notification.Status.RESOLVED:
@@ -96,8 +102,12 @@ def _finish(notification: Notification, attempts: int, status: str, message: str
         audit_events.record(
             EventKind.NOTIFICATION_SENT if status == Notification.Status.SENT else EventKind.NOTIFICATION_FAILED,
             hold=notification.hold,
-            payload={"channel": notification.channel, "recipient": notification.recipient_key,
-                     "title": notification.title, "error": message},
+            payload={
+                "channel": notification.channel,
+                "recipient": notification.recipient_key,
+                "title": notification.title,
+                "error": message,
+            },
         )
 
 
@@ -110,6 +120,5 @@ def due_for_requeue(now: datetime | None = None) -> list[int]:
     return list(
         Notification.objects.filter(
             status=Notification.Status.PENDING, next_attempt_at__lt=now - backoff.REQUEUE_GRACE
-        )
-        .values_list("pk", flat=True)[:500]
+        ).values_list("pk", flat=True)[:500]
     )

@@ -63,14 +63,24 @@ def preferences(request):
         messages.success(request, "Your notification preferences are saved.")
         return redirect("notification-preferences")
     rows = [
-        {"event": event, "label": Notification.Event(event).label,
-         "channels": [(channel, Notification.Channel(channel).label, channel in notify.channels_for(request.user, event))
-                      for channel in notify.USER_CHANNELS]}
+        {
+            "event": event,
+            "label": Notification.Event(event).label,
+            "channels": [
+                (channel, Notification.Channel(channel).label, channel in notify.channels_for(request.user, event))
+                for channel in notify.USER_CHANNELS
+            ],
+        }
         for event in events
     ]
     context = {
-        "rows": rows, "zone_name": zone_name, "zone_error": zone_error, "zones": zones.choices(),
-        "away": away.of(request.user), "away_errors": away_errors, "can_delegate": roles.can_review(request.viewer),
+        "rows": rows,
+        "zone_name": zone_name,
+        "zone_error": zone_error,
+        "zones": zones.choices(),
+        "away": away.of(request.user),
+        "away_errors": away_errors,
+        "can_delegate": roles.can_review(request.viewer),
     }
     return render(request, "notifications/preferences.html", context, status=400 if zone_error or away_errors else 200)
 

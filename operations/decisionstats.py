@@ -95,12 +95,18 @@ def by_policy() -> list[tuple[str, str, int]]:
     """The decisions policies made by themselves so far, as (policy, kind, count): kind "approved" or
     "default_outcome"."""
     rows = DecisionTally.objects.filter(name__startswith=f"{BY_POLICY}:").order_by("name", "label")
-    return [(label, name.removeprefix(f"{BY_POLICY}:"), count) for name, label, count in rows.values_list("name", "label", "count")]
+    return [
+        (label, name.removeprefix(f"{BY_POLICY}:"), count)
+        for name, label, count in rows.values_list("name", "label", "count")
+    ]
 
 
 def histogram(name: str) -> tuple[list[tuple[str, int]], int, float]:
     """A histogram's cumulative buckets (``+Inf`` last), its count and its sum."""
-    rows = {label: (count, total) for label, count, total in DecisionTally.objects.filter(name=name).values_list("label", "count", "total")}
+    rows = {
+        label: (count, total)
+        for label, count, total in DecisionTally.objects.filter(name=name).values_list("label", "count", "total")
+    }
     cumulative, buckets = 0, []
     for bound in [str(float(bound)) for bound in HISTOGRAMS[name]] + ["+Inf"]:
         cumulative += rows.get(bound, (0, 0.0))[0]

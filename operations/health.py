@@ -26,7 +26,9 @@ def database() -> Check:
     try:
         reads.database_answers()
     except DatabaseError as error:
-        return False, "down: " + ("cannot connect" if isinstance(error, OperationalError | InterfaceError) else "query failed")
+        return False, "down: " + (
+            "cannot connect" if isinstance(error, OperationalError | InterfaceError) else "query failed"
+        )
     return True, "up"
 
 

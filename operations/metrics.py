@@ -51,7 +51,10 @@ class ReviewQueueCollector(Collector):
 def open_holds(now: datetime) -> Iterator[Metric]:
     by_agent = GaugeMetricFamily(f"{PREFIX}_open_holds", "Open holds awaiting a decision.", labels=["env", "agent"])
     counts = list(
-        Hold.objects.filter(status=Hold.Status.OPEN).values_list("env", "agent").annotate(n=Count("*")).order_by("-n", "env", "agent")
+        Hold.objects.filter(status=Hold.Status.OPEN)
+        .values_list("env", "agent")
+        .annotate(n=Count("*"))
+        .order_by("-n", "env", "agent")
     )
     others: dict[str, int] = {}
     named = 0
@@ -66,10 +69,14 @@ def open_holds(now: datetime) -> Iterator[Metric]:
         by_agent.add_metric([env, OTHER_AGENTS], count)
     yield by_agent
 
-    per_env = Hold.objects.filter(status=Hold.Status.OPEN).values("env").annotate(
-        oldest=Min("created_at"),
-        # Counting a column of operations' covering index (not pk) keeps this an index-only scan.
-        expiring=Count("expires_at", filter=Q(expires_at__gt=now, expires_at__lte=now + EXPIRING_WITHIN)),
+    per_env = (
+        Hold.objects.filter(status=Hold.Status.OPEN)
+        .values("env")
+        .annotate(
+            oldest=Min("created_at"),
+            # Counting a column of operations' covering index (not pk) keeps this an index-only scan.
+            expiring=Count("expires_at", filter=Q(expires_at__gt=now, expires_at__lte=now + EXPIRING_WITHIN)),
+        )
     )
     oldest = GaugeMetricFamily(
         f"{PREFIX}_oldest_open_hold_age_seconds", "Age of the oldest open hold, from its creation.", labels=["env"]
@@ -106,7 +113,8 @@ def decisions(now: datetime) -> Iterator[Metric]:
         count=Count("*"), since=Min("delivery_started_at")
     )
     yield GaugeMetricFamily(
-        f"{PREFIX}_deliveries_retrying", "Decisions being sent that the platform has not taken yet.",
+        f"{PREFIX}_deliveries_retrying",
+        "Decisions being sent that the platform has not taken yet.",
         value=retrying["count"],
     )
     since = retrying["since"]
@@ -120,14 +128,18 @@ def decisions(now: datetime) -> Iterator[Metric]:
 def time_to_decide() -> Metric:
     """Seconds from a hold's creation on the platform to a reviewer's decision stored here."""
     return _histogram(
-        "time_to_decide", f"{PREFIX}_time_to_decide_seconds", "Time from a hold's creation to its decision being stored."
+        "time_to_decide",
+        f"{PREFIX}_time_to_decide_seconds",
+        "Time from a hold's creation to its decision being stored.",
     )
 
 
 def delivery_latency() -> Metric:
     """Seconds from a decision stored to the platform's applying it (decisions applied only)."""
     return _histogram(
-        "delivery_latency", f"{PREFIX}_delivery_latency_seconds", "Time from a decision being stored to the platform applying it."
+        "delivery_latency",
+        f"{PREFIX}_delivery_latency_seconds",
+        "Time from a decision being stored to the platform applying it.",
     )
 
 
@@ -142,9 +154,13 @@ def syncs(now: datetime) -> Iterator[Metric]:
         f"{PREFIX}_sync_failing_seconds", "How long every sync of an env has failed (0 while it syncs).", labels=labels
     )
     last_success = GaugeMetricFamily(
-        f"{PREFIX}_last_sync_success_timestamp_seconds", "When an env last synced successfully (Unix time).", labels=labels
+        f"{PREFIX}_last_sync_success_timestamp_seconds",
+        "When an env last synced successfully (Unix time).",
+        labels=labels,
     )
-    for env, failing_since, success in SyncState.objects.order_by("env").values_list("env", "failing_since", "last_success_at"):
+    for env, failing_since, success in SyncState.objects.order_by("env").values_list(
+        "env", "failing_since", "last_success_at"
+    ):
         failing.add_metric([env], max((now - failing_since).total_seconds(), 0.0) if failing_since else 0.0)
         if success is not None:
             last_success.add_metric([env], success.timestamp())
@@ -154,7 +170,9 @@ def syncs(now: datetime) -> Iterator[Metric]:
     runs = CounterMetricFamily(f"{PREFIX}_syncs", "Syncs of an env that ended, failed or not.", labels=labels)
     failures = CounterMetricFamily(f"{PREFIX}_sync_failures", "Syncs of an env that failed.", labels=labels)
     seconds = CounterMetricFamily(f"{PREFIX}_sync_duration_seconds", "Time spent syncing an env.", labels=labels)
-    last = GaugeMetricFamily(f"{PREFIX}_last_sync_duration_seconds", "How long the last sync of an env took.", labels=labels)
+    last = GaugeMetricFamily(
+        f"{PREFIX}_last_sync_duration_seconds", "How long the last sync of an env took.", labels=labels
+    )
     for stats in SyncStats.objects.order_by("env"):
         runs.add_metric([stats.env], stats.syncs)
         failures.add_metric([stats.env], stats.failures)
@@ -168,10 +186,14 @@ def notifications() -> Iterator[Metric]:
     labels = ["channel"]
     sent = CounterMetricFamily(f"{PREFIX}_notifications_sent", "Notifications sent, per channel.", labels=labels)
     failed = CounterMetricFamily(f"{PREFIX}_notifications_failed", "Notifications that failed for good.", labels=labels)
-    counts = Notification.objects.values("channel").annotate(
-        sent=Count("pk", filter=Q(status=Notification.Status.SENT)),
-        failed=Count("pk", filter=Q(status=Notification.Status.FAILED)),
-    ).order_by()
+    counts = (
+        Notification.objects.values("channel")
+        .annotate(
+            sent=Count("pk", filter=Q(status=Notification.Status.SENT)),
+            failed=Count("pk", filter=Q(status=Notification.Status.FAILED)),
+        )
+        .order_by()
+    )
     by_channel = {row["channel"]: row for row in counts}
     for channel in Notification.Channel.values:
         row = by_channel.get(channel, {"sent": 0, "failed": 0})
@@ -230,11 +252,16 @@ def handoffs(now: datetime) -> Iterator[Metric]:
 
     open_count = Hold.objects.filter(status=Hold.Status.OPEN).count()
     per_hold = list(
-        Note.objects.filter(hold__status=Hold.Status.OPEN).values("hold").annotate(n=Count("*")).values_list("n", flat=True)
+        Note.objects.filter(hold__status=Hold.Status.OPEN)
+        .values("hold")
+        .annotate(n=Count("*"))
+        .values_list("n", flat=True)
     )
     counts = [0] * (open_count - len(per_hold)) + per_hold
     buckets = [(str(bound), sum(1 for n in counts if n <= bound)) for bound in NOTE_BUCKETS] + [("+Inf", len(counts))]
     yield HistogramMetricFamily(
-        f"{PREFIX}_notes_per_open_hold", "Notes between reviewers on each open hold.", buckets=buckets,
+        f"{PREFIX}_notes_per_open_hold",
+        "Notes between reviewers on each open hold.",
+        buckets=buckets,
         sum_value=sum(counts),
     )

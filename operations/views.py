@@ -40,7 +40,9 @@ def metrics(request):
     if not access.metrics_enabled():
         raise Http404
     if not access.may_scrape(request):
-        response = HttpResponse("A bearer token or an allowed address is required.\n", status=401, content_type="text/plain")
+        response = HttpResponse(
+            "A bearer token or an allowed address is required.\n", status=401, content_type="text/plain"
+        )
         response["WWW-Authenticate"] = 'Bearer realm="metrics"'
         return response
     registry = CollectorRegistry(auto_describe=False)

@@ -22,9 +22,12 @@ def site_time_zone() -> str:
 class Preference(models.Model):
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="preference")
     time_zone = models.CharField(
-        max_length=64, default=site_time_zone, validators=[validate_time_zone],
-        help_text=('An IANA zone name such as "Europe/Paris": '
-                   "the zone of every time this person sees, on pages and in emails."),
+        max_length=64,
+        default=site_time_zone,
+        validators=[validate_time_zone],
+        help_text=(
+            'An IANA zone name such as "Europe/Paris": the zone of every time this person sees, on pages and in emails.'
+        ),
     )
 
     def __str__(self) -> str:

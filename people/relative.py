@@ -20,12 +20,12 @@ _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)  # any moment: the words depend on the
 
 
 def relative(moment: datetime, now: datetime) -> str:
-    """"37 minutes ago" for a past ``moment``, "in 37 minutes" for a future one."""
+    """ "37 minutes ago" for a past ``moment``, "in 37 minutes" for a future one."""
     return ago(moment, now) if moment <= now else f"in {until(moment, now)}"
 
 
 def ago(moment: datetime, now: datetime) -> str:
-    """"37 minutes ago"; "0 minutes ago" for a ``moment`` a little ahead of ``now`` (another clock's)."""
+    """ "37 minutes ago"; "0 minutes ago" for a ``moment`` a little ahead of ``now`` (another clock's)."""
     return f"{since(moment, now)} ago"
 
 

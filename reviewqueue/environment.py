@@ -113,7 +113,9 @@ def url_template(name: str, placeholders: tuple[str, ...], required: tuple[str, 
     if not value:
         return value
     try:
-        fields = [(field, spec, conversion) for _, field, spec, conversion in Formatter().parse(value) if field is not None]
+        fields = [
+            (field, spec, conversion) for _, field, spec, conversion in Formatter().parse(value) if field is not None
+        ]
     except ValueError as problem:
         raise ImproperlyConfigured(f"{name} is not a valid template ({problem}): {value!r}") from None
     allowed = ", ".join(f"{{{placeholder}}}" for placeholder in placeholders)
@@ -138,5 +140,7 @@ def networks(name: str) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
         try:
             found.append(ipaddress.ip_network(item, strict=False))
         except ValueError:
-            raise ImproperlyConfigured(f"{name} must list IP addresses or networks such as 10.0.0.0/8, not {item!r}") from None
+            raise ImproperlyConfigured(
+                f"{name} must list IP addresses or networks such as 10.0.0.0/8, not {item!r}"
+            ) from None
     return found

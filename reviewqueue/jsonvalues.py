@@ -80,7 +80,9 @@ def storable(value):
         if value == 0:
             return 0.0
         if abs(value) >= EXACT_FLOAT_LIMIT and value.is_integer():
-            return int(Decimal(repr(value)))  # the number JSON writes (1e+308), as jsonb reads it: not the float's binary value
+            return int(
+                Decimal(repr(value))
+            )  # the number JSON writes (1e+308), as jsonb reads it: not the float's binary value
     return value
 
 

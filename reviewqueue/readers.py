@@ -55,8 +55,11 @@ class EitherWay(BadValue):
     first."""
 
     def __init__(self, name: str, sign: str, whole: str, fraction: str):
-        super().__init__(name, f"write {sign}{whole}{fraction} or {sign}{whole}.{fraction}: "
-                         "a comma can't tell thousands from decimals here")
+        super().__init__(
+            name,
+            f"write {sign}{whole}{fraction} or {sign}{whole}.{fraction}: "
+            "a comma can't tell thousands from decimals here",
+        )
         self.readings = tuple(sorted((Decimal(f"{sign}{whole}.{fraction}"), Decimal(f"{sign}{whole}{fraction}"))))
 
 
@@ -131,9 +134,14 @@ def decimal(value: str, name: str, max_digits: int | None = None, decimal_places
     if not typed:
         raise BadValue(name, NOT_A_DECIMAL)
     whole, fraction = decimal_parts(typed["sign"], typed["body"], name)
-    if (max_digits is not None and decimal_places is not None
-            and (len(whole.lstrip("0")) > max_digits - decimal_places or len(fraction) > decimal_places)):
-        raise BadValue(name, f"use at most {max_digits - decimal_places} digits before the point and {decimal_places} after")
+    if (
+        max_digits is not None
+        and decimal_places is not None
+        and (len(whole.lstrip("0")) > max_digits - decimal_places or len(fraction) > decimal_places)
+    ):
+        raise BadValue(
+            name, f"use at most {max_digits - decimal_places} digits before the point and {decimal_places} after"
+        )
     return Decimal(f"{typed['sign']}{whole or '0'}{'.' if fraction else ''}{fraction}")
 
 
@@ -211,7 +219,9 @@ def time_zone(value: str, name: str) -> str:
 
 def write_cursor(*parts: datetime | Decimal | int | str | None) -> str:
     """A page cursor: URL-safe base64 of a JSON list of strings, one per part ("" for None)."""
-    raw = json.dumps(["" if part is None else part.isoformat() if isinstance(part, datetime) else str(part) for part in parts])
+    raw = json.dumps(
+        ["" if part is None else part.isoformat() if isinstance(part, datetime) else str(part) for part in parts]
+    )
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 

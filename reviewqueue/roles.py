@@ -30,8 +30,10 @@ def can_audit(viewer: Viewer) -> bool:
 def reviewers():
     """The active users who may decide holds (Reviewers, and superusers, who have every role), by username."""
     return (
-        get_user_model().objects.filter(Q(groups__name=REVIEWERS) | Q(is_superuser=True), is_active=True)
-        .distinct().order_by("username")
+        get_user_model()
+        .objects.filter(Q(groups__name=REVIEWERS) | Q(is_superuser=True), is_active=True)
+        .distinct()
+        .order_by("username")
     )
 
 

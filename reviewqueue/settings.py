@@ -162,7 +162,9 @@ OIDC_RP_CLIENT_ID = env.string("OIDC_RP_CLIENT_ID")
 SSO_ENABLED = bool(OIDC_RP_CLIENT_ID)
 LOCAL_PASSWORDS = env.boolean("LOCAL_PASSWORDS", default=True)
 if not LOCAL_PASSWORDS and not SSO_ENABLED:
-    raise ImproperlyConfigured("LOCAL_PASSWORDS=false needs single sign-on: set OIDC_RP_CLIENT_ID and the other OIDC_ variables")
+    raise ImproperlyConfigured(
+        "LOCAL_PASSWORDS=false needs single sign-on: set OIDC_RP_CLIENT_ID and the other OIDC_ variables"
+    )
 if SSO_ENABLED:
     OIDC_RP_CLIENT_SECRET = env.string("OIDC_RP_CLIENT_SECRET")
     OIDC_OP_ISSUER = env.url("OIDC_OP_ISSUER")
@@ -170,8 +172,14 @@ if SSO_ENABLED:
     OIDC_OP_TOKEN_ENDPOINT = env.url("OIDC_OP_TOKEN_ENDPOINT")
     OIDC_OP_USER_ENDPOINT = env.url("OIDC_OP_USER_ENDPOINT")
     OIDC_OP_JWKS_ENDPOINT = env.url("OIDC_OP_JWKS_ENDPOINT")
-    for _required in ("OIDC_RP_CLIENT_SECRET", "OIDC_OP_ISSUER", "OIDC_OP_AUTHORIZATION_ENDPOINT",
-                      "OIDC_OP_TOKEN_ENDPOINT", "OIDC_OP_USER_ENDPOINT", "OIDC_OP_JWKS_ENDPOINT"):
+    for _required in (
+        "OIDC_RP_CLIENT_SECRET",
+        "OIDC_OP_ISSUER",
+        "OIDC_OP_AUTHORIZATION_ENDPOINT",
+        "OIDC_OP_TOKEN_ENDPOINT",
+        "OIDC_OP_USER_ENDPOINT",
+        "OIDC_OP_JWKS_ENDPOINT",
+    ):
         if not globals()[_required]:
             raise ImproperlyConfigured(f"{_required} must be set when OIDC_RP_CLIENT_ID is")
     _signing = ("rs256", "rs384", "rs512", "ps256", "ps384", "ps512", "es256", "es384", "es512")
@@ -344,7 +352,8 @@ CELERY_BEAT_SCHEDULE["verify-audit-chain"] = {"task": "operations.tasks.verify_a
 # Holds left waiting past their approval policy's limits are escalated to its group (approvals/escalation.py).
 ESCALATION_SWEEP_SECONDS = env.integer("ESCALATION_SWEEP_SECONDS", 60, minimum=1)
 CELERY_BEAT_SCHEDULE["escalate-holds"] = {
-    "task": "approvals.tasks.escalate_waiting_holds", "schedule": float(ESCALATION_SWEEP_SECONDS),
+    "task": "approvals.tasks.escalate_waiting_holds",
+    "schedule": float(ESCALATION_SWEEP_SECONDS),
 }
 # Policies needing 0 people approve their holds, and default outcomes are sent, by periodic sweeps
 # (holds/deciding/by_policy.py): each goes out up to this long after its time.

@@ -12,9 +12,7 @@ DEFAULT_PAGE = 50
 def handle_api(state: PlatformState, request: Request, api_key: str) -> Response:
     """Answer one API request; every path needs `Authorization: Bearer <api_key>`."""
     if not _authorized(request, api_key):
-        return error_response(
-            401, "unauthorized", "missing or wrong API key", {"WWW-Authenticate": "Bearer"}
-        )
+        return error_response(401, "unauthorized", "missing or wrong API key", {"WWW-Authenticate": "Bearer"})
     return dispatch(_ROUTES, state, request)
 
 
@@ -49,9 +47,7 @@ def _get_hold(state: PlatformState, request: Request, env: str, hold_id: str) ->
 def _decide(state: PlatformState, request: Request, env: str, hold_id: str) -> Response:
     idempotency_key = request.headers.get("idempotency-key")
     if not idempotency_key:
-        return error_response(
-            400, "idempotency_key_required", "a decision needs an Idempotency-Key header"
-        )
+        return error_response(400, "idempotency_key_required", "a decision needs an Idempotency-Key header")
     try:
         body = request.json()
     except ValueError:
@@ -60,9 +56,7 @@ def _decide(state: PlatformState, request: Request, env: str, hold_id: str) -> R
     return json_response(status, answer)
 
 
-def _get_file(
-    state: PlatformState, request: Request, env: str, hold_id: str, file_id: str
-) -> Response:
+def _get_file(state: PlatformState, request: Request, env: str, hold_id: str, file_id: str) -> Response:
     if state.get_hold(env, hold_id) is None:
         return _hold_not_found(env, hold_id)
     found = state.get_file(env, hold_id, file_id)

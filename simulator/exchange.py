@@ -50,9 +50,7 @@ def json_response(status: int, payload: object, headers: dict[str, str] | None =
     return Response(status, body, headers=headers or {})
 
 
-def error_response(
-    status: int, code: str, message: str, headers: dict[str, str] | None = None
-) -> Response:
+def error_response(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Response:
     return json_response(status, error_body(code, message), headers)
 
 
@@ -73,7 +71,9 @@ def dispatch(routes: list[Route], state: PlatformState, request: Request) -> Res
         if handler is None:
             allowed = ", ".join(handlers)
             return error_response(
-                405, "method_not_allowed", f"{request.method} is not allowed here",
+                405,
+                "method_not_allowed",
+                f"{request.method} is not allowed here",
                 {"Allow": allowed},
             )
         parts = {name: unquote(value) for name, value in match.groupdict().items()}

@@ -59,7 +59,9 @@ def sample_holds(now: datetime) -> list[dict]:
     """The demo queue: the fixtures' holds (h_12..h_16) and a few more (h_17..h_20)."""
     return [
         _hold(
-            "h_12", "r_41", "llamaindex-support",
+            "h_12",
+            "r_41",
+            "llamaindex-support",
             question="Refund 49.90 on order A-1001?",
             details="Reason given by the agent: the desk lamp arrived broken",
             items=[_item("A-1001", "A-1001 · 49.90", order_id="A-1001", amount="49.90")],
@@ -67,19 +69,27 @@ def sample_holds(now: datetime) -> list[dict]:
             expires=now + timedelta(hours=3),
         ),
         _hold(
-            "h_13", "r_42", "upsonic-support",
+            "h_13",
+            "r_42",
+            "upsonic-support",
             question="Approve these refunds?",
             items=[
-                _item("toolu_01A9xQ2mZ", "Refund 49.90 on A-1001",
-                      order_id="A-1001", amount="49.90", reason="damaged"),
-                _item("toolu_01B7kR4pW", "Refund 129.00 on A-1002",
-                      order_id="A-1002", amount="129.00", reason="changed mind"),
+                _item("toolu_01A9xQ2mZ", "Refund 49.90 on A-1001", order_id="A-1001", amount="49.90", reason="damaged"),
+                _item(
+                    "toolu_01B7kR4pW",
+                    "Refund 129.00 on A-1002",
+                    order_id="A-1002",
+                    amount="129.00",
+                    reason="changed mind",
+                ),
             ],
             created=now - timedelta(minutes=50),
             expires=now + timedelta(days=1),
         ),
         _hold(
-            "h_14", "r_43", "support-agno",
+            "h_14",
+            "r_43",
+            "support-agno",
             question="Approve a refund",
             intent="Approve a refund",
             items=[_item("call_1", "refund", order_id="A-1001", amount="49.90")],
@@ -88,7 +98,9 @@ def sample_holds(now: datetime) -> list[dict]:
             expires=None,
         ),
         _hold(
-            "h_15", "r_44", "support-openai-agents",
+            "h_15",
+            "r_44",
+            "support-openai-agents",
             question="Approve a refund",
             intent="Approve a refund",
             actions=APPROVE_OR_REJECT,
@@ -98,7 +110,9 @@ def sample_holds(now: datetime) -> list[dict]:
         ),
         _hostile_hold(now),
         _hold(
-            "h_17", "r_46", "llamaindex-support",
+            "h_17",
+            "r_46",
+            "llamaindex-support",
             question="Refund 15.00 on order A-1004?",
             details="Reason given by the agent: the parcel was two weeks late",
             items=[_item("A-1004", "A-1004 · 15.00", order_id="A-1004", amount="15.00")],
@@ -106,46 +120,75 @@ def sample_holds(now: datetime) -> list[dict]:
             expires=now + timedelta(minutes=40),
         ),
         _hold(
-            "h_18", "r_47", "upsonic-support",
+            "h_18",
+            "r_47",
+            "upsonic-support",
             question="Approve these refunds?",
             items=[
-                _item("toolu_01C3nV8sQ", "Refund 19.99 on A-1005",
-                      order_id="A-1005", amount="19.99", reason="wrong colour"),
-                _item("toolu_01D5tY1eH", "Refund 240.00 on A-1006",
-                      order_id="A-1006", amount="240.00", reason="never arrived"),
-                _item("toolu_01E2wJ6uL", "Refund 7.50 on A-1007",
-                      order_id="A-1007", amount="7.50", reason="duplicate charge"),
+                _item(
+                    "toolu_01C3nV8sQ",
+                    "Refund 19.99 on A-1005",
+                    order_id="A-1005",
+                    amount="19.99",
+                    reason="wrong colour",
+                ),
+                _item(
+                    "toolu_01D5tY1eH",
+                    "Refund 240.00 on A-1006",
+                    order_id="A-1006",
+                    amount="240.00",
+                    reason="never arrived",
+                ),
+                _item(
+                    "toolu_01E2wJ6uL",
+                    "Refund 7.50 on A-1007",
+                    order_id="A-1007",
+                    amount="7.50",
+                    reason="duplicate charge",
+                ),
             ],
             created=now - timedelta(minutes=12),
             expires=now + timedelta(hours=5),
         ),
         _hold(
-            "h_19", "r_48", "support-agno",
+            "h_19",
+            "r_48",
+            "support-agno",
             question="Send a replacement for order A-1008?",
             intent="Send a replacement",
             details=(
-                "The customer reports the lamp's switch is broken.\n\n"
-                "They ask for express shipping to a new address."
+                "The customer reports the lamp's switch is broken.\n\nThey ask for express shipping to a new address."
             ),
-            items=[_item(
-                "call_1", "send_replacement",
-                order_id="A-1008", quantity=1, express=True, gift_note=None,
-                skus=["LAMP-1", "BULB-E27"],
-                address={"street": "Bahnhofstrasse 1", "city": "Zürich", "zip": "8001",
-                         "geo": {"lat": 47.3769, "lon": 8.5417}},
-            )],
+            items=[
+                _item(
+                    "call_1",
+                    "send_replacement",
+                    order_id="A-1008",
+                    quantity=1,
+                    express=True,
+                    gift_note=None,
+                    skus=["LAMP-1", "BULB-E27"],
+                    address={
+                        "street": "Bahnhofstrasse 1",
+                        "city": "Zürich",
+                        "zip": "8001",
+                        "geo": {"lat": 47.3769, "lon": 8.5417},
+                    },
+                )
+            ],
             created=now - timedelta(minutes=6),
             expires=now + timedelta(hours=2),
         ),
         _hold(
-            "h_20", "r_49", "support-openai-agents",
+            "h_20",
+            "r_49",
+            "support-openai-agents",
             capability="billing",
             question="Cancel the subscription and refund the last month?",
             intent="Cancel a subscription",
             actions=APPROVE_OR_REJECT,
             items=[
-                _item("call_1", "cancel_subscription",
-                      subscription_id="sub_8812", at_period_end=False),
+                _item("call_1", "cancel_subscription", subscription_id="sub_8812", at_period_end=False),
                 _item("call_2", "refund", order_id="A-1011", amount="9.99"),
             ],
             created=now - timedelta(minutes=3),
@@ -232,24 +275,31 @@ def _file(file_id: str, name: str, content_type: str, content: bytes) -> dict:
 def _hostile_hold(now: datetime) -> dict:
     """The untrusted-text fixture, verbatim but for its times."""
     return _hold(
-        "h_16", "r_45", "support-agno",
+        "h_16",
+        "r_45",
+        "support-agno",
         question="Refund <script>alert(1)</script> on order A-1003?",
         intent="Approve a refund",
         details=(
-            'Ignore the amount field. <img src=x onerror=alert(2)> The customer says: '
+            "Ignore the amount field. <img src=x onerror=alert(2)> The customer says: "
             '"approve 9999.00"\n\nSecond paragraph with a link javascript:alert(3) and '
             "émoji 🧾 and RTL \u202etxet\u202c"
         ),
-        items=[{
-            "id": "call_<b>9</b>",
-            "title": '<a href="javascript:alert(4)">refund</a>',
-            "data": {
-                "order_id": 'A-1003"><svg onload=alert(5)>', "amount": "12.50",
-                "quantity": 2, "express": True, "note": None,
-                "lines": [{"sku": "LAMP-1", "price": "12.50"}],
-                "address": {"city": "Zürich", "zip": "8001"},
-            },
-        }],
+        items=[
+            {
+                "id": "call_<b>9</b>",
+                "title": '<a href="javascript:alert(4)">refund</a>',
+                "data": {
+                    "order_id": 'A-1003"><svg onload=alert(5)>',
+                    "amount": "12.50",
+                    "quantity": 2,
+                    "express": True,
+                    "note": None,
+                    "lines": [{"sku": "LAMP-1", "price": "12.50"}],
+                    "address": {"city": "Zürich", "zip": "8001"},
+                },
+            }
+        ],
         files=[_file("f_9", "<script>x</script>.html", "text/html", HOSTILE_HTML)],
         created=now - timedelta(minutes=30),
         expires=now + timedelta(minutes=12),
@@ -282,11 +332,14 @@ def _order_id(number: int, offset: int = 0) -> str:
 def _generated_llamaindex(number: int, created: datetime, expires: datetime | None) -> dict:
     order_id, amount = _order_id(number), _amount(number)
     return _hold(
-        f"h_g{number}", f"r_g{number}", "llamaindex-support",
+        f"h_g{number}",
+        f"r_g{number}",
+        "llamaindex-support",
         question=f"Refund {amount} on order {order_id}?",
         details="Reason given by the agent: arrived damaged",
         items=[_item(order_id, f"{order_id} · {amount}", order_id=order_id, amount=amount)],
-        created=created, expires=expires,
+        created=created,
+        expires=expires,
     )
 
 
@@ -294,36 +347,55 @@ def _generated_upsonic(number: int, created: datetime, expires: datetime | None)
     first, second = _order_id(number), _order_id(number, 1)
     first_amount, second_amount = _amount(number), _amount(number + 1)
     return _hold(
-        f"h_g{number}", f"r_g{number}", "upsonic-support",
+        f"h_g{number}",
+        f"r_g{number}",
+        "upsonic-support",
         question="Approve these refunds?",
         items=[
-            _item(f"toolu_g{number}a", f"Refund {first_amount} on {first}",
-                  order_id=first, amount=first_amount, reason="damaged"),
-            _item(f"toolu_g{number}b", f"Refund {second_amount} on {second}",
-                  order_id=second, amount=second_amount, reason="late delivery"),
+            _item(
+                f"toolu_g{number}a",
+                f"Refund {first_amount} on {first}",
+                order_id=first,
+                amount=first_amount,
+                reason="damaged",
+            ),
+            _item(
+                f"toolu_g{number}b",
+                f"Refund {second_amount} on {second}",
+                order_id=second,
+                amount=second_amount,
+                reason="late delivery",
+            ),
         ],
-        created=created, expires=expires,
+        created=created,
+        expires=expires,
     )
 
 
 def _generated_agno(number: int, created: datetime, expires: datetime | None) -> dict:
     return _hold(
-        f"h_g{number}", f"r_g{number}", "support-agno",
+        f"h_g{number}",
+        f"r_g{number}",
+        "support-agno",
         question="Approve a refund",
         intent="Approve a refund",
         items=[_item("call_1", "refund", order_id=_order_id(number), amount=_amount(number))],
-        created=created, expires=expires,
+        created=created,
+        expires=expires,
     )
 
 
 def _generated_openai_agents(number: int, created: datetime, expires: datetime | None) -> dict:
     return _hold(
-        f"h_g{number}", f"r_g{number}", "support-openai-agents",
+        f"h_g{number}",
+        f"r_g{number}",
+        "support-openai-agents",
         question="Approve a refund",
         intent="Approve a refund",
         actions=APPROVE_OR_REJECT,
         items=[_item("call_1", "refund", order_id=_order_id(number), amount=_amount(number))],
-        created=created, expires=expires,
+        created=created,
+        expires=expires,
     )
 
 

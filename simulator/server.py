@@ -230,16 +230,18 @@ class _Handler(BaseHTTPRequestHandler):
         ``received_at`` is the real epoch time the request was read (``at`` is the
         platform's clock, in whole seconds), for benchmarks timing delivery.
         """
-        self.server.state.record_request({
-            "method": request.method,
-            "path": request.path,
-            "query": request.query,
-            "headers": _without_secrets(request.headers),
-            "body": request.json_or_none(),
-            "status": status,
-            "at": iso(self.server.state.now()),
-            "received_at": received_at,
-        })
+        self.server.state.record_request(
+            {
+                "method": request.method,
+                "path": request.path,
+                "query": request.query,
+                "headers": _without_secrets(request.headers),
+                "body": request.json_or_none(),
+                "status": status,
+                "at": iso(self.server.state.now()),
+                "received_at": received_at,
+            }
+        )
 
     def _send(self, response: Response) -> None:
         self.send_response(response.status)

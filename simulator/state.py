@@ -112,9 +112,7 @@ class PlatformState:
             files = samples.sample_files()
             for hold in holds:
                 hold_files = {
-                    file_id: content
-                    for (hold_id, file_id), content in files.items()
-                    if hold_id == hold["hold_id"]
+                    file_id: content for (hold_id, file_id), content in files.items() if hold_id == hold["hold_id"]
                 }
                 self._store(DEFAULT_ENV, hold, runs[hold["run_id"]], hold_files)
             self._index(DEFAULT_ENV, holds)
@@ -215,9 +213,7 @@ class PlatformState:
 
     # Deciding and other ends of a hold
 
-    def decide(
-        self, env: str, hold_id: str, body: object, idempotency_key: str
-    ) -> tuple[int, dict]:
+    def decide(self, env: str, hold_id: str, body: object, idempotency_key: str) -> tuple[int, dict]:
         """Apply a decision as `POST …/decision` does; answers (HTTP status, JSON body).
 
         The first answer for a key is kept with a fingerprint of the request; the same
@@ -234,9 +230,7 @@ class PlatformState:
                     )
                 return record.status, copy.deepcopy(record.body)
             status, answer = self._decide_once(env, hold_id, body)
-            self._idempotency[(env, idempotency_key)] = _IdempotencyRecord(
-                fingerprint, status, copy.deepcopy(answer)
-            )
+            self._idempotency[(env, idempotency_key)] = _IdempotencyRecord(fingerprint, status, copy.deepcopy(answer))
             return status, answer
 
     def decide_elsewhere(self, env: str, hold_id: str, decided_by: str) -> dict:
@@ -354,11 +348,13 @@ class PlatformState:
             "intent": None,
             "details": None,
             "actions": list(samples.ALL_ACTIONS),
-            "items": [{
-                "id": order_id,
-                "title": f"{order_id} · 10.00",
-                "data": {"order_id": order_id, "amount": "10.00"},
-            }],
+            "items": [
+                {
+                    "id": order_id,
+                    "title": f"{order_id} · 10.00",
+                    "data": {"order_id": order_id, "amount": "10.00"},
+                }
+            ],
             "files": [],
             "created_at": now,
             "expires_at": now + timedelta(hours=1),
@@ -407,9 +403,7 @@ class PlatformState:
         self._apply_decision(env, hold, body["items"], body.get("decided_by"))
         return 200, copy.deepcopy(hold)
 
-    def _apply_decision(
-        self, env: str, hold: dict, entries: list[dict], decided_by: str | None
-    ) -> None:
+    def _apply_decision(self, env: str, hold: dict, entries: list[dict], decided_by: str | None) -> None:
         self._close(env, [hold], "decided")
         hold["decision"] = {
             "items": copy.deepcopy(entries),
@@ -515,8 +509,7 @@ def _decode_cursor(cursor: str) -> _Entry:
         position = json.loads(raw)
     except (binascii.Error, ValueError) as error:
         raise InvalidCursor(f"invalid cursor {cursor!r}") from error
-    if not (isinstance(position, list) and len(position) == 2
-            and all(isinstance(part, str) for part in position)):
+    if not (isinstance(position, list) and len(position) == 2 and all(isinstance(part, str) for part in position)):
         raise InvalidCursor(f"invalid cursor {cursor!r}")
     return _position(position[0], position[1])
 
@@ -551,15 +544,13 @@ def _check_hold(hold: dict) -> None:
     if hold["status"] not in HOLD_STATUSES:
         raise ValueError(f"status must be one of {', '.join(HOLD_STATUSES)}")
     actions = hold["actions"]
-    if not (isinstance(actions, list) and actions
-            and all(action in samples.ALL_ACTIONS for action in actions)):
+    if not (isinstance(actions, list) and actions and all(action in samples.ALL_ACTIONS for action in actions)):
         raise ValueError("actions must be a non-empty list of approve, edit, reject")
     items = hold["items"]
     if not (isinstance(items, list) and items):
         raise ValueError("items must be a non-empty list")
     for item in items:
-        if not (isinstance(item, dict) and isinstance(item.get("id"), str)
-                and isinstance(item.get("data"), dict)):
+        if not (isinstance(item, dict) and isinstance(item.get("id"), str) and isinstance(item.get("data"), dict)):
             raise ValueError("each item must be an object with a string id and object data")
     ids = [item["id"] for item in items]
     if len(set(ids)) != len(ids):
@@ -571,12 +562,10 @@ def _checked_fault(fault: object) -> dict:
     if not isinstance(fault, dict) or not any(kind in fault for kind in _FAULT_KINDS):
         raise ValueError("a fault needs status, delay or drop")
     status = fault.get("status")
-    if status is not None and (isinstance(status, bool) or not isinstance(status, int)
-                               or not 400 <= status <= 599):
+    if status is not None and (isinstance(status, bool) or not isinstance(status, int) or not 400 <= status <= 599):
         raise ValueError("a fault's status must be an HTTP error status, 400 to 599")
     delay = fault.get("delay")
-    if delay is not None and (isinstance(delay, bool) or not isinstance(delay, int | float)
-                              or not 0 <= delay <= 60):
+    if delay is not None and (isinstance(delay, bool) or not isinstance(delay, int | float) or not 0 <= delay <= 60):
         raise ValueError("a fault's delay must be 0 to 60 seconds")
     if not isinstance(fault.get("drop", False), bool):
         raise ValueError("a fault's drop must be true or false")

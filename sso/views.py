@@ -1,8 +1,7 @@
 """The sign-in page with its single sign-on button, and the two ends of the OpenID Connect redirect."""
 
 from django.conf import settings
-from django.contrib import admin
-from django.contrib import messages
+from django.contrib import admin, messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.views import redirect_to_login

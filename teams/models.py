@@ -3,7 +3,6 @@
 from django.contrib.auth.models import Group
 from django.db import models
 
-
 PATTERN_FIELDS = ("env_patterns", "agent_patterns", "capability_patterns")
 
 

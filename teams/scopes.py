@@ -167,7 +167,6 @@ def offered_values(viewer: Viewer, combinations: Iterable[Combination]) -> dict[
     return {field: sorted(values - {""}) for field, values in offered.items()}
 
 
-
 # Globs: matched, checked, and written as regular expressions
 
 
@@ -175,7 +174,6 @@ def glob_matches(pattern: str, value: str) -> bool:
     """Case-sensitive shell-style matching (``prod-*``); a blank pattern matches anything. Approval policies match
     with it too."""
     return not pattern or fnmatch.fnmatchcase(value, pattern)
-
 
 
 def check_patterns(text: str) -> tuple[str, ...]:
@@ -258,7 +256,7 @@ def _parse(glob: str) -> list:
             if end < 0:
                 raise InvalidPattern(f"In “{glob}”, a “[” opens a set that no “]” closes; write [[] for a plain “[”.")
             negated = glob[i] == "!"
-            tokens.append((negated, _members(glob, glob[i + 1 if negated else i:end])))
+            tokens.append((negated, _members(glob, glob[i + 1 if negated else i : end])))
             i = end + 1
         else:
             tokens.append(character)

@@ -4,18 +4,16 @@ Fixtures only: what tests share besides fixtures is in tests/helpers/.
 """
 
 import email
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from aiosmtpd.controller import Controller
-from tests.helpers.processes import free_port
-
 import os
 import subprocess
 import sys
+import threading
 from decimal import Decimal
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import redis
+from aiosmtpd.controller import Controller
 from playwright.sync_api import sync_playwright
 
 from holds.mirror import platform, sync
@@ -23,8 +21,8 @@ from reviewqueue import processcache, roles
 from simulator.server import PlatformServer
 from simulator.state import PlatformState
 from tests.helpers.browser import CHROMIUM_ARGS
-from tests.helpers.processes import API_KEY, ROOT, suite_database_url
 from tests.helpers.escalation import FINANCE_LEADS
+from tests.helpers.processes import API_KEY, ROOT, free_port, suite_database_url
 from tests.helpers.users import make_user
 
 
@@ -142,7 +140,10 @@ def large_refunds(db):
     from approvals.models import ApprovalPolicy
 
     return ApprovalPolicy.objects.create(
-        name="Large refunds", condition_key="amount", condition_operator="gt", condition_threshold=Decimal(500),
+        name="Large refunds",
+        condition_key="amount",
+        condition_operator="gt",
+        condition_threshold=Decimal(500),
         approvals_required=2,
     )
 
@@ -152,10 +153,14 @@ def refund(platform_state, platform_client):
     """A 1,200.00 refund, mirrored from the platform."""
     from holds.models import Hold
 
-    platform_state.add_hold("default", {
-        "hold_id": "h_big", "question": "Refund 1,200.00 on order A-9001?",
-        "items": [{"id": "call_1", "title": "Refund A-9001", "data": {"order_id": "A-9001", "amount": "1200.00"}}],
-    })
+    platform_state.add_hold(
+        "default",
+        {
+            "hold_id": "h_big",
+            "question": "Refund 1,200.00 on order A-9001?",
+            "items": [{"id": "call_1", "title": "Refund A-9001", "data": {"order_id": "A-9001", "amount": "1200.00"}}],
+        },
+    )
     sync.sync_env(platform_client, "default")
     return Hold.objects.get(hold_id="h_big")
 

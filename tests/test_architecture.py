@@ -161,12 +161,17 @@ def test_no_module_hangs_private_state_on_a_user():
         for layer in layers()
         for app in layer
         for path in modules_in(app)
-        if (lines := sorted(
-            node.lineno
-            for node in ast.walk(ast.parse(path.read_text()))
-            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and node.attr.startswith("_")
-            and isinstance(node.value, ast.Name) and "user" in node.value.id
-        ))
+        if (
+            lines := sorted(
+                node.lineno
+                for node in ast.walk(ast.parse(path.read_text()))
+                if isinstance(node, ast.Attribute)
+                and isinstance(node.ctx, ast.Store)
+                and node.attr.startswith("_")
+                and isinstance(node.value, ast.Name)
+                and "user" in node.value.id
+            )
+        )
     }
 
     assert found == {}
@@ -194,7 +199,9 @@ def test_only_the_tasks_modules_import_a_tasks_module():
 def test_every_task_queued_or_scheduled_by_name_exists():
     """Queued and scheduled by name, a task renamed or moved must fail here, not pile up unknown at the workers."""
     celery_app.loader.import_default_modules()  # the tasks modules, as a worker imports them
-    named = {decisions.DELIVERY_TASK, sending.SEND_TASK} | {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
+    named = {decisions.DELIVERY_TASK, sending.SEND_TASK} | {
+        entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()
+    }
 
     assert named - set(celery_app.tasks) == set()
 
@@ -208,7 +215,8 @@ def test_modules_under_tests_import_no_conftest_and_no_test_module():
         if "node_modules" not in path.parts
         and (
             names := {
-                name for name in imported_modules(path)
+                name
+                for name in imported_modules(path)
                 if any(part == "conftest" or part.startswith("test_") for part in name.split("."))
             }
         )

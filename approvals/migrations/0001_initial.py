@@ -7,83 +7,238 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('auth', '0012_alter_user_first_name_max_length'),
-        ('holds', '0012_sync_filter_values_version'),
+        ("auth", "0012_alter_user_first_name_max_length"),
+        ("holds", "0012_sync_filter_values_version"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ApprovalPolicy',
+            name="ApprovalPolicy",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100, unique=True)),
-                ('env_pattern', models.CharField(blank=True, help_text='A glob over the env, e.g. prod-*; blank: any env.', max_length=200)),
-                ('agent_pattern', models.CharField(blank=True, help_text='A glob over the agent; blank: any agent.', max_length=200)),
-                ('capability_pattern', models.CharField(blank=True, help_text='A glob over the capability; blank: any capability.', max_length=200)),
-                ('condition_key', models.CharField(blank=True, help_text="A key of the items' data holding a number, e.g. amount; blank: no condition.", max_length=100)),
-                ('condition_operator', models.CharField(blank=True, choices=[('gt', '>'), ('gte', '≥'), ('lt', '<'), ('lte', '≤'), ('eq', '=')], max_length=3)),
-                ('condition_threshold', models.DecimalField(blank=True, decimal_places=4, max_digits=20, null=True)),
-                ('approvals_required', models.PositiveSmallIntegerField(default=2, help_text='How many distinct people must approve: 1 to 3.', validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(3)])),
-                ('escalate_after_minutes', models.PositiveIntegerField(blank=True, help_text='Escalate a hold nobody has claimed this many minutes after it arrived.', null=True)),
-                ('escalate_at_percent', models.PositiveSmallIntegerField(blank=True, help_text='Escalate a hold once this share of its lifetime has gone, e.g. 75.', null=True, validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(99)])),
-                ('escalation_group', models.ForeignKey(blank=True, help_text='Who is told when a hold escalates.', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='auth.group')),
-                ('later_approver_group', models.ForeignKey(blank=True, help_text='Who may give the approvals after the first; blank: any reviewer.', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='auth.group')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=100, unique=True)),
+                (
+                    "env_pattern",
+                    models.CharField(
+                        blank=True, help_text="A glob over the env, e.g. prod-*; blank: any env.", max_length=200
+                    ),
+                ),
+                (
+                    "agent_pattern",
+                    models.CharField(blank=True, help_text="A glob over the agent; blank: any agent.", max_length=200),
+                ),
+                (
+                    "capability_pattern",
+                    models.CharField(
+                        blank=True, help_text="A glob over the capability; blank: any capability.", max_length=200
+                    ),
+                ),
+                (
+                    "condition_key",
+                    models.CharField(
+                        blank=True,
+                        help_text="A key of the items' data holding a number, e.g. amount; blank: no condition.",
+                        max_length=100,
+                    ),
+                ),
+                (
+                    "condition_operator",
+                    models.CharField(
+                        blank=True,
+                        choices=[("gt", ">"), ("gte", "≥"), ("lt", "<"), ("lte", "≤"), ("eq", "=")],
+                        max_length=3,
+                    ),
+                ),
+                ("condition_threshold", models.DecimalField(blank=True, decimal_places=4, max_digits=20, null=True)),
+                (
+                    "approvals_required",
+                    models.PositiveSmallIntegerField(
+                        default=2,
+                        help_text="How many distinct people must approve: 1 to 3.",
+                        validators=[
+                            django.core.validators.MinValueValidator(1),
+                            django.core.validators.MaxValueValidator(3),
+                        ],
+                    ),
+                ),
+                (
+                    "escalate_after_minutes",
+                    models.PositiveIntegerField(
+                        blank=True,
+                        help_text="Escalate a hold nobody has claimed this many minutes after it arrived.",
+                        null=True,
+                    ),
+                ),
+                (
+                    "escalate_at_percent",
+                    models.PositiveSmallIntegerField(
+                        blank=True,
+                        help_text="Escalate a hold once this share of its lifetime has gone, e.g. 75.",
+                        null=True,
+                        validators=[
+                            django.core.validators.MinValueValidator(1),
+                            django.core.validators.MaxValueValidator(99),
+                        ],
+                    ),
+                ),
+                (
+                    "escalation_group",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="Who is told when a hold escalates.",
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="auth.group",
+                    ),
+                ),
+                (
+                    "later_approver_group",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="Who may give the approvals after the first; blank: any reviewer.",
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="auth.group",
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'approval policies',
-                'ordering': ['name'],
+                "verbose_name_plural": "approval policies",
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='Approval',
+            name="Approval",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('policy_name', models.CharField(help_text="The policy's name when the approval was given.", max_length=100)),
-                ('approvals_required', models.PositiveSmallIntegerField(help_text='The count the policy asked for then.')),
-                ('round', models.PositiveIntegerField(help_text='1 for the first round; a changed decision starts the next.')),
-                ('position', models.PositiveSmallIntegerField(help_text="1 for a round's first approval, 2 for its second …")),
-                ('created_at', models.DateTimeField()),
-                ('items', models.JSONField(help_text='What was approved, item by item: item_id, action, original_data, data (edits only) and comment.')),
-                ('approver', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='approvals', to=settings.AUTH_USER_MODEL)),
-                ('decision', models.ForeignKey(blank=True, help_text='The decision this approval led to, once its round reached the count.', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='approvals', to='holds.decision')),
-                ('hold', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='approvals', to='holds.hold')),
-                ('policy', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='approvals', to='approvals.approvalpolicy')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "policy_name",
+                    models.CharField(help_text="The policy's name when the approval was given.", max_length=100),
+                ),
+                (
+                    "approvals_required",
+                    models.PositiveSmallIntegerField(help_text="The count the policy asked for then."),
+                ),
+                (
+                    "round",
+                    models.PositiveIntegerField(help_text="1 for the first round; a changed decision starts the next."),
+                ),
+                (
+                    "position",
+                    models.PositiveSmallIntegerField(help_text="1 for a round's first approval, 2 for its second …"),
+                ),
+                ("created_at", models.DateTimeField()),
+                (
+                    "items",
+                    models.JSONField(
+                        help_text="What was approved, item by item: item_id, action, original_data, data (edits only) and comment."
+                    ),
+                ),
+                (
+                    "approver",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="approvals",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "decision",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="The decision this approval led to, once its round reached the count.",
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="approvals",
+                        to="holds.decision",
+                    ),
+                ),
+                (
+                    "hold",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="approvals", to="holds.hold"
+                    ),
+                ),
+                (
+                    "policy",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="approvals",
+                        to="approvals.approvalpolicy",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['hold', 'round', 'position'],
+                "ordering": ["hold", "round", "position"],
             },
         ),
         migrations.CreateModel(
-            name='Escalation',
+            name="Escalation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('group_name', models.CharField(help_text="The group's name when the hold escalated.", max_length=150)),
-                ('at', models.DateTimeField()),
-                ('reason', models.TextField(help_text='Why, for people: "not claimed 30 minutes after it arrived".')),
-                ('group', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='auth.group')),
-                ('hold', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, related_name='escalation', to='holds.hold')),
-                ('policy', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='escalations', to='approvals.approvalpolicy')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("group_name", models.CharField(help_text="The group's name when the hold escalated.", max_length=150)),
+                ("at", models.DateTimeField()),
+                ("reason", models.TextField(help_text='Why, for people: "not claimed 30 minutes after it arrived".')),
+                (
+                    "group",
+                    models.ForeignKey(
+                        null=True, on_delete=django.db.models.deletion.SET_NULL, related_name="+", to="auth.group"
+                    ),
+                ),
+                (
+                    "hold",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="escalation", to="holds.hold"
+                    ),
+                ),
+                (
+                    "policy",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="escalations",
+                        to="approvals.approvalpolicy",
+                    ),
+                ),
             ],
         ),
         migrations.AddConstraint(
-            model_name='approvalpolicy',
-            constraint=models.CheckConstraint(condition=models.Q(('approvals_required__gte', 1), ('approvals_required__lte', 3)), name='policy_approvals_1_to_3'),
+            model_name="approvalpolicy",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("approvals_required__gte", 1), ("approvals_required__lte", 3)),
+                name="policy_approvals_1_to_3",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='approvalpolicy',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('condition_key', ''), ('condition_operator', ''), ('condition_threshold__isnull', True)), models.Q(models.Q(('condition_key', ''), _negated=True), models.Q(('condition_operator', ''), _negated=True), ('condition_threshold__isnull', False)), _connector='OR'), name='policy_condition_complete'),
+            model_name="approvalpolicy",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("condition_key", ""), ("condition_operator", ""), ("condition_threshold__isnull", True)),
+                    models.Q(
+                        models.Q(("condition_key", ""), _negated=True),
+                        models.Q(("condition_operator", ""), _negated=True),
+                        ("condition_threshold__isnull", False),
+                    ),
+                    _connector="OR",
+                ),
+                name="policy_condition_complete",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='approval',
-            constraint=models.UniqueConstraint(fields=('hold', 'round', 'position'), name='approval_place_once'),
+            model_name="approval",
+            constraint=models.UniqueConstraint(fields=("hold", "round", "position"), name="approval_place_once"),
         ),
         migrations.AddConstraint(
-            model_name='approval',
-            constraint=models.UniqueConstraint(fields=('hold', 'round', 'approver'), name='approval_person_once_per_round'),
+            model_name="approval",
+            constraint=models.UniqueConstraint(
+                fields=("hold", "round", "approver"), name="approval_person_once_per_round"
+            ),
         ),
     ]

@@ -4,17 +4,20 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('approvals', '0001_initial'),
+        ("approvals", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='approval',
-            name='payload_digest',
+            model_name="approval",
+            name="payload_digest",
             # Approvals given before: "" matches no hold's digest, so their open rounds end.
-            field=models.CharField(default='', help_text="The hold's payload digest when approved: once the platform changes the hold, the round is over.", max_length=64),
+            field=models.CharField(
+                default="",
+                help_text="The hold's payload digest when approved: once the platform changes the hold, the round is over.",
+                max_length=64,
+            ),
             preserve_default=False,
         ),
     ]

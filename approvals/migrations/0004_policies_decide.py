@@ -6,111 +6,184 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('approvals', '0003_escalation_told'),
-        ('holds', '0015_decision_by_policy'),
+        ("approvals", "0003_escalation_told"),
+        ("holds", "0015_decision_by_policy"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='PolicyDecision',
+            name="PolicyDecision",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('policy_name', models.CharField(help_text="The policy's name when it decided.", max_length=100)),
-                ('kind', models.CharField(choices=[('approved', 'Approved by the policy'), ('default', 'Default outcome before expiry')], max_length=8)),
-                ('at', models.DateTimeField()),
-                ('day', models.DateField(help_text="The day it counts towards the policy's daily cap, in TIME_ZONE.")),
-                ('amount', models.DecimalField(decimal_places=4, help_text="The condition's number, counted in the daily cap.", max_digits=20, null=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("policy_name", models.CharField(help_text="The policy's name when it decided.", max_length=100)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("approved", "Approved by the policy"), ("default", "Default outcome before expiry")],
+                        max_length=8,
+                    ),
+                ),
+                ("at", models.DateTimeField()),
+                ("day", models.DateField(help_text="The day it counts towards the policy's daily cap, in TIME_ZONE.")),
+                (
+                    "amount",
+                    models.DecimalField(
+                        decimal_places=4,
+                        help_text="The condition's number, counted in the daily cap.",
+                        max_digits=20,
+                        null=True,
+                    ),
+                ),
             ],
         ),
         migrations.RemoveConstraint(
-            model_name='approvalpolicy',
-            name='policy_approvals_1_to_3',
+            model_name="approvalpolicy",
+            name="policy_approvals_1_to_3",
         ),
         migrations.AddField(
-            model_name='approvalpolicy',
-            name='auto_wait_minutes',
-            field=models.PositiveIntegerField(default=0, help_text='With 0 people needed: how long a hold waits in the queue before the policy approves it.'),
+            model_name="approvalpolicy",
+            name="auto_wait_minutes",
+            field=models.PositiveIntegerField(
+                default=0,
+                help_text="With 0 people needed: how long a hold waits in the queue before the policy approves it.",
+            ),
         ),
         migrations.AddField(
-            model_name='approvalpolicy',
-            name='daily_cap_amount',
-            field=models.DecimalField(blank=True, decimal_places=4, help_text="With 0 people needed: at most this sum of the condition's number approved by the policy a day.", max_digits=20, null=True),
+            model_name="approvalpolicy",
+            name="daily_cap_amount",
+            field=models.DecimalField(
+                blank=True,
+                decimal_places=4,
+                help_text="With 0 people needed: at most this sum of the condition's number approved by the policy a day.",
+                max_digits=20,
+                null=True,
+            ),
         ),
         migrations.AddField(
-            model_name='approvalpolicy',
-            name='daily_cap_count',
-            field=models.PositiveIntegerField(blank=True, help_text='With 0 people needed: at most this many holds approved by the policy a day.', null=True),
+            model_name="approvalpolicy",
+            name="daily_cap_count",
+            field=models.PositiveIntegerField(
+                blank=True,
+                help_text="With 0 people needed: at most this many holds approved by the policy a day.",
+                null=True,
+            ),
         ),
         migrations.AddField(
-            model_name='approvalpolicy',
-            name='enabled',
-            field=models.BooleanField(default=True, help_text='A disabled policy decides nothing by itself: the holds it matches wait for people.'),
+            model_name="approvalpolicy",
+            name="enabled",
+            field=models.BooleanField(
+                default=True,
+                help_text="A disabled policy decides nothing by itself: the holds it matches wait for people.",
+            ),
         ),
         migrations.AddField(
-            model_name='approvalpolicy',
-            name='every_hold_confirmed',
-            field=models.BooleanField(default=False, help_text='Needed for a policy with 0 people, blank globs and no condition: it approves every hold.', verbose_name='I mean every hold'),
+            model_name="approvalpolicy",
+            name="every_hold_confirmed",
+            field=models.BooleanField(
+                default=False,
+                help_text="Needed for a policy with 0 people, blank globs and no condition: it approves every hold.",
+                verbose_name="I mean every hold",
+            ),
         ),
         migrations.AddField(
-            model_name='approvalpolicy',
-            name='expiry_outcome',
-            field=models.CharField(blank=True, choices=[('reject', 'Reject'), ('approve', 'Approve')], help_text='The decision the policy sends for a hold nobody decided before its expiry; blank: none.', max_length=7),
+            model_name="approvalpolicy",
+            name="expiry_outcome",
+            field=models.CharField(
+                blank=True,
+                choices=[("reject", "Reject"), ("approve", "Approve")],
+                help_text="The decision the policy sends for a hold nobody decided before its expiry; blank: none.",
+                max_length=7,
+            ),
         ),
         migrations.AddField(
-            model_name='approvalpolicy',
-            name='expiry_outcome_comment',
-            field=models.TextField(blank=True, help_text='Sent with a default reject, so the agent can tell its customer why.'),
+            model_name="approvalpolicy",
+            name="expiry_outcome_comment",
+            field=models.TextField(
+                blank=True, help_text="Sent with a default reject, so the agent can tell its customer why."
+            ),
         ),
         migrations.AddField(
-            model_name='approvalpolicy',
-            name='expiry_outcome_minutes',
-            field=models.PositiveIntegerField(blank=True, help_text="How many minutes before the hold's expiry the default outcome is sent.", null=True),
+            model_name="approvalpolicy",
+            name="expiry_outcome_minutes",
+            field=models.PositiveIntegerField(
+                blank=True,
+                help_text="How many minutes before the hold's expiry the default outcome is sent.",
+                null=True,
+            ),
         ),
         migrations.AddField(
-            model_name='approvalpolicy',
-            name='valid_until',
-            field=models.DateTimeField(blank=True, help_text='From then on the policy decides nothing by itself; blank: no end.', null=True),
+            model_name="approvalpolicy",
+            name="valid_until",
+            field=models.DateTimeField(
+                blank=True, help_text="From then on the policy decides nothing by itself; blank: no end.", null=True
+            ),
         ),
         migrations.AlterField(
-            model_name='approvalpolicy',
-            name='approvals_required',
-            field=models.PositiveSmallIntegerField(default=2, help_text='How many distinct people must approve: 0 to 3. With 0 the policy approves a matching hold itself.', validators=[django.core.validators.MinValueValidator(0), django.core.validators.MaxValueValidator(3)], verbose_name='people needed'),
+            model_name="approvalpolicy",
+            name="approvals_required",
+            field=models.PositiveSmallIntegerField(
+                default=2,
+                help_text="How many distinct people must approve: 0 to 3. With 0 the policy approves a matching hold itself.",
+                validators=[django.core.validators.MinValueValidator(0), django.core.validators.MaxValueValidator(3)],
+                verbose_name="people needed",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='approvalpolicy',
-            constraint=models.CheckConstraint(condition=models.Q(('approvals_required__gte', 0), ('approvals_required__lte', 3)), name='policy_approvals_0_to_3'),
+            model_name="approvalpolicy",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("approvals_required__gte", 0), ("approvals_required__lte", 3)),
+                name="policy_approvals_0_to_3",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='approvalpolicy',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('expiry_outcome', 'approve'), _negated=True), ('approvals_required__lte', 1), _connector='OR'), name='policy_default_approve_at_most_one'),
+            model_name="approvalpolicy",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("expiry_outcome", "approve"), _negated=True),
+                    ("approvals_required__lte", 1),
+                    _connector="OR",
+                ),
+                name="policy_default_approve_at_most_one",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='approvalpolicy',
-            constraint=models.CheckConstraint(condition=models.Q(('expiry_outcome', ''), ('expiry_outcome_minutes__isnull', False), _connector='OR'), name='policy_default_outcome_has_minutes'),
+            model_name="approvalpolicy",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("expiry_outcome", ""), ("expiry_outcome_minutes__isnull", False), _connector="OR"),
+                name="policy_default_outcome_has_minutes",
+            ),
         ),
         migrations.AddField(
-            model_name='policydecision',
-            name='decision',
-            field=models.ForeignKey(null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='holds.decision'),
+            model_name="policydecision",
+            name="decision",
+            field=models.ForeignKey(
+                null=True, on_delete=django.db.models.deletion.PROTECT, related_name="+", to="holds.decision"
+            ),
         ),
         migrations.AddField(
-            model_name='policydecision',
-            name='hold',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='policy_decisions', to='holds.hold'),
+            model_name="policydecision",
+            name="hold",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT, related_name="policy_decisions", to="holds.hold"
+            ),
         ),
         migrations.AddField(
-            model_name='policydecision',
-            name='policy',
-            field=models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='decisions', to='approvals.approvalpolicy'),
+            model_name="policydecision",
+            name="policy",
+            field=models.ForeignKey(
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="decisions",
+                to="approvals.approvalpolicy",
+            ),
         ),
         migrations.AddIndex(
-            model_name='policydecision',
-            index=models.Index(fields=['policy', 'day'], name='policy_decision_day'),
+            model_name="policydecision",
+            index=models.Index(fields=["policy", "day"], name="policy_decision_day"),
         ),
         migrations.AddConstraint(
-            model_name='policydecision',
-            constraint=models.UniqueConstraint(fields=('hold', 'kind'), name='policy_decision_once_per_hold'),
+            model_name="policydecision",
+            constraint=models.UniqueConstraint(fields=("hold", "kind"), name="policy_decision_once_per_hold"),
         ),
     ]

@@ -6,49 +6,129 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('holds', '0001_initial'),
+        ("holds", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='AuditChainHead',
+            name="AuditChainHead",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('sequence', models.BigIntegerField(default=0)),
-                ('hash', models.CharField(max_length=64)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("sequence", models.BigIntegerField(default=0)),
+                ("hash", models.CharField(max_length=64)),
             ],
         ),
         migrations.CreateModel(
-            name='AuditEvent',
+            name="AuditEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('sequence', models.BigIntegerField(help_text='Position in the hash chain: 1, 2, 3 … without gaps.', unique=True)),
-                ('at', models.DateTimeField()),
-                ('kind', models.CharField(choices=[('hold_seen', 'Hold first seen'), ('claimed', 'Claimed'), ('released', 'Released'), ('taken_over', 'Taken over'), ('decision_submitted', 'Decision submitted'), ('delivery_attempt', 'Delivery attempt'), ('applied', 'Applied'), ('not_applied', 'Not applied'), ('expired', 'Hold expired'), ('decided_elsewhere', 'Decided elsewhere'), ('notification_sent', 'Notification sent'), ('notification_failed', 'Notification failed'), ('signed_in', 'Signed in'), ('sign_in_failed', 'Sign-in failed'), ('role_changed', 'Role changed'), ('setting_changed', 'Setting changed')], max_length=32)),
-                ('actor_name', models.CharField(blank=True, help_text="The actor's username when it happened.", max_length=150)),
-                ('env', models.CharField(blank=True, max_length=100)),
-                ('hold_id', models.CharField(blank=True, help_text="The platform's hold id.", max_length=200)),
-                ('run_id', models.CharField(blank=True, max_length=200)),
-                ('agent', models.CharField(blank=True, max_length=200)),
-                ('actions', models.CharField(blank=True, help_text="The items' actions, sorted, space-separated.", max_length=32)),
-                ('outcome', models.CharField(blank=True, max_length=32)),
-                ('item_ids', models.JSONField(blank=True, default=list)),
-                ('search_text', models.TextField(blank=True, help_text='Lower-cased ids and item data values, one a line.')),
-                ('payload', models.JSONField(blank=True, default=dict)),
-                ('prev_hash', models.CharField(max_length=64)),
-                ('hash', models.CharField(max_length=64)),
-                ('actor', models.ForeignKey(blank=True, db_index=False, help_text='Null for the system (sync, delivery) or an anonymous sign-in attempt.', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='audit_events', to=settings.AUTH_USER_MODEL)),
-                ('decision', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='audit_events', to='holds.decision')),
-                ('hold_record', models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='audit_events', to='holds.hold')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "sequence",
+                    models.BigIntegerField(
+                        help_text="Position in the hash chain: 1, 2, 3 … without gaps.", unique=True
+                    ),
+                ),
+                ("at", models.DateTimeField()),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("hold_seen", "Hold first seen"),
+                            ("claimed", "Claimed"),
+                            ("released", "Released"),
+                            ("taken_over", "Taken over"),
+                            ("decision_submitted", "Decision submitted"),
+                            ("delivery_attempt", "Delivery attempt"),
+                            ("applied", "Applied"),
+                            ("not_applied", "Not applied"),
+                            ("expired", "Hold expired"),
+                            ("decided_elsewhere", "Decided elsewhere"),
+                            ("notification_sent", "Notification sent"),
+                            ("notification_failed", "Notification failed"),
+                            ("signed_in", "Signed in"),
+                            ("sign_in_failed", "Sign-in failed"),
+                            ("role_changed", "Role changed"),
+                            ("setting_changed", "Setting changed"),
+                        ],
+                        max_length=32,
+                    ),
+                ),
+                (
+                    "actor_name",
+                    models.CharField(blank=True, help_text="The actor's username when it happened.", max_length=150),
+                ),
+                ("env", models.CharField(blank=True, max_length=100)),
+                ("hold_id", models.CharField(blank=True, help_text="The platform's hold id.", max_length=200)),
+                ("run_id", models.CharField(blank=True, max_length=200)),
+                ("agent", models.CharField(blank=True, max_length=200)),
+                (
+                    "actions",
+                    models.CharField(
+                        blank=True, help_text="The items' actions, sorted, space-separated.", max_length=32
+                    ),
+                ),
+                ("outcome", models.CharField(blank=True, max_length=32)),
+                ("item_ids", models.JSONField(blank=True, default=list)),
+                (
+                    "search_text",
+                    models.TextField(blank=True, help_text="Lower-cased ids and item data values, one a line."),
+                ),
+                ("payload", models.JSONField(blank=True, default=dict)),
+                ("prev_hash", models.CharField(max_length=64)),
+                ("hash", models.CharField(max_length=64)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        blank=True,
+                        db_index=False,
+                        help_text="Null for the system (sync, delivery) or an anonymous sign-in attempt.",
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="audit_events",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "decision",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="audit_events",
+                        to="holds.decision",
+                    ),
+                ),
+                (
+                    "hold_record",
+                    models.ForeignKey(
+                        blank=True,
+                        db_index=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="audit_events",
+                        to="holds.hold",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-at', '-sequence'],
-                'indexes': [models.Index(fields=['-at', '-sequence'], name='audit_at'), models.Index(fields=['kind', '-at', '-sequence'], name='audit_kind_at'), models.Index(fields=['actor', '-at', '-sequence'], name='audit_actor_at'), models.Index(fields=['agent', '-at', '-sequence'], name='audit_agent_at'), models.Index(fields=['hold_id', '-at', '-sequence'], name='audit_hold_at'), models.Index(fields=['run_id', '-at', '-sequence'], name='audit_run_at'), models.Index(condition=models.Q(('outcome', ''), _negated=True), fields=['outcome', '-at', '-sequence'], name='audit_outcome_at')],
+                "ordering": ["-at", "-sequence"],
+                "indexes": [
+                    models.Index(fields=["-at", "-sequence"], name="audit_at"),
+                    models.Index(fields=["kind", "-at", "-sequence"], name="audit_kind_at"),
+                    models.Index(fields=["actor", "-at", "-sequence"], name="audit_actor_at"),
+                    models.Index(fields=["agent", "-at", "-sequence"], name="audit_agent_at"),
+                    models.Index(fields=["hold_id", "-at", "-sequence"], name="audit_hold_at"),
+                    models.Index(fields=["run_id", "-at", "-sequence"], name="audit_run_at"),
+                    models.Index(
+                        condition=models.Q(("outcome", ""), _negated=True),
+                        fields=["outcome", "-at", "-sequence"],
+                        name="audit_outcome_at",
+                    ),
+                ],
             },
         ),
     ]

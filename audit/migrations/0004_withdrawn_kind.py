@@ -4,15 +4,36 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('audit', '0003_locked_out_kind'),
+        ("audit", "0003_locked_out_kind"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='auditevent',
-            name='kind',
-            field=models.CharField(choices=[('hold_seen', 'Hold first seen'), ('claimed', 'Claimed'), ('released', 'Released'), ('taken_over', 'Taken over'), ('decision_submitted', 'Decision submitted'), ('withdrawn', 'Decision withdrawn'), ('delivery_attempt', 'Delivery attempt'), ('applied', 'Applied'), ('not_applied', 'Not applied'), ('expired', 'Hold expired'), ('decided_elsewhere', 'Decided elsewhere'), ('notification_sent', 'Notification sent'), ('notification_failed', 'Notification failed'), ('signed_in', 'Signed in'), ('sign_in_failed', 'Sign-in failed'), ('locked_out', 'Locked out of signing in'), ('role_changed', 'Role changed'), ('setting_changed', 'Setting changed')], max_length=32),
+            model_name="auditevent",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("hold_seen", "Hold first seen"),
+                    ("claimed", "Claimed"),
+                    ("released", "Released"),
+                    ("taken_over", "Taken over"),
+                    ("decision_submitted", "Decision submitted"),
+                    ("withdrawn", "Decision withdrawn"),
+                    ("delivery_attempt", "Delivery attempt"),
+                    ("applied", "Applied"),
+                    ("not_applied", "Not applied"),
+                    ("expired", "Hold expired"),
+                    ("decided_elsewhere", "Decided elsewhere"),
+                    ("notification_sent", "Notification sent"),
+                    ("notification_failed", "Notification failed"),
+                    ("signed_in", "Signed in"),
+                    ("sign_in_failed", "Sign-in failed"),
+                    ("locked_out", "Locked out of signing in"),
+                    ("role_changed", "Role changed"),
+                    ("setting_changed", "Setting changed"),
+                ],
+                max_length=32,
+            ),
         ),
     ]

@@ -5,14 +5,22 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('audit', '0004_withdrawn_kind'),
+        ("audit", "0004_withdrawn_kind"),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name='auditevent',
-            index=models.Index(condition=models.Q(('kind__in', ('decision_submitted', 'withdrawn', 'applied', 'not_applied', 'expired', 'decided_elsewhere'))), fields=['-at', '-sequence'], name='audit_decisions_at'),
+            model_name="auditevent",
+            index=models.Index(
+                condition=models.Q(
+                    (
+                        "kind__in",
+                        ("decision_submitted", "withdrawn", "applied", "not_applied", "expired", "decided_elsewhere"),
+                    )
+                ),
+                fields=["-at", "-sequence"],
+                name="audit_decisions_at",
+            ),
         ),
     ]

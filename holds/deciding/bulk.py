@@ -42,7 +42,9 @@ ACTIONS = (DecisionItem.Action.APPROVE, DecisionItem.Action.REJECT)
 MAX_HOLDS = 500  # far above a queue page (50), short of a request that takes minutes
 DIGEST_SALT = "holds.deciding.bulk.summary"
 CHANGED = "Changed since the summary you confirmed; open it to check it, then decide it on its own."
-APPROVED_BEFORE = "You approved this hold before, and a person approves a hold once: another person must give the next one."
+APPROVED_BEFORE = (
+    "You approved this hold before, and a person approves a hold once: another person must give the next one."
+)
 CHANGED_DECISION = "Waiting for approval of a changed decision: open it."
 WAITS_FOR_GROUP = "Waits for approval by {group}: the next approval must come from one of them."
 NOT_CONFIRMED = "Nothing was sent: these decisions did not match a summary shown to you. Check them, then send them."
@@ -191,10 +193,13 @@ def _round_seen(standing: rounds.Standing | None) -> int | None:
 def summary_digest(selection: Selection, reviewer, included: list[Entry]) -> str:
     """The signature the summary's confirm form carries: the action, the comment and every hold it lists, each with
     its latest decision; it lasts ``CLAIM_MINUTES``."""
-    return review.sign_summary(DIGEST_SALT, {
-        "head": _head(selection, reviewer),
-        "holds": {str(entry.hold.pk): [_fingerprint(entry), entry.hold.latest_decision_id] for entry in included},
-    })
+    return review.sign_summary(
+        DIGEST_SALT,
+        {
+            "head": _head(selection, reviewer),
+            "holds": {str(entry.hold.pk): [_fingerprint(entry), entry.hold.latest_decision_id] for entry in included},
+        },
+    )
 
 
 def send(selection: Selection, viewer: Viewer, signed: str) -> list[Result]:
@@ -228,8 +233,11 @@ def send(selection: Selection, viewer: Viewer, signed: str) -> list[Result]:
             continue
         try:
             outcome = decisions.submit(
-                entry.hold, reviewer, selection.choices(entry.items),
-                round_shown=_round_seen(standing), decision_shown=decision_shown,
+                entry.hold,
+                reviewer,
+                selection.choices(entry.items),
+                round_shown=_round_seen(standing),
+                decision_shown=decision_shown,
                 channel=DecisionChannel.BULK,
             )
         except decisions.DecisionRefused as refused:

@@ -37,8 +37,8 @@ from approvals.escalation import may_apply
 from approvals.models import Approval, ApprovalPolicy, PolicyDecision
 from audit.models import AuditEvent, EventKind
 from holds.deciding import decisions
-from holds.queue import listing as holds_queue
 from holds.models import Decision, DecisionItem, Hold
+from holds.queue import listing as holds_queue
 from notifications import notify
 
 logger = logging.getLogger(__name__)
@@ -65,7 +65,9 @@ def send_default_outcomes(now: datetime | None = None) -> list[Decision]:
     for policy in defaulting:
         due_now |= may_apply(policy) & Q(expires_at__lte=now + timedelta(minutes=policy.expiry_outcome_minutes))
     sent = PolicyDecision.objects.filter(hold=OuterRef("pk"), kind=PolicyDecision.Kind.DEFAULT)
-    candidates = holds_queue.open_holds(now).filter(due_now, expires_at__isnull=False).exclude(Exists(sent)).order_by("pk")
+    candidates = (
+        holds_queue.open_holds(now).filter(due_now, expires_at__isnull=False).exclude(Exists(sent)).order_by("pk")
+    )
     return _sweep(candidates, PolicyDecision.Kind.DEFAULT, now) if defaulting else []
 
 
@@ -78,7 +80,11 @@ def _sweep(candidates, kind: str, now: datetime) -> list[Decision]:
     while len(made) < BATCH:
         page = list(candidates.filter(pk__gt=after).prefetch_related("items")[:BATCH])
         for hold in page:
-            if len(made) < BATCH and _looks_due(hold, every_policy, kind, now) and (decision := _decide(hold.pk, kind, now)):
+            if (
+                len(made) < BATCH
+                and _looks_due(hold, every_policy, kind, now)
+                and (decision := _decide(hold.pk, kind, now))
+            ):
                 made.append(decision)
         if len(page) < BATCH:
             break
@@ -109,7 +115,8 @@ def last_changed_by(policy: ApprovalPolicy) -> str:
     """Who last added or changed ``policy`` in the admin, as the audit recorded it (blank if nobody did)."""
     changed = AuditEvent.objects.filter(
         Q(payload__object_id=policy.pk) | Q(payload__object_id=str(policy.pk)),  # as the admin's log entry gave it
-        kind=EventKind.SETTING_CHANGED, payload__model=ApprovalPolicy._meta.label_lower,
+        kind=EventKind.SETTING_CHANGED,
+        payload__model=ApprovalPolicy._meta.label_lower,
     )
     return changed.order_by("-sequence").values_list("actor_name", flat=True).first() or ""
 
@@ -137,9 +144,13 @@ def _decide_locked(hold_pk: int, kind: str, now: datetime) -> Decision | None:
     policy = ApprovalPolicy.objects.select_for_update().filter(pk=found.policy.pk).first()
     if policy is None:
         return None
-    number = policies.condition_value(policy, [item.data for item in hold.items.all()]) if policy.condition_key else None
+    number = (
+        policies.condition_value(policy, [item.data for item in hold.items.all()]) if policy.condition_key else None
+    )
     day = policies.cap_day(now)
-    action = policies.own_action(policy, hold, number, now, alone.day_tally(policy, day) if approving else policies.DayTally())
+    action = policies.own_action(
+        policy, hold, number, now, alone.day_tally(policy, day) if approving else policies.DayTally()
+    )
     if approving:
         if action.approve_at is None or action.approve_at > now or "approve" not in hold.actions:
             return None
@@ -148,18 +159,27 @@ def _decide_locked(hold_pk: int, kind: str, now: datetime) -> Decision | None:
         if action.default_at is None or action.default_at > now or action.default_action not in hold.actions:
             return None
         comment = policy.expiry_outcome_comment if action.default_action == DecisionItem.Action.REJECT else ""
-        choices = [decisions.ItemChoice(item.item_id, action.default_action, comment=comment) for item in hold.items.all()]
+        choices = [
+            decisions.ItemChoice(item.item_id, action.default_action, comment=comment) for item in hold.items.all()
+        ]
     try:
         with transaction.atomic():
             record = PolicyDecision.objects.create(
-                hold=hold, policy=policy, policy_name=policy.name, kind=kind, at=now, day=day,
+                hold=hold,
+                policy=policy,
+                policy_name=policy.name,
+                kind=kind,
+                at=now,
+                day=day,
                 amount=number if approving else None,
             )
     except IntegrityError:
         return None  # another sweep decided it first
     current = rounds.open_round(rounds.with_rounds(Approval.objects.filter(hold=hold).select_related("approver")))
     claimant = hold.claimant(now)
-    decider = decisions.PolicyDecider(policy.name, last_changed_by(policy), "approved" if approving else "default_outcome")
+    decider = decisions.PolicyDecider(
+        policy.name, last_changed_by(policy), "approved" if approving else "default_outcome"
+    )
     decision = decisions.submit_for_policy(hold, decider, choices, now, linked=current)
     record.decision = decision
     record.save(update_fields=["decision"])

@@ -40,9 +40,9 @@ def claim(hold: Hold, user, now: datetime | None = None, lasting: timedelta | No
     """
     now = now or timezone.now()
     until = now + (lasting or claim_duration())
-    renewed = Hold.objects.filter(pk=hold.pk, status=Hold.Status.OPEN, claimed_by=user, claim_expires_at__gt=now).update(
-        claim_expires_at=until
-    )
+    renewed = Hold.objects.filter(
+        pk=hold.pk, status=Hold.Status.OPEN, claimed_by=user, claim_expires_at__gt=now
+    ).update(claim_expires_at=until)
     with transaction.atomic():
         taken = renewed or Hold.objects.filter(_unclaimed(now), pk=hold.pk, status=Hold.Status.OPEN).update(
             claimed_by=user, claimed_at=now, claim_expires_at=until

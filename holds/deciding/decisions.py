@@ -169,7 +169,9 @@ def submit(
     return decision
 
 
-def submit_for_policy(hold: Hold, decider: PolicyDecider, choices: list[ItemChoice], now: datetime, linked=()) -> Decision:
+def submit_for_policy(
+    hold: Hold, decider: PolicyDecider, choices: list[ItemChoice], now: datetime, linked=()
+) -> Decision:
     """Store an approval policy's own decision of ``hold`` and queue its delivery at once.
 
     The one path of every decision, as ``submit``'s: one idempotency key, delivery and its
@@ -193,8 +195,14 @@ def submit_for_policy(hold: Hold, decider: PolicyDecider, choices: list[ItemChoi
 
 
 def _create(
-    locked: Hold, choices: list, approvals: list, now: datetime, reviewer=None, decider: PolicyDecider | None = None,
-    undo_until: datetime | None = None, channel: str = DecisionChannel.PAGE,
+    locked: Hold,
+    choices: list,
+    approvals: list,
+    now: datetime,
+    reviewer=None,
+    decider: PolicyDecider | None = None,
+    undo_until: datetime | None = None,
+    channel: str = DecisionChannel.PAGE,
 ) -> Decision:
     """The hold's live decision, by ``reviewer`` or ``decider``, its items, its audit (with the ``channel`` it came
     through) and its delivery, queued once the transaction commits (``undo_until``: not before the end of that undo
@@ -202,8 +210,12 @@ def _create(
     try:
         with transaction.atomic():
             decision = Decision.objects.create(
-                hold=locked, reviewer=reviewer, decided_by_policy=decider.name if decider else "", created_at=now,
-                undo_until=undo_until, next_attempt_at=undo_until or now,
+                hold=locked,
+                reviewer=reviewer,
+                decided_by_policy=decider.name if decider else "",
+                created_at=now,
+                undo_until=undo_until,
+                next_attempt_at=undo_until or now,
             )
     except IntegrityError:
         raise AlreadyDecided(locked.live_decision()) from None
@@ -224,8 +236,7 @@ def _create(
     payload = {"items": payloads.decision_items(decision), "channel": channel}
     if approvals:
         payload["approvals"] = [
-            {"approval": a.pk, "approver": a.approver.get_username(), "at": a.created_at.isoformat()}
-            for a in approvals
+            {"approval": a.pk, "approver": a.approver.get_username(), "at": a.created_at.isoformat()} for a in approvals
         ]
     if decider:
         payload["policy"] = {"name": decider.name, "last_changed_by": decider.changed_by, "kind": decider.kind}
@@ -325,7 +336,9 @@ def deliver(decision_id: int, client: platform.PlatformClient) -> float | None:
     now = timezone.now()
     leased = Decision.objects.filter(
         Q(undo_until__isnull=True) | Q(undo_until__lte=now),
-        pk=decision_id, state=Decision.State.SENDING, next_attempt_at__lte=now + CLOCK_SLACK,
+        pk=decision_id,
+        state=Decision.State.SENDING,
+        next_attempt_at__lte=now + CLOCK_SLACK,
     ).update(next_attempt_at=now + attempt_lease(), delivery_started_at=Coalesce(F("delivery_started_at"), Value(now)))
     if not leased:
         return _undo_time_left(decision_id, now)
@@ -349,7 +362,9 @@ def deliver(decision_id: int, client: platform.PlatformClient) -> float | None:
     except platform.InvalidDecision as error:
         _finish(decision, Decision.State.NOT_APPLIED, Decision.Outcome.INVALID, error.message)
     except platform.NotFound:
-        _finish(decision, Decision.State.NOT_APPLIED, Decision.Outcome.NOT_FOUND, "The platform does not know this hold.")
+        _finish(
+            decision, Decision.State.NOT_APPLIED, Decision.Outcome.NOT_FOUND, "The platform does not know this hold."
+        )
     except platform.PlatformError as error:
         return _retry_later(decision, str(error))
     else:
@@ -401,7 +416,9 @@ def _retry_later(decision: Decision, error: str) -> float | None:
             attempts=attempts, last_error=error, next_attempt_at=now + timedelta(seconds=delay)
         )
         audit_events.record(
-            EventKind.DELIVERY_ATTEMPT, hold=decision.hold, decision=decision,
+            EventKind.DELIVERY_ATTEMPT,
+            hold=decision.hold,
+            decision=decision,
             payload={"attempt": attempts, "outcome": "retry", "message": error},
         )
     logger.info("decision %s not delivered (%s); retrying in %.1f s", decision.pk, error, delay)
@@ -423,15 +440,29 @@ def _finish(decision: Decision, state: str, outcome: str, message: str, attempts
             notify.not_applied(decision)
             notify.resolve_for_holds([decision.hold_id], notify.RESOLVED_BY_DELIVERY, "not applied", now)
         else:
-            notify.resolve_for_holds([decision.hold_id], notify.RESOLVED_BY_DECISION | notify.RESOLVED_BY_DELIVERY,
-                                     f"decided by {decider_name(decision)}", now)
+            notify.resolve_for_holds(
+                [decision.hold_id],
+                notify.RESOLVED_BY_DECISION | notify.RESOLVED_BY_DELIVERY,
+                f"decided by {decider_name(decision)}",
+                now,
+            )
         result = {"outcome": outcome, "message": message}
-        audit_events.record_many([
-            audit_events.Entry(EventKind.DELIVERY_ATTEMPT, hold=decision.hold, decision=decision,
-                               payload={"attempt": attempts, **result}),
-            audit_events.Entry(EventKind.APPLIED if state == Decision.State.APPLIED else EventKind.NOT_APPLIED,
-                               hold=decision.hold, decision=decision, payload=result),
-        ])
+        audit_events.record_many(
+            [
+                audit_events.Entry(
+                    EventKind.DELIVERY_ATTEMPT,
+                    hold=decision.hold,
+                    decision=decision,
+                    payload={"attempt": attempts, **result},
+                ),
+                audit_events.Entry(
+                    EventKind.APPLIED if state == Decision.State.APPLIED else EventKind.NOT_APPLIED,
+                    hold=decision.hold,
+                    decision=decision,
+                    payload=result,
+                ),
+            ]
+        )
 
 
 def attempt_lease() -> timedelta:

@@ -91,7 +91,9 @@ def _amount_key(data: dict) -> str:
 
 
 def _refund(data: dict, key: str) -> str:
-    order_key = next((order for order in ORDER_KEYS if isinstance(data.get(order), str | int) and data[order] != ""), "")
+    order_key = next(
+        (order for order in ORDER_KEYS if isinstance(data.get(order), str | int) and data[order] != ""), ""
+    )
     text = f"Refunds {amount_text(data, key)}"
     if order_key:
         text += f" on order {_value(data[order_key])}"
@@ -107,10 +109,9 @@ def _arguments(data: Any) -> str:
 
 
 def _pairs(values: dict, data: dict, separator: str) -> str:
-    """"key value" pairs, amounts with the currency of ``data``."""
+    """ "key value" pairs, amounts with the currency of ``data``."""
     return ", ".join(
-        f"{_cut(display(key), VALUE_LIMIT)}{separator}"
-        f"{amount_text(data, key) if key in AMOUNT_KEYS else _value(value)}"
+        f"{_cut(display(key), VALUE_LIMIT)}{separator}{amount_text(data, key) if key in AMOUNT_KEYS else _value(value)}"
         for key, value in values.items()
     )
 

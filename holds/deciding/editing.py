@@ -106,7 +106,9 @@ def human_label(key: str) -> str:
     An acronym keeps its capitals; a key with no words in it (or the key "" of data that is
     not an object) is shown as it is, or as "Value".
     """
-    words = [word if word.isupper() and len(word) > 1 else word.lower() for word in WORD_BREAK.split(display(key)) if word]
+    words = [
+        word if word.isupper() and len(word) > 1 else word.lower() for word in WORD_BREAK.split(display(key)) if word
+    ]
     if not words:
         return display(key) or "Value"
     words[0] = words[0][0].upper() + words[0][1:]

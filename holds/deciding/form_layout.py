@@ -60,7 +60,16 @@ def error_links(reviews) -> list[ErrorLink]:
         shown_order = sorted(item_review.fields, key=lambda field: field.multiline)
         order = {field.name: position for position, field in enumerate(shown_order)}
         for error in sorted(item_review.errors, key=lambda error: order.get(error.name, len(order))):
-            links.append(ErrorLink(target=error.name, label=labels.get(error.name, "Value"), item=item, message=error.message))
+            links.append(
+                ErrorLink(target=error.name, label=labels.get(error.name, "Value"), item=item, message=error.message)
+            )
         if item_review.action_error:
-            links.append(ErrorLink(target=action_input_id(item_review.prefix), label="Action", item=item, message=item_review.action_error))
+            links.append(
+                ErrorLink(
+                    target=action_input_id(item_review.prefix),
+                    label="Action",
+                    item=item,
+                    message=item_review.action_error,
+                )
+            )
     return links

@@ -73,6 +73,8 @@ def others_looking(hold: Hold, user, now: datetime) -> list:
 def _others_looking(hold: Hold, user, now: datetime):
     return (
         get_user_model()
-        .objects.filter(pk__in=HoldViewer.objects.filter(hold=hold, seen_until__gt=now).exclude(user=user).values("user"))
+        .objects.filter(
+            pk__in=HoldViewer.objects.filter(hold=hold, seen_until__gt=now).exclude(user=user).values("user")
+        )
         .order_by("username")
     )

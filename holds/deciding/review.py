@@ -47,7 +47,9 @@ def read_summary(salt: str, signed: str, not_confirmed: str = NOT_CONFIRMED):
     """What ``sign_summary`` signed in ``signed`` within ``CLAIM_MINUTES`` (as long as a claim taken without
     JavaScript lasts); raise ``NotConfirmed`` for an expired one, or saying ``not_confirmed`` for a forged one."""
     try:
-        return signing.TimestampSigner(salt=salt).unsign_object(signed, max_age=timedelta(minutes=settings.CLAIM_MINUTES))
+        return signing.TimestampSigner(salt=salt).unsign_object(
+            signed, max_age=timedelta(minutes=settings.CLAIM_MINUTES)
+        )
     except signing.SignatureExpired:
         raise NotConfirmed(
             f"Nothing was sent: this summary is more than {settings.CLAIM_MINUTES} minutes old. "
@@ -118,7 +120,9 @@ def restored(hold: Hold, withdrawn) -> list[ItemReview]:
         item_review.action = DecisionItem.Action.REJECT if rejected else DecisionItem.Action.APPROVE
         item_review.comment = choice.comment
         if choice.action == DecisionItem.Action.EDIT:
-            sent = {field.key: field.initial for field in editing.fields_for(choice.data, f"{item_review.prefix}-field")}
+            sent = {
+                field.key: field.initial for field in editing.fields_for(choice.data, f"{item_review.prefix}-field")
+            }
             # As a browser posts the form: a checkbox that is off is absent.
             item_review.submitted = {
                 field.name: sent.get(field.key, field.initial)
@@ -162,7 +166,10 @@ def choices(reviews: list[ItemReview]) -> list[ItemChoice]:
 
 def rejecting_all(hold: Hold, comment: str) -> list[ItemChoice]:
     """Every item of the hold rejected, each with ``comment``."""
-    return [ItemChoice(item_id=item.item_id, action=DecisionItem.Action.REJECT, comment=comment) for item in hold.items.all()]
+    return [
+        ItemChoice(item_id=item.item_id, action=DecisionItem.Action.REJECT, comment=comment)
+        for item in hold.items.all()
+    ]
 
 
 def summary_digest(hold: Hold, reviewer, reviews: list[ItemReview], round_shown: int) -> str:

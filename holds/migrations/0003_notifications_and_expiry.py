@@ -6,111 +6,213 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('holds', '0002_roles'),
+        ("holds", "0002_roles"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='DigestState',
+            name="DigestState",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('started_at', models.DateTimeField(help_text='Holds first seen before the digest existed are not announced.')),
-                ('last_run_at', models.DateTimeField()),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "started_at",
+                    models.DateTimeField(help_text="Holds first seen before the digest existed are not announced."),
+                ),
+                ("last_run_at", models.DateTimeField()),
             ],
         ),
         migrations.CreateModel(
-            name='WebhookChannel',
+            name="WebhookChannel",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100, unique=True)),
-                ('url', models.URLField(max_length=500)),
-                ('secret', models.CharField(help_text='Signs each body with HMAC-SHA256 (X-ReviewQueue-Signature).', max_length=200)),
-                ('events', models.JSONField(blank=True, default=list, help_text='Event names this webhook receives.')),
-                ('active', models.BooleanField(default=True)),
-                ('last_error', models.TextField(blank=True)),
-                ('last_error_at', models.DateTimeField(blank=True, null=True)),
-                ('failing', models.BooleanField(default=False, help_text='Set when the webhook refused a message (a 4xx).')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=100, unique=True)),
+                ("url", models.URLField(max_length=500)),
+                (
+                    "secret",
+                    models.CharField(
+                        help_text="Signs each body with HMAC-SHA256 (X-ReviewQueue-Signature).", max_length=200
+                    ),
+                ),
+                ("events", models.JSONField(blank=True, default=list, help_text="Event names this webhook receives.")),
+                ("active", models.BooleanField(default=True)),
+                ("last_error", models.TextField(blank=True)),
+                ("last_error_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "failing",
+                    models.BooleanField(default=False, help_text="Set when the webhook refused a message (a 4xx)."),
+                ),
             ],
         ),
         migrations.AddField(
-            model_name='hold',
-            name='digested_at',
-            field=models.DateTimeField(help_text='When a new-holds digest announced it.', null=True),
+            model_name="hold",
+            name="digested_at",
+            field=models.DateTimeField(help_text="When a new-holds digest announced it.", null=True),
         ),
         migrations.AddField(
-            model_name='hold',
-            name='expired_here_at',
-            field=models.DateTimeField(help_text="When our expiry sweep closed it; sync then confirms the platform's final state.", null=True),
+            model_name="hold",
+            name="expired_here_at",
+            field=models.DateTimeField(
+                help_text="When our expiry sweep closed it; sync then confirms the platform's final state.", null=True
+            ),
         ),
         migrations.AlterField(
-            model_name='decisionitem',
-            name='item_id',
+            model_name="decisionitem",
+            name="item_id",
             field=models.TextField(),
         ),
         migrations.AlterField(
-            model_name='holditem',
-            name='item_id',
-            field=models.TextField(help_text='Agent-made (a tool call id, an order id): any length.'),
+            model_name="holditem",
+            name="item_id",
+            field=models.TextField(help_text="Agent-made (a tool call id, an order id): any length."),
         ),
         migrations.CreateModel(
-            name='Notification',
+            name="Notification",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('event', models.CharField(choices=[('new_holds', 'New holds'), ('expiring_soon', 'Expiring soon'), ('expired', 'Expired undecided'), ('not_applied', 'Decision not applied'), ('undelivered', 'Decision still undelivered')], max_length=20)),
-                ('subject_key', models.CharField(help_text='What it is about: a hold, a decision or a digest window.', max_length=100)),
-                ('channel', models.CharField(choices=[('email', 'Email'), ('webhook', 'Webhook'), ('in_app', 'In-app')], max_length=10)),
-                ('recipient_key', models.CharField(help_text='"user:<id>" or "webhook:<id>".', max_length=50)),
-                ('title', models.CharField(max_length=300)),
-                ('body', models.TextField()),
-                ('link', models.URLField(blank=True, max_length=500)),
-                ('holds', models.JSONField(blank=True, default=list, help_text='For digests: the holds listed.')),
-                ('created_at', models.DateTimeField()),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('sending', 'Sending'), ('sent', 'Sent'), ('failed', 'Failed')], default='pending', max_length=10)),
-                ('attempts', models.PositiveIntegerField(default=0)),
-                ('next_attempt_at', models.DateTimeField()),
-                ('sent_at', models.DateTimeField(blank=True, null=True)),
-                ('last_error', models.TextField(blank=True)),
-                ('read_at', models.DateTimeField(blank=True, null=True)),
-                ('decision', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='notifications', to='holds.decision')),
-                ('hold', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='notifications', to='holds.hold')),
-                ('user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='notifications', to=settings.AUTH_USER_MODEL)),
-                ('webhook', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='notifications', to='holds.webhookchannel')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "event",
+                    models.CharField(
+                        choices=[
+                            ("new_holds", "New holds"),
+                            ("expiring_soon", "Expiring soon"),
+                            ("expired", "Expired undecided"),
+                            ("not_applied", "Decision not applied"),
+                            ("undelivered", "Decision still undelivered"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "subject_key",
+                    models.CharField(
+                        help_text="What it is about: a hold, a decision or a digest window.", max_length=100
+                    ),
+                ),
+                (
+                    "channel",
+                    models.CharField(
+                        choices=[("email", "Email"), ("webhook", "Webhook"), ("in_app", "In-app")], max_length=10
+                    ),
+                ),
+                ("recipient_key", models.CharField(help_text='"user:<id>" or "webhook:<id>".', max_length=50)),
+                ("title", models.CharField(max_length=300)),
+                ("body", models.TextField()),
+                ("link", models.URLField(blank=True, max_length=500)),
+                ("holds", models.JSONField(blank=True, default=list, help_text="For digests: the holds listed.")),
+                ("created_at", models.DateTimeField()),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("sending", "Sending"),
+                            ("sent", "Sent"),
+                            ("failed", "Failed"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("attempts", models.PositiveIntegerField(default=0)),
+                ("next_attempt_at", models.DateTimeField()),
+                ("sent_at", models.DateTimeField(blank=True, null=True)),
+                ("last_error", models.TextField(blank=True)),
+                ("read_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "decision",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="notifications",
+                        to="holds.decision",
+                    ),
+                ),
+                (
+                    "hold",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="notifications",
+                        to="holds.hold",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="notifications",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "webhook",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="notifications",
+                        to="holds.webhookchannel",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='NotificationAttempt',
+            name="NotificationAttempt",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('at', models.DateTimeField()),
-                ('outcome', models.CharField(help_text='sent, retry or failed.', max_length=10)),
-                ('message', models.TextField(blank=True)),
-                ('notification', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='attempts_made', to='holds.notification')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("at", models.DateTimeField()),
+                ("outcome", models.CharField(help_text="sent, retry or failed.", max_length=10)),
+                ("message", models.TextField(blank=True)),
+                (
+                    "notification",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="attempts_made",
+                        to="holds.notification",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['notification', 'at'],
+                "ordering": ["notification", "at"],
             },
         ),
         migrations.CreateModel(
-            name='NotificationSettings',
+            name="NotificationSettings",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('channels_by_event', models.JSONField(default=dict)),
-                ('user', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='notification_settings', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("channels_by_event", models.JSONField(default=dict)),
+                (
+                    "user",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="notification_settings",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
         ),
         migrations.AddIndex(
-            model_name='notification',
-            index=models.Index(condition=models.Q(('status', 'pending')), fields=['next_attempt_at'], name='notification_due'),
+            model_name="notification",
+            index=models.Index(
+                condition=models.Q(("status", "pending")), fields=["next_attempt_at"], name="notification_due"
+            ),
         ),
         migrations.AddIndex(
-            model_name='notification',
-            index=models.Index(condition=models.Q(('channel', 'in_app')), fields=['user', '-created_at'], name='notification_inbox'),
+            model_name="notification",
+            index=models.Index(
+                condition=models.Q(("channel", "in_app")), fields=["user", "-created_at"], name="notification_inbox"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='notification',
-            constraint=models.UniqueConstraint(fields=('event', 'subject_key', 'channel', 'recipient_key'), name='notification_once'),
+            model_name="notification",
+            constraint=models.UniqueConstraint(
+                fields=("event", "subject_key", "channel", "recipient_key"), name="notification_once"
+            ),
         ),
     ]

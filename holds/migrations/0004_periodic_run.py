@@ -4,18 +4,17 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('holds', '0003_notifications_and_expiry'),
+        ("holds", "0003_notifications_and_expiry"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='PeriodicRun',
+            name="PeriodicRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('task', models.CharField(max_length=100, unique=True)),
-                ('last_run_at', models.DateTimeField()),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("task", models.CharField(max_length=100, unique=True)),
+                ("last_run_at", models.DateTimeField()),
             ],
         ),
     ]

@@ -4,63 +4,75 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('holds', '0004_periodic_run'),
+        ("holds", "0004_periodic_run"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='syncstate',
-            name='error_source',
-            field=models.CharField(blank=True, choices=[('platform', 'The platform'), ('review_queue', 'Review Queue')], help_text='Whose fault the last error was.', max_length=16),
+            model_name="syncstate",
+            name="error_source",
+            field=models.CharField(
+                blank=True,
+                choices=[("platform", "The platform"), ("review_queue", "Review Queue")],
+                help_text="Whose fault the last error was.",
+                max_length=16,
+            ),
         ),
         migrations.AddField(
-            model_name='syncstate',
-            name='quarantined_count',
-            field=models.PositiveIntegerField(default=0, help_text='Listed holds the last sync could not mirror.'),
+            model_name="syncstate",
+            name="quarantined_count",
+            field=models.PositiveIntegerField(default=0, help_text="Listed holds the last sync could not mirror."),
         ),
         migrations.AlterField(
-            model_name='hold',
-            name='agent',
+            model_name="hold",
+            name="agent",
             field=models.TextField(),
         ),
         migrations.AlterField(
-            model_name='hold',
-            name='capability',
+            model_name="hold",
+            name="capability",
             field=models.TextField(),
         ),
         migrations.AlterField(
-            model_name='hold',
-            name='decided_by',
-            field=models.TextField(blank=True, help_text='Who decided, as the platform reports it.'),
+            model_name="hold",
+            name="decided_by",
+            field=models.TextField(blank=True, help_text="Who decided, as the platform reports it."),
         ),
         migrations.AlterField(
-            model_name='hold',
-            name='hold_id',
+            model_name="hold",
+            name="hold_id",
             field=models.TextField(),
         ),
         migrations.AlterField(
-            model_name='hold',
-            name='run_id',
+            model_name="hold",
+            name="run_id",
             field=models.TextField(),
         ),
         migrations.CreateModel(
-            name='QuarantinedHold',
+            name="QuarantinedHold",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('env', models.CharField(max_length=100)),
-                ('key', models.CharField(help_text='SHA-256 of the hold id (or, without one, of the excerpt).', max_length=64)),
-                ('hold_id', models.TextField(blank=True, help_text='As the platform sent it; blank when it sent none.')),
-                ('reason', models.TextField()),
-                ('excerpt', models.TextField(help_text="The start of the hold's JSON as received.")),
-                ('first_seen_at', models.DateTimeField()),
-                ('last_seen_at', models.DateTimeField()),
-                ('times_seen', models.PositiveIntegerField(default=1, help_text='How many syncs found it.')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("env", models.CharField(max_length=100)),
+                (
+                    "key",
+                    models.CharField(
+                        help_text="SHA-256 of the hold id (or, without one, of the excerpt).", max_length=64
+                    ),
+                ),
+                (
+                    "hold_id",
+                    models.TextField(blank=True, help_text="As the platform sent it; blank when it sent none."),
+                ),
+                ("reason", models.TextField()),
+                ("excerpt", models.TextField(help_text="The start of the hold's JSON as received.")),
+                ("first_seen_at", models.DateTimeField()),
+                ("last_seen_at", models.DateTimeField()),
+                ("times_seen", models.PositiveIntegerField(default=1, help_text="How many syncs found it.")),
             ],
             options={
-                'ordering': ['-first_seen_at'],
-                'constraints': [models.UniqueConstraint(fields=('env', 'key'), name='quarantined_hold_once_per_env')],
+                "ordering": ["-first_seen_at"],
+                "constraints": [models.UniqueConstraint(fields=("env", "key"), name="quarantined_hold_once_per_env")],
             },
         ),
     ]

@@ -7,7 +7,6 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("holds", "0005_sync_quarantine"),
         ("notifications", "0001_initial"),
@@ -17,51 +16,51 @@ class Migration(migrations.Migration):
         migrations.SeparateDatabaseAndState(
             state_operations=[
                 migrations.DeleteModel(
-                    name='DigestState',
+                    name="DigestState",
                 ),
                 migrations.RemoveIndex(
-                    model_name='notification',
-                    name='notification_due',
+                    model_name="notification",
+                    name="notification_due",
                 ),
                 migrations.RemoveIndex(
-                    model_name='notification',
-                    name='notification_inbox',
+                    model_name="notification",
+                    name="notification_inbox",
                 ),
                 migrations.RemoveConstraint(
-                    model_name='notification',
-                    name='notification_once',
+                    model_name="notification",
+                    name="notification_once",
                 ),
                 migrations.RemoveField(
-                    model_name='notificationsettings',
-                    name='user',
+                    model_name="notificationsettings",
+                    name="user",
                 ),
                 migrations.RemoveField(
-                    model_name='notification',
-                    name='decision',
+                    model_name="notification",
+                    name="decision",
                 ),
                 migrations.RemoveField(
-                    model_name='notification',
-                    name='hold',
+                    model_name="notification",
+                    name="hold",
                 ),
                 migrations.RemoveField(
-                    model_name='notification',
-                    name='user',
+                    model_name="notification",
+                    name="user",
                 ),
                 migrations.RemoveField(
-                    model_name='notification',
-                    name='webhook',
+                    model_name="notification",
+                    name="webhook",
                 ),
                 migrations.DeleteModel(
-                    name='NotificationAttempt',
+                    name="NotificationAttempt",
                 ),
                 migrations.DeleteModel(
-                    name='NotificationSettings',
+                    name="NotificationSettings",
                 ),
                 migrations.DeleteModel(
-                    name='Notification',
+                    name="Notification",
                 ),
                 migrations.DeleteModel(
-                    name='WebhookChannel',
+                    name="WebhookChannel",
                 ),
             ],
             database_operations=[],

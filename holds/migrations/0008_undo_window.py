@@ -26,7 +26,12 @@ class Migration(migrations.Migration):
             model_name="decision",
             name="state",
             field=models.CharField(
-                choices=[("sending", "Sending"), ("applied", "Applied"), ("not_applied", "Not applied"), ("withdrawn", "Withdrawn")],
+                choices=[
+                    ("sending", "Sending"),
+                    ("applied", "Applied"),
+                    ("not_applied", "Not applied"),
+                    ("withdrawn", "Withdrawn"),
+                ],
                 default="sending",
                 max_length=16,
             ),

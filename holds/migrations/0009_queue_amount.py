@@ -32,7 +32,9 @@ class Migration(migrations.Migration):
             model_name="hold",
             name="amount",
             field=models.DecimalField(
-                decimal_places=4, max_digits=20, null=True,
+                decimal_places=4,
+                max_digits=20,
+                null=True,
                 help_text="The largest amount its items carry (see holds/mirror/amounts.py), for the queue's order and filter.",
             ),
         ),
@@ -42,7 +44,9 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name="hold",
-            index=models.Index(F("amount") * -1, F("created_at"), F("id"), condition=Q(status="open"), name="hold_queue_largest"),
+            index=models.Index(
+                F("amount") * -1, F("created_at"), F("id"), condition=Q(status="open"), name="hold_queue_largest"
+            ),
         ),
         migrations.RunPython(fill_amounts, migrations.RunPython.noop),
     ]

@@ -4,15 +4,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('holds', '0011_queue_search_short_pending_list'),
+        ("holds", "0011_queue_search_short_pending_list"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='syncstate',
-            name='filter_values_version',
-            field=models.CharField(blank=True, help_text="Changed whenever sync changes the env's filter values (names their cache).", max_length=36),
+            model_name="syncstate",
+            name="filter_values_version",
+            field=models.CharField(
+                blank=True,
+                help_text="Changed whenever sync changes the env's filter values (names their cache).",
+                max_length=36,
+            ),
         ),
     ]

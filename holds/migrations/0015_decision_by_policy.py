@@ -6,25 +6,39 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('holds', '0014_unreadable_amounts'),
+        ("holds", "0014_unreadable_amounts"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='decision',
-            name='decided_by_policy',
-            field=models.CharField(blank=True, help_text='The approval policy that made this decision by itself, by name.', max_length=100),
+            model_name="decision",
+            name="decided_by_policy",
+            field=models.CharField(
+                blank=True, help_text="The approval policy that made this decision by itself, by name.", max_length=100
+            ),
         ),
         migrations.AlterField(
-            model_name='decision',
-            name='reviewer',
-            field=models.ForeignKey(help_text='Who decided; null for a decision an approval policy made by itself (decided_by_policy).', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='decisions', to=settings.AUTH_USER_MODEL),
+            model_name="decision",
+            name="reviewer",
+            field=models.ForeignKey(
+                help_text="Who decided; null for a decision an approval policy made by itself (decided_by_policy).",
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="decisions",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddConstraint(
-            model_name='decision',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('decided_by_policy', ''), ('reviewer__isnull', False)), models.Q(('reviewer__isnull', True), models.Q(('decided_by_policy', ''), _negated=True)), _connector='OR'), name='decision_by_reviewer_or_policy'),
+            model_name="decision",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("decided_by_policy", ""), ("reviewer__isnull", False)),
+                    models.Q(("reviewer__isnull", True), models.Q(("decided_by_policy", ""), _negated=True)),
+                    _connector="OR",
+                ),
+                name="decision_by_reviewer_or_policy",
+            ),
         ),
     ]

@@ -6,23 +6,42 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('holds', '0015_decision_by_policy'),
+        ("holds", "0015_decision_by_policy"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ActionLinkUse',
+            name="ActionLinkUse",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('token_id', models.CharField(max_length=32, unique=True)),
-                ('action', models.CharField(max_length=16)),
-                ('used_at', models.DateTimeField()),
-                ('decision', models.ForeignKey(blank=True, help_text='The decision the link sent; none when it gave an approval that sent nothing yet.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='holds.decision')),
-                ('hold', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='action_link_uses', to='holds.hold')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("token_id", models.CharField(max_length=32, unique=True)),
+                ("action", models.CharField(max_length=16)),
+                ("used_at", models.DateTimeField()),
+                (
+                    "decision",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="The decision the link sent; none when it gave an approval that sent nothing yet.",
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="holds.decision",
+                    ),
+                ),
+                (
+                    "hold",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="action_link_uses", to="holds.hold"
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
         ),
     ]

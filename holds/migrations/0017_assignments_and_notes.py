@@ -45,45 +45,126 @@ def drop_add_only(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('auth', '0012_alter_user_first_name_max_length'),
-        ('holds', '0016_action_link_use'),
+        ("auth", "0012_alter_user_first_name_max_length"),
+        ("holds", "0016_action_link_use"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Assignment',
+            name="Assignment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('note', models.TextField(blank=True)),
-                ('assigned_at', models.DateTimeField()),
-                ('ended_at', models.DateTimeField(blank=True, help_text='When it was reassigned or unassigned.', null=True)),
-                ('assigned_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('ended_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('group', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to='auth.group')),
-                ('hold', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to='holds.hold')),
-                ('user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("note", models.TextField(blank=True)),
+                ("assigned_at", models.DateTimeField()),
+                (
+                    "ended_at",
+                    models.DateTimeField(blank=True, help_text="When it was reassigned or unassigned.", null=True),
+                ),
+                (
+                    "assigned_by",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "ended_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "group",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="assignments",
+                        to="auth.group",
+                    ),
+                ),
+                (
+                    "hold",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="assignments", to="holds.hold"
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="assignments",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(condition=models.Q(('ended_at__isnull', True)), fields=['user'], name='assignment_current_user'), models.Index(condition=models.Q(('ended_at__isnull', True)), fields=['group'], name='assignment_current_group')],
-                'constraints': [models.CheckConstraint(condition=models.Q(models.Q(('group__isnull', True), ('user__isnull', False)), models.Q(('group__isnull', False), ('user__isnull', True)), _connector='OR'), name='assignment_to_a_person_or_a_group'), models.UniqueConstraint(condition=models.Q(('ended_at__isnull', True)), fields=('hold',), name='assignment_current_once')],
+                "indexes": [
+                    models.Index(
+                        condition=models.Q(("ended_at__isnull", True)), fields=["user"], name="assignment_current_user"
+                    ),
+                    models.Index(
+                        condition=models.Q(("ended_at__isnull", True)),
+                        fields=["group"],
+                        name="assignment_current_group",
+                    ),
+                ],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(("group__isnull", True), ("user__isnull", False)),
+                            models.Q(("group__isnull", False), ("user__isnull", True)),
+                            _connector="OR",
+                        ),
+                        name="assignment_to_a_person_or_a_group",
+                    ),
+                    models.UniqueConstraint(
+                        condition=models.Q(("ended_at__isnull", True)), fields=("hold",), name="assignment_current_once"
+                    ),
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Note',
+            name="Note",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('text', models.TextField()),
-                ('created_at', models.DateTimeField()),
-                ('author', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('hold', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='notes', to='holds.hold')),
-                ('mentioned', models.ManyToManyField(blank=True, help_text='Those its @mentions told: people who could see the hold.', related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("text", models.TextField()),
+                ("created_at", models.DateTimeField()),
+                (
+                    "author",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "hold",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="notes", to="holds.hold"
+                    ),
+                ),
+                (
+                    "mentioned",
+                    models.ManyToManyField(
+                        blank=True,
+                        help_text="Those its @mentions told: people who could see the hold.",
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['hold', 'created_at', 'pk'],
-                'indexes': [models.Index(fields=['hold', 'created_at'], name='note_thread')],
+                "ordering": ["hold", "created_at", "pk"],
+                "indexes": [models.Index(fields=["hold", "created_at"], name="note_thread")],
             },
         ),
         migrations.RunPython(add_only, drop_add_only),

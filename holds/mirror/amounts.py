@@ -28,7 +28,11 @@ UNREADABLE = LIMIT - PLACES  # 9999999999999999.9999
 def largest(item_data: Iterable[Any]) -> Decimal | None:
     """The largest amount in the items' data as the ``amount`` column stores it; None when they carry none."""
     found = [
-        read_number(data[key]).counted for data in item_data if isinstance(data, dict) for key in AMOUNT_KEYS if key in data
+        read_number(data[key]).counted
+        for data in item_data
+        if isinstance(data, dict)
+        for key in AMOUNT_KEYS
+        if key in data
     ]
     if not found:
         return None

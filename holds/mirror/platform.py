@@ -148,7 +148,9 @@ class UnreadableHold:
         hold_id = payload.get("hold_id") if isinstance(payload, dict) else None
         if hold_id is not None and not isinstance(hold_id, str):
             hold_id = json.dumps(hold_id, ensure_ascii=False)[:EXCERPT_LENGTH]
-        return cls(hold_id=hold_id or "", reason=reason, excerpt=json.dumps(payload, ensure_ascii=False)[:EXCERPT_LENGTH])
+        return cls(
+            hold_id=hold_id or "", reason=reason, excerpt=json.dumps(payload, ensure_ascii=False)[:EXCERPT_LENGTH]
+        )
 
 
 @dataclasses.dataclass(frozen=True)

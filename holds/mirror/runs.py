@@ -5,8 +5,8 @@ from datetime import timedelta
 from django.utils import timezone
 
 from holds.mirror import platform
-from reviewqueue.jsonvalues import storable
 from holds.models import Hold
+from reviewqueue.jsonvalues import storable
 
 FRESH_FOR = timedelta(seconds=60)
 
@@ -14,7 +14,12 @@ FRESH_FOR = timedelta(seconds=60)
 def run_context(hold: Hold, client: platform.PlatformClient) -> tuple[dict | None, str]:
     """The run's payload (fresh, or the last one fetched) and an error message when it could not be refreshed."""
     now = timezone.now()
-    if hold.run_snapshot and hold.run_fetched_at and now - hold.run_fetched_at < FRESH_FOR and not _settled_since(hold, hold.run_fetched_at):
+    if (
+        hold.run_snapshot
+        and hold.run_fetched_at
+        and now - hold.run_fetched_at < FRESH_FOR
+        and not _settled_since(hold, hold.run_fetched_at)
+    ):
         return hold.run_snapshot, ""
     try:
         run = client.get_run(hold.env, hold.run_id)

@@ -49,10 +49,10 @@ from django.utils import timezone
 
 from audit import events as audit_events
 from audit.models import AuditEvent, EventKind
-from holds.mirror import amounts, platform
 from holds import expiry, signals
-from holds.queue import listing as holds_queue
+from holds.mirror import amounts, platform
 from holds.models import Hold, HoldItem, QuarantinedHold, SyncState
+from holds.queue import listing as holds_queue
 from notifications import notify
 from reviewqueue.jsonvalues import UNSTORABLE, may_need_storable, scalars, storable
 from reviewqueue.sql import writes
@@ -127,7 +127,9 @@ def sync_env(client: platform.PlatformClient, env: str) -> SyncResult:
         result.closed = _record_vanished_holds(client, env, vanished)
         if result.created or result.updated or vanished or result.open != previous.open_count:
             # The filters' choices change only with the open holds; an unchanged resync neither reads nor writes them.
-            holds_queue.replace_filter_values(env, {(listed.hold.agent, listed.hold.capability) for listed in remote.values()})
+            holds_queue.replace_filter_values(
+                env, {(listed.hold.agent, listed.hold.capability) for listed in remote.values()}
+            )
         _confirm_expired_here(client, env)
     except platform.PlatformError as error:
         result.error, result.error_source = str(error), SyncState.ErrorSource.PLATFORM
@@ -205,7 +207,9 @@ class _Listed(NamedTuple):
     canonical: str
 
 
-def _read_listing(client: platform.PlatformClient, env: str) -> tuple[dict[str, _Listed], list[platform.UnreadableHold]]:
+def _read_listing(
+    client: platform.PlatformClient, env: str
+) -> tuple[dict[str, _Listed], list[platform.UnreadableHold]]:
     """The open holds that can be stored, by hold id, and those that cannot."""
     remote, unreadable = {}, []
     for listed in client.open_holds(env):
@@ -337,7 +341,11 @@ def _write(env: str, remote: dict[str, _Listed], writes: list[_Write]) -> list[_
     new = [remote[w.hold_id] for w in writes if w.pk is None]
     with transaction.atomic():
         writes = _still_open(writes)
-        changed = [_mirror(Hold(pk=w.pk, env=env), remote[w.hold_id].hold, remote[w.hold_id].digest, now) for w in writes if w.pk is not None]
+        changed = [
+            _mirror(Hold(pk=w.pk, env=env), remote[w.hold_id].hold, remote[w.hold_id].digest, now)
+            for w in writes
+            if w.pk is not None
+        ]
         if changed:
             Hold.objects.bulk_update(changed, MIRRORED_FIELDS, batch_size=500)
             HoldItem.objects.filter(hold__in=[hold.pk for hold in changed]).delete()
@@ -409,7 +417,8 @@ def _copy_new_holds(env: str, new: list[_Listed], now) -> None:
                 columns[name] = writes.json_text(columns[name])
             columns["payload"] = canonical  # the JSON of the digest: valid JSON of the same value
             items.extend(
-                (pk, position, item.id, item.title, writes.json_text(item.data)) for position, item in enumerate(remote.items)
+                (pk, position, item.id, item.title, writes.json_text(item.data))
+                for position, item in enumerate(remote.items)
             )
             seen.append(_seen(_SeenHold(pk, env, remote.hold_id, remote.run_id, remote.agent), remote))
             yield copied_values(columns) + default_values
@@ -433,10 +442,15 @@ class _SeenHold(NamedTuple):
 
 def _seen(hold, remote: platform.Hold) -> audit_events.Entry:
     """The ``hold_seen`` event of a new hold (made storable, as ``_listed`` makes it: its payload is clean)."""
-    return audit_events.Entry(EventKind.HOLD_SEEN, hold=hold, clean=True, payload={
-        "question": remote.question,
-        "items": [{"id": item.id, "title": item.title, "data": item.data} for item in remote.items],
-    })
+    return audit_events.Entry(
+        EventKind.HOLD_SEEN,
+        hold=hold,
+        clean=True,
+        payload={
+            "question": remote.question,
+            "items": [{"id": item.id, "title": item.title, "data": item.data} for item in remote.items],
+        },
+    )
 
 
 def _refused(error: DatabaseError) -> bool:
@@ -467,7 +481,9 @@ def _quarantine(env: str, unreadable: list[platform.UnreadableHold]) -> int:
             new.append(row)
             logger.warning("sync of %s: hold %r quarantined: %s", env, row.hold_id, row.reason)
     QuarantinedHold.objects.bulk_create(new)
-    QuarantinedHold.objects.bulk_update(list(known.values()), ["hold_id", "reason", "excerpt", "last_seen_at", "times_seen"])
+    QuarantinedHold.objects.bulk_update(
+        list(known.values()), ["hold_id", "reason", "excerpt", "last_seen_at", "times_seen"]
+    )
     return len(entries)
 
 
@@ -492,7 +508,9 @@ def _record_vanished_holds(client: platform.PlatformClient, env: str, vanished: 
         try:
             final = client.get_hold(env, hold.hold_id)
         except platform.MalformedHold as error:
-            logger.warning("sync of %s: hold %s left the open list, but its end cannot be read: %s", env, hold.hold_id, error)
+            logger.warning(
+                "sync of %s: hold %s left the open list, but its end cannot be read: %s", env, hold.hold_id, error
+            )
             continue  # asked again next sync
         except platform.NotFound:
             now = timezone.now()
@@ -538,8 +556,9 @@ def _record_ending(hold: Hold, final: platform.Hold) -> None:
         if hold.status != was:
             _resolve_notifications(hold)
         if hold.status in audited and hold.status != was:
-            audit_events.record(audited[hold.status], hold=hold,
-                                payload={"decided_by": hold.decided_by, "decided_at": hold.decided_at})
+            audit_events.record(
+                audited[hold.status], hold=hold, payload={"decided_by": hold.decided_by, "decided_at": hold.decided_at}
+            )
 
 
 def _resolve_notifications(hold: Hold) -> None:

@@ -25,14 +25,30 @@ FORM_SECONDS = 24 * 3600  # a form nobody asks for again leaves the cache within
 
 def form(filters: holds_queue.Filters, choices: dict[str, list[str]]) -> str:
     """The filter form showing ``filters`` chosen among ``choices`` (see ``queue.filter_values``)."""
-    key = "queue-filters:" + hashlib.sha256(
-        repr((FORM_VERSION, softcache.template_digest(FORM_TEMPLATE), _offered(), _queue_url(), choices,
-              dataclasses.astuple(filters))).encode()
-    ).hexdigest()
+    key = (
+        "queue-filters:"
+        + hashlib.sha256(
+            repr(
+                (
+                    FORM_VERSION,
+                    softcache.template_digest(FORM_TEMPLATE),
+                    _offered(),
+                    _queue_url(),
+                    choices,
+                    dataclasses.astuple(filters),
+                )
+            ).encode()
+        ).hexdigest()
+    )
     found = softcache.get_many([key], "the queue's filter form", content_keyed=True)
     if key not in found:
         found[key] = get_template(FORM_TEMPLATE).render(
-            {"filters": filters, "choices": choices, "expiring_options": holds_queue.EXPIRING_WITHIN, "orders": holds_queue.ORDERS}
+            {
+                "filters": filters,
+                "choices": choices,
+                "expiring_options": holds_queue.EXPIRING_WITHIN,
+                "orders": holds_queue.ORDERS,
+            }
         )
         softcache.set_many({key: found[key]}, FORM_SECONDS, "the queue's filter form", content_keyed=True)
     return mark_safe(found[key])  # noqa: S308 -- the template escaped every value

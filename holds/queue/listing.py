@@ -23,8 +23,8 @@ from django.db.models import Expression, F, Func, Q, QuerySet
 from django.utils import timezone
 
 from approvals import rounds
-from holds.deciding import describe
 from holds import assignments, heartbeat
+from holds.deciding import describe
 from holds.models import FilterValue, Hold, SyncState
 from reviewqueue import processcache, readers, softcache
 from reviewqueue.jsonvalues import AMOUNT_KEYS
@@ -34,7 +34,12 @@ from reviewqueue.viewer import Viewer
 from teams import scopes
 
 PAGE_SIZE = 50
-EXPIRING_WITHIN = {"15m": timedelta(minutes=15), "1h": timedelta(hours=1), "4h": timedelta(hours=4), "24h": timedelta(days=1)}
+EXPIRING_WITHIN = {
+    "15m": timedelta(minutes=15),
+    "1h": timedelta(hours=1),
+    "4h": timedelta(hours=4),
+    "24h": timedelta(days=1),
+}
 URGENT = timedelta(minutes=15)
 SOON = timedelta(hours=1)
 # How a page's live countdown words the time left, by its largest unit: "2d 3h", "2h 05m", "4m 09s" ({mm} and {ss}
@@ -245,9 +250,24 @@ class Listed:
     """A hold as a queue page lists it: what a row's cache key names, its approval badge needs and the cursor reads."""
 
     COLUMNS: ClassVar = (
-        "pk", "hold_id", "env", "agent", "capability", "payload_digest", "created_at", "expires_at", "first_seen_at",
-        "amount", "claimed_by_id", "claim_expires_at", "claimed_by__username", "claimed_by__first_name",
-        "claimed_by__last_name", "claimed_by__email", "open_approvals", "assigned_to",
+        "pk",
+        "hold_id",
+        "env",
+        "agent",
+        "capability",
+        "payload_digest",
+        "created_at",
+        "expires_at",
+        "first_seen_at",
+        "amount",
+        "claimed_by_id",
+        "claim_expires_at",
+        "claimed_by__username",
+        "claimed_by__first_name",
+        "claimed_by__last_name",
+        "claimed_by__email",
+        "open_approvals",
+        "assigned_to",
     )
 
     pk: int
@@ -278,9 +298,9 @@ def _listing_columns() -> QuerySet[Hold]:
     Plain values, no model instances: most rows come from the cache, and holds/queue/rows.py reads
     the holds whole (with their items) only for the rows it has to render.
     """
-    return Hold.objects.annotate(open_approvals=rounds.open_round_size(), assigned_to=assignments.current_label()).values_list(
-        *Listed.COLUMNS
-    )
+    return Hold.objects.annotate(
+        open_approvals=rounds.open_round_size(), assigned_to=assignments.current_label()
+    ).values_list(*Listed.COLUMNS)
 
 
 def _listing() -> QuerySet[Hold]:
@@ -330,9 +350,10 @@ FILTER_VALUES_SECONDS = 24 * 3600  # values nobody reads again (replaced, say) l
 
 def _filter_values_key(states: list[SyncState]) -> str:
     versions = sorted((state.env, state.pk, state.filter_values_version) for state in states)
-    return "queue-filter-combinations:" + hashlib.sha256(
-        repr((sorted(settings.AGENTOS_ENVS), versions)).encode()
-    ).hexdigest()
+    return (
+        "queue-filter-combinations:"
+        + hashlib.sha256(repr((sorted(settings.AGENTOS_ENVS), versions)).encode()).hexdigest()
+    )
 
 
 def replace_filter_values(env: str, agents_and_capabilities: set[tuple[str, str]]) -> None:
@@ -372,7 +393,7 @@ def amounts(hold: Hold) -> list[str]:
 
 
 def urgency(hold: Hold, now: datetime) -> str:
-    """"urgent" under ``URGENT`` left, "soon" under ``SOON``, else "" (app.js moves a page's bands on, see
+    """ "urgent" under ``URGENT`` left, "soon" under ``SOON``, else "" (app.js moves a page's bands on, see
     ``COUNTDOWN``)."""
     if hold.expires_at is None:
         return ""

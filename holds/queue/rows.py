@@ -27,8 +27,8 @@ from django.utils.safestring import SafeString, mark_safe
 
 from approvals.badges import Badge
 from holds.deciding import describe
-from holds.queue import listing as holds_queue
 from holds.models import Hold
+from holds.queue import listing as holds_queue
 from people import relative
 from reviewqueue import processcache, softcache
 
@@ -69,8 +69,11 @@ def _claimant(listed: holds_queue.Listed, now: datetime):
     if not (listed.claimed_by_id and listed.claim_expires_at and listed.claim_expires_at > now):
         return None
     return get_user_model()(
-        pk=listed.claimed_by_id, username=listed.claimant_username, first_name=listed.claimant_first_name,
-        last_name=listed.claimant_last_name, email=listed.claimant_email,
+        pk=listed.claimed_by_id,
+        username=listed.claimant_username,
+        first_name=listed.claimant_first_name,
+        last_name=listed.claimant_last_name,
+        email=listed.claimant_email,
     )
 
 
@@ -113,10 +116,16 @@ def viewer_digest() -> str:
     """What renders every row alike for this viewer, hashed: the version, the template's source, the settings read
     per request (tests change them), the hold page's URL, and the viewer's time zone and language."""
     return hashlib.sha256(
-        repr((
-            ROW_VERSION, softcache.template_digest(ROW_TEMPLATE), tuple(describe.currency_keys()), _hold_url_prefix(),
-            timezone.get_current_timezone_name(), translation.get_language(),
-        )).encode()
+        repr(
+            (
+                ROW_VERSION,
+                softcache.template_digest(ROW_TEMPLATE),
+                tuple(describe.currency_keys()),
+                _hold_url_prefix(),
+                timezone.get_current_timezone_name(),
+                translation.get_language(),
+            )
+        ).encode()
     ).hexdigest()
 
 
@@ -126,8 +135,19 @@ def key(row: Row, viewer: str | None = None) -> str:
     hold, claimant = row.hold, row.claimant
     who = (claimant.pk, claimant.get_username(), claimant.get_full_name(), claimant.email) if claimant else None
     parts = (
-        viewer or viewer_digest(), hold.pk, hold.env, hold.agent, hold.capability, hold.payload_digest, hold.created_at,
-        hold.expires_at, who, row.urgency, row.new, row.approvals, row.assigned_to,
+        viewer or viewer_digest(),
+        hold.pk,
+        hold.env,
+        hold.agent,
+        hold.capability,
+        hold.payload_digest,
+        hold.created_at,
+        hold.expires_at,
+        who,
+        row.urgency,
+        row.new,
+        row.approvals,
+        row.assigned_to,
     )
     return "queue-row:" + hashlib.sha256(repr(parts).encode()).hexdigest()
 

@@ -16,7 +16,7 @@ def shown(value) -> str:
 
 @register.filter
 def action_word(action: str) -> str:
-    """"Approve", "Approve with edits" or "Reject" for an item action's code."""
+    """ "Approve", "Approve with edits" or "Reject" for an item action's code."""
     return ACTION_WORDS.get(action, action)
 
 

@@ -11,7 +11,8 @@ class Migration(migrations.Migration):
             model_name="notification",
             name="resolved_at",
             field=models.DateTimeField(
-                blank=True, null=True,
+                blank=True,
+                null=True,
                 help_text="When what it is about stopped needing anyone (see notify.resolve_for_holds).",
             ),
         ),
@@ -24,9 +25,15 @@ class Migration(migrations.Migration):
             model_name="notification",
             name="status",
             field=models.CharField(
-                choices=[("pending", "Pending"), ("sending", "Sending"), ("sent", "Sent"), ("failed", "Failed"),
-                         ("resolved", "Not sent: resolved first")],
-                default="pending", max_length=10,
+                choices=[
+                    ("pending", "Pending"),
+                    ("sending", "Sending"),
+                    ("sent", "Sent"),
+                    ("failed", "Failed"),
+                    ("resolved", "Not sent: resolved first"),
+                ],
+                default="pending",
+                max_length=10,
             ),
         ),
     ]

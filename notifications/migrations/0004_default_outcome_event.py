@@ -4,15 +4,25 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('notifications', '0003_escalated_event'),
+        ("notifications", "0003_escalated_event"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='notification',
-            name='event',
-            field=models.CharField(choices=[('new_holds', 'New holds'), ('expiring_soon', 'Expiring soon'), ('expired', 'Expired undecided'), ('not_applied', 'Decision not applied'), ('undelivered', 'Decision still undelivered'), ('escalated', 'Escalated'), ('default_outcome', "Decided by a policy's default outcome")], max_length=20),
+            model_name="notification",
+            name="event",
+            field=models.CharField(
+                choices=[
+                    ("new_holds", "New holds"),
+                    ("expiring_soon", "Expiring soon"),
+                    ("expired", "Expired undecided"),
+                    ("not_applied", "Decision not applied"),
+                    ("undelivered", "Decision still undelivered"),
+                    ("escalated", "Escalated"),
+                    ("default_outcome", "Decided by a policy's default outcome"),
+                ],
+                max_length=20,
+            ),
         ),
     ]

@@ -4,15 +4,27 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('notifications', '0004_default_outcome_event'),
+        ("notifications", "0004_default_outcome_event"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='notification',
-            name='event',
-            field=models.CharField(choices=[('new_holds', 'New holds'), ('expiring_soon', 'Expiring soon'), ('expired', 'Expired undecided'), ('not_applied', 'Decision not applied'), ('undelivered', 'Decision still undelivered'), ('escalated', 'Escalated'), ('default_outcome', "Decided by a policy's default outcome"), ('assigned', 'Assigned to you'), ('mentioned', 'Mentioned in a note')], max_length=20),
+            model_name="notification",
+            name="event",
+            field=models.CharField(
+                choices=[
+                    ("new_holds", "New holds"),
+                    ("expiring_soon", "Expiring soon"),
+                    ("expired", "Expired undecided"),
+                    ("not_applied", "Decision not applied"),
+                    ("undelivered", "Decision still undelivered"),
+                    ("escalated", "Escalated"),
+                    ("default_outcome", "Decided by a policy's default outcome"),
+                    ("assigned", "Assigned to you"),
+                    ("mentioned", "Mentioned in a note"),
+                ],
+                max_length=20,
+            ),
         ),
     ]

@@ -6,21 +6,27 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('notifications', '0005_assigned_and_mentioned_events'),
+        ("notifications", "0005_assigned_and_mentioned_events"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='notificationsettings',
-            name='away_until',
-            field=models.DateTimeField(blank=True, help_text='Away until this moment; blank: not away.', null=True),
+            model_name="notificationsettings",
+            name="away_until",
+            field=models.DateTimeField(blank=True, help_text="Away until this moment; blank: not away.", null=True),
         ),
         migrations.AddField(
-            model_name='notificationsettings',
-            name='delegate',
-            field=models.ForeignKey(blank=True, help_text='Who gets their messages while they are away: a reviewer who sees at least what they see.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='standing_in_for', to=settings.AUTH_USER_MODEL),
+            model_name="notificationsettings",
+            name="delegate",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="Who gets their messages while they are away: a reviewer who sees at least what they see.",
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="standing_in_for",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
     ]

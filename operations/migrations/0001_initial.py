@@ -4,54 +4,55 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='AuditVerification',
+            name="AuditVerification",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('checked_at', models.DateTimeField()),
-                ('intact', models.BooleanField()),
-                ('events_checked', models.PositiveBigIntegerField()),
-                ('seconds', models.FloatField(help_text='How long the check took.')),
-                ('problem', models.TextField(blank=True, help_text='Where the chain breaks, when it does.')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("checked_at", models.DateTimeField()),
+                ("intact", models.BooleanField()),
+                ("events_checked", models.PositiveBigIntegerField()),
+                ("seconds", models.FloatField(help_text="How long the check took.")),
+                ("problem", models.TextField(blank=True, help_text="Where the chain breaks, when it does.")),
             ],
         ),
         migrations.CreateModel(
-            name='SyncStats',
+            name="SyncStats",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('env', models.CharField(max_length=100, unique=True)),
-                ('syncs', models.PositiveBigIntegerField(default=0)),
-                ('failures', models.PositiveBigIntegerField(default=0)),
-                ('seconds_total', models.FloatField(default=0.0, help_text='The summed duration of every sync counted.')),
-                ('last_seconds', models.FloatField(help_text='How long the last sync took.', null=True)),
-                ('last_ended_at', models.DateTimeField(null=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("env", models.CharField(max_length=100, unique=True)),
+                ("syncs", models.PositiveBigIntegerField(default=0)),
+                ("failures", models.PositiveBigIntegerField(default=0)),
+                (
+                    "seconds_total",
+                    models.FloatField(default=0.0, help_text="The summed duration of every sync counted."),
+                ),
+                ("last_seconds", models.FloatField(help_text="How long the last sync took.", null=True)),
+                ("last_ended_at", models.DateTimeField(null=True)),
             ],
         ),
         migrations.CreateModel(
-            name='TallyWatermark',
+            name="TallyWatermark",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('audit_sequence', models.BigIntegerField(default=0)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("audit_sequence", models.BigIntegerField(default=0)),
             ],
         ),
         migrations.CreateModel(
-            name='DecisionTally',
+            name="DecisionTally",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=40)),
-                ('label', models.CharField(blank=True, max_length=40)),
-                ('count', models.PositiveBigIntegerField(default=0)),
-                ('total', models.FloatField(default=0.0)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=40)),
+                ("label", models.CharField(blank=True, max_length=40)),
+                ("count", models.PositiveBigIntegerField(default=0)),
+                ("total", models.FloatField(default=0.0)),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('name', 'label'), name='decision_tally_once')],
+                "constraints": [models.UniqueConstraint(fields=("name", "label"), name="decision_tally_once")],
             },
         ),
     ]

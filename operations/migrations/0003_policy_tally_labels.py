@@ -4,15 +4,16 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('operations', '0002_open_hold_stats_index'),
+        ("operations", "0002_open_hold_stats_index"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='decisiontally',
-            name='label',
-            field=models.CharField(blank=True, help_text="Also a policy's name, for by_policy:… tallies.", max_length=100),
+            model_name="decisiontally",
+            name="label",
+            field=models.CharField(
+                blank=True, help_text="Also a policy's name, for by_policy:… tallies.", max_length=100
+            ),
         ),
     ]

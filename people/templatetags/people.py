@@ -32,8 +32,13 @@ def exact_time(value, shown: str = "Y-m-d H:i:s"):
     if not value:
         return ""
     local = timezone.localtime(value)
-    return format_html('<time datetime="{}" title="{}">{} {}</time>', value.isoformat(), _exact_title(local),
-                       date_format(local, shown), date_format(local, "T"))
+    return format_html(
+        '<time datetime="{}" title="{}">{} {}</time>',
+        value.isoformat(),
+        _exact_title(local),
+        date_format(local, shown),
+        date_format(local, "T"),
+    )
 
 
 @register.filter
@@ -44,8 +49,12 @@ def relative_time(value, now=None):
     """
     if not value:
         return ""
-    return format_html('<time datetime="{}" title="{}" data-relative>{}</time>', value.isoformat(),
-                       _exact_title(timezone.localtime(value)), relative.relative(value, now or timezone.now()))
+    return format_html(
+        '<time datetime="{}" title="{}" data-relative>{}</time>',
+        value.isoformat(),
+        _exact_title(timezone.localtime(value)),
+        relative.relative(value, now or timezone.now()),
+    )
 
 
 @register.filter

@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -15,17 +14,27 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Identity',
+            name="Identity",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('issuer', models.CharField(max_length=500)),
-                ('subject', models.CharField(max_length=255)),
-                ('linked_at', models.DateTimeField(auto_now_add=True)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='sso_identities', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("issuer", models.CharField(max_length=500)),
+                ("subject", models.CharField(max_length=255)),
+                ("linked_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="sso_identities",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'identities',
-                'constraints': [models.UniqueConstraint(fields=('issuer', 'subject'), name='sso_identity_one_account_per_person'), models.UniqueConstraint(fields=('issuer', 'user'), name='sso_identity_one_person_per_account')],
+                "verbose_name_plural": "identities",
+                "constraints": [
+                    models.UniqueConstraint(fields=("issuer", "subject"), name="sso_identity_one_account_per_person"),
+                    models.UniqueConstraint(fields=("issuer", "user"), name="sso_identity_one_person_per_account"),
+                ],
             },
         ),
     ]

@@ -5,22 +5,37 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('auth', '0012_alter_user_first_name_max_length'),
+        ("auth", "0012_alter_user_first_name_max_length"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='TeamScope',
+            name="TeamScope",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('env_patterns', models.TextField(blank=True, help_text='Globs over the env, one per line; blank: any env.')),
-                ('agent_patterns', models.TextField(blank=True, help_text='Globs over the agent, one per line; blank: any agent.')),
-                ('capability_patterns', models.TextField(blank=True, help_text='Globs over the capability, one per line; blank: any capability.')),
-                ('group', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='team_scope', to='auth.group')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "env_patterns",
+                    models.TextField(blank=True, help_text="Globs over the env, one per line; blank: any env."),
+                ),
+                (
+                    "agent_patterns",
+                    models.TextField(blank=True, help_text="Globs over the agent, one per line; blank: any agent."),
+                ),
+                (
+                    "capability_patterns",
+                    models.TextField(
+                        blank=True, help_text="Globs over the capability, one per line; blank: any capability."
+                    ),
+                ),
+                (
+                    "group",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="team_scope", to="auth.group"
+                    ),
+                ),
             ],
         ),
     ]

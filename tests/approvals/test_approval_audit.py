@@ -21,6 +21,7 @@ from tests.helpers.users import make_user
 
 pytestmark = pytest.mark.django_db
 
+
 @pytest.fixture
 def carol(db):
     return make_user("carol", roles.REVIEWERS, first_name="Carol", last_name="Cole")
@@ -75,16 +76,25 @@ def test_an_approval_without_changes_names_the_actions(refund, large_refunds, al
 
 
 def test_an_escalation_reads_as_to_whom_under_which_policy_and_why(refund):
-    event = events.record(EventKind.ESCALATED, hold=refund, payload={
-        "escalation": 1, "policy": "Large refunds", "group": "Finance leads", "reason": "not claimed 30 minutes after it arrived",
-    })
+    event = events.record(
+        EventKind.ESCALATED,
+        hold=refund,
+        payload={
+            "escalation": 1,
+            "policy": "Large refunds",
+            "group": "Finance leads",
+            "reason": "not claimed 30 minutes after it arrived",
+        },
+    )
 
     assert describe.summary(event) == "to Finance leads under “Large refunds”: not claimed 30 minutes after it arrived"
     assert event.actor_label == "system"
 
 
 def test_a_mangled_approval_payload_still_reads(refund, alice):
-    event = events.record(EventKind.APPROVAL_GIVEN, actor=alice, hold=refund, payload={"items": "nonsense", "policy": 7})
+    event = events.record(
+        EventKind.APPROVAL_GIVEN, actor=alice, hold=refund, payload={"items": "nonsense", "policy": 7}
+    )
 
     assert describe.summary(event) == "alice gave approval ? of ? under “7”"
 
@@ -99,7 +109,10 @@ def test_the_audit_list_and_the_export_carry_approvals_and_escalations(auditor, 
     assert "alice gave approval 1 of 2 under “Large refunds”: amount 1,200.00 → 1,000.00" in listed
     assert "to Finance leads &lt;b&gt;: waited" in listed and "Finance leads <b>" not in listed
     rows = {row["kind"]: row for row in csv.DictReader(io.StringIO(exported))}
-    assert rows["approval_given"]["summary"].startswith("alice gave approval 1 of 2") and rows["approval_given"]["item_ids"] == "A-1"
+    assert (
+        rows["approval_given"]["summary"].startswith("alice gave approval 1 of 2")
+        and rows["approval_given"]["item_ids"] == "A-1"
+    )
     assert rows["approval_given"]["actions"] == "edit"
     assert rows["escalated"]["summary"] == "to Finance leads <b>: waited"
 
@@ -107,7 +120,9 @@ def test_the_audit_list_and_the_export_carry_approvals_and_escalations(auditor, 
 # The decision page
 
 
-def test_the_decision_page_shows_every_approver_in_order_with_what_they_approved(auditor, refund, large_refunds, alice, bob):
+def test_the_decision_page_shows_every_approver_in_order_with_what_they_approved(
+    auditor, refund, large_refunds, alice, bob
+):
     start = timezone.now() - timedelta(hours=1)
     first = approve(refund, large_refunds, alice, start, edit_to("1000.00"))
     second = approve(refund, large_refunds, bob, start + timedelta(minutes=20), edit_to("1000.00"), position=2)
@@ -116,16 +131,18 @@ def test_the_decision_page_shows_every_approver_in_order_with_what_they_approved
 
     page = auditor.get(reverse("audit:decision", args=[decision.pk])).content.decode()
 
-    approvers = page[page.index("Approvers, in order"):page.index("<h2>Timing")]
+    approvers = page[page.index("Approvers, in order") : page.index("<h2>Timing")]
     assert approvers.index("Alice Adams") < approvers.index("Bob Brown")
     assert "Round 1 · 1 of 2" in approvers and "Round 1 · 2 of 2" in approvers
     assert approvers.count("amount 1,200.00 → 1,000.00") == 2
     assert "Rejected the decision" not in approvers
-    timeline = page[page.index("Audit events of this decision"):]
+    timeline = page[page.index("Audit events of this decision") :]
     assert timeline.count("Approval given") == 2 and "Decision submitted" in timeline
 
 
-def test_the_decision_page_shows_a_restarted_round_before_the_one_that_counted(auditor, refund, large_refunds, alice, bob, carol):
+def test_the_decision_page_shows_a_restarted_round_before_the_one_that_counted(
+    auditor, refund, large_refunds, alice, bob, carol
+):
     start = timezone.now() - timedelta(hours=1)
     superseded = approve(refund, large_refunds, alice, start, edit_to("1000.00"))
     restart = approve(refund, large_refunds, bob, start + timedelta(minutes=5), edit_to("900.00"), round=2)
@@ -135,11 +152,13 @@ def test_the_decision_page_shows_a_restarted_round_before_the_one_that_counted(a
 
     page = auditor.get(reverse("audit:decision", args=[decision.pk])).content.decode()
 
-    approvers = page[page.index("Approvers, in order"):page.index("<h2>Timing")]
+    approvers = page[page.index("Approvers, in order") : page.index("<h2>Timing")]
     assert approvers.index("Alice Adams") < approvers.index("Bob Brown") < approvers.index("Carol Cole")
-    assert "changed by the next round: did not count" in approvers and "changed the earlier round's decision" in approvers
+    assert (
+        "changed by the next round: did not count" in approvers and "changed the earlier round's decision" in approvers
+    )
     assert superseded.decision_id is None
-    assert page[page.index("Audit events of this decision"):].count("Approval given") == 3
+    assert page[page.index("Audit events of this decision") :].count("Approval given") == 3
 
 
 def test_the_decision_page_says_when_a_later_approver_rejected_instead(auditor, refund, large_refunds, alice, bob):
@@ -150,7 +169,7 @@ def test_the_decision_page_says_when_a_later_approver_rejected_instead(auditor, 
 
     page = auditor.get(reverse("audit:decision", args=[decision.pk])).content.decode()
 
-    approvers = page[page.index("Approvers, in order"):page.index("<h2>Timing")]
+    approvers = page[page.index("Approvers, in order") : page.index("<h2>Timing")]
     assert approvers.index("Alice Adams") < approvers.index("Bob Brown")
     assert "Rejected the decision instead of approving it" in approvers
 
@@ -182,11 +201,13 @@ def test_an_earlier_approvers_own_reject_reads_as_a_rejection_not_an_approval(au
 
     page = auditor.get(reverse("audit:decision", args=[decision.pk])).content.decode()
 
-    approvers = page[page.index("Approvers, in order"):page.index("<h2>Timing")]
+    approvers = page[page.index("Approvers, in order") : page.index("<h2>Timing")]
     assert approvers.count("Alice Adams") == 2 and "Rejected the decision instead of approving it" in approvers
 
 
-def test_a_round_the_platforms_change_of_the_hold_ended_is_not_shown_as_restarted(auditor, refund, large_refunds, alice, bob, carol):
+def test_a_round_the_platforms_change_of_the_hold_ended_is_not_shown_as_restarted(
+    auditor, refund, large_refunds, alice, bob, carol
+):
     start = timezone.now() - timedelta(hours=1)
     lapsed = approve(refund, large_refunds, alice, start, edit_to("1000.00"))
     Approval.objects.filter(pk=lapsed.pk).update(payload_digest="before the change")
@@ -197,6 +218,6 @@ def test_a_round_the_platforms_change_of_the_hold_ended_is_not_shown_as_restarte
 
     page = auditor.get(reverse("audit:decision", args=[decision.pk])).content.decode()
 
-    approvers = page[page.index("Approvers, in order"):page.index("<h2>Timing")]
+    approvers = page[page.index("Approvers, in order") : page.index("<h2>Timing")]
     assert "Alice Adams" not in approvers and "changed the earlier round's decision" not in approvers
     assert approvers.index("Bob Brown") < approvers.index("Carol Cole")

@@ -7,13 +7,13 @@ import pytest
 from django.urls import reverse
 
 from holds.deciding import decisions, describe
-from holds.mirror import sync
 from holds.deciding.decisions import ItemChoice
+from holds.mirror import sync
 from holds.models import Decision, Hold
 from reviewqueue import roles
-from tests.helpers.users import make_user
-from tests.helpers.reviewing import confirm, field_name
 from tests.helpers.processes import start_django
+from tests.helpers.reviewing import confirm, field_name
+from tests.helpers.users import make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -23,10 +23,20 @@ RUN_PAGE = "https://agentos.example.com/envs/{env}/runs/{run_id}"
 @pytest.fixture
 def usd_refund(platform_client, platform_state, db):
     """A refund of 20.00 USD on order A-1001 whose run id needs encoding in a URL."""
-    platform_state.add_hold("default", {
-        "hold_id": "h_usd", "run_id": "r/7 #1",
-        "items": [{"id": "call_1", "title": "refund", "data": {"order_id": "A-1001", "amount": "20.00", "currency": "USD"}}],
-    })
+    platform_state.add_hold(
+        "default",
+        {
+            "hold_id": "h_usd",
+            "run_id": "r/7 #1",
+            "items": [
+                {
+                    "id": "call_1",
+                    "title": "refund",
+                    "data": {"order_id": "A-1001", "amount": "20.00", "currency": "USD"},
+                }
+            ],
+        },
+    )
     sync.sync_env(platform_client, "default")
     return Hold.objects.get(hold_id="h_usd")
 
@@ -40,19 +50,31 @@ def auditor_client(client):
 # The sentence under each item
 
 
-@pytest.mark.parametrize("title, data, sentence", [
-    ("refund", {"order_id": "A-1001", "amount": "20.00", "currency": "USD"}, "Refunds 20.00 USD on order A-1001"),
-    ("Refund 49.90 on A-1001", {"order_id": "A-1001", "amount": "49.90", "reason": "damaged"},
-     "Refunds 49.90 on order A-1001 (reason: damaged)"),
-    ("issue_refund", {"amount": "20.00", "currency": "eur"}, "Refunds 20.00 EUR"),
-    ("send_replacement", {"order_id": "A-1008", "quantity": 1, "express": True, "gift_note": None},
-     "Calls send_replacement with order_id A-1008, quantity 1, express true, gift_note null"),
-    ("issue_credit", {"amount": "20.00", "currency": "USD", "order_id": "A-1001"},
-     "Calls issue_credit with amount 20.00 USD, order_id A-1001"),
-    ("cancel_subscription", {}, "Calls cancel_subscription with no arguments"),
-    ("A-1001 · 49.90", {"order_id": "A-1001", "amount": "49.90"}, "Goes ahead with order_id A-1001, amount 49.90"),
-    ("refund", {"amount": "20.00", "currency": "<script>alert(1)</script>"}, "Refunds 20.00"),
-])
+@pytest.mark.parametrize(
+    "title, data, sentence",
+    [
+        ("refund", {"order_id": "A-1001", "amount": "20.00", "currency": "USD"}, "Refunds 20.00 USD on order A-1001"),
+        (
+            "Refund 49.90 on A-1001",
+            {"order_id": "A-1001", "amount": "49.90", "reason": "damaged"},
+            "Refunds 49.90 on order A-1001 (reason: damaged)",
+        ),
+        ("issue_refund", {"amount": "20.00", "currency": "eur"}, "Refunds 20.00 EUR"),
+        (
+            "send_replacement",
+            {"order_id": "A-1008", "quantity": 1, "express": True, "gift_note": None},
+            "Calls send_replacement with order_id A-1008, quantity 1, express true, gift_note null",
+        ),
+        (
+            "issue_credit",
+            {"amount": "20.00", "currency": "USD", "order_id": "A-1001"},
+            "Calls issue_credit with amount 20.00 USD, order_id A-1001",
+        ),
+        ("cancel_subscription", {}, "Calls cancel_subscription with no arguments"),
+        ("A-1001 · 49.90", {"order_id": "A-1001", "amount": "49.90"}, "Goes ahead with order_id A-1001, amount 49.90"),
+        ("refund", {"amount": "20.00", "currency": "<script>alert(1)</script>"}, "Refunds 20.00"),
+    ],
+)
 def test_the_sentence_says_what_approving_does(title, data, sentence):
     assert describe.sentence(title, data) == sentence
 
@@ -118,24 +140,29 @@ def test_the_audit_pages_link_the_run(client, alice, usd_refund, platform_client
     event = decision.audit_events.first()
 
     pages = [
-        reverse("audit:list"), reverse("audit:event", args=[event.sequence]),
-        reverse("audit:decision", args=[decision.pk]), reverse("audit:hold-timeline", args=[usd_refund.pk]),
+        reverse("audit:list"),
+        reverse("audit:event", args=[event.sequence]),
+        reverse("audit:decision", args=[decision.pk]),
+        reverse("audit:hold-timeline", args=[usd_refund.pk]),
     ]
 
     for url in pages:
         assert "runs/r%2F7%20%231" in client.get(url).content.decode(), url
 
 
-@pytest.mark.parametrize("template", [
-    "https://agentos.example.com/runs/{run_id}/{host}",  # an unknown placeholder
-    "https://agentos.example.com/runs/{run_id!r}",  # a conversion
-    "https://agentos.example.com/runs/{run_id:>9}",  # a format spec
-    "https://agentos.example.com/runs/{}",
-    "https://agentos.example.com/runs/{run_id",
-    "https://agentos.example.com/envs/{env}",  # no run id
-    "javascript:alert(1)//{run_id}",
-    "ftp://agentos.example.com/{run_id}",
-])
+@pytest.mark.parametrize(
+    "template",
+    [
+        "https://agentos.example.com/runs/{run_id}/{host}",  # an unknown placeholder
+        "https://agentos.example.com/runs/{run_id!r}",  # a conversion
+        "https://agentos.example.com/runs/{run_id:>9}",  # a format spec
+        "https://agentos.example.com/runs/{}",
+        "https://agentos.example.com/runs/{run_id",
+        "https://agentos.example.com/envs/{env}",  # no run id
+        "javascript:alert(1)//{run_id}",
+        "ftp://agentos.example.com/{run_id}",
+    ],
+)
 def test_a_malformed_run_url_template_stops_start_up(template, tmp_path):
     started = start_django(RUN_URL_TEMPLATE=template, REVIEWQUEUE_VAR_DIR=str(tmp_path))
 
@@ -146,7 +173,9 @@ def test_a_malformed_run_url_template_stops_start_up(template, tmp_path):
 def test_a_run_url_template_with_the_env_in_the_host_is_accepted(tmp_path):
     code = "from django.conf import settings as s; print(s.RUN_URL_TEMPLATE)"
 
-    started = start_django(code, RUN_URL_TEMPLATE="https://{env}.agentos.example.com/runs/{run_id}", REVIEWQUEUE_VAR_DIR=str(tmp_path))
+    started = start_django(
+        code, RUN_URL_TEMPLATE="https://{env}.agentos.example.com/runs/{run_id}", REVIEWQUEUE_VAR_DIR=str(tmp_path)
+    )
 
     assert started.stdout.strip() == "https://{env}.agentos.example.com/runs/{run_id}", started.stderr
 
@@ -159,7 +188,9 @@ def no_undo_window(settings):
     settings.UNDO_SECONDS = 0  # these decisions are delivered at once; the undo window has its own tests
 
 
-def test_the_status_lists_what_was_sent_and_reloads_the_run_once_applied(alice_client, samples, platform_client, no_undo_window):
+def test_the_status_lists_what_was_sent_and_reloads_the_run_once_applied(
+    alice_client, samples, platform_client, no_undo_window
+):
     hold = samples["h_13"]
     confirm(alice_client, hold, **{field_name(hold, 1, "amount"): "100.00", "item-1-comment": "partial refund"})
     decision = Decision.objects.get(hold=hold)
@@ -172,14 +203,16 @@ def test_the_status_lists_what_was_sent_and_reloads_the_run_once_applied(alice_c
     html = applied.content.decode()
     assert "HX-Trigger" not in sending.headers
     assert applied.headers["HX-Trigger"] == "decision-settled"
-    assert "<strong class=\"action\">Approve</strong> <code>toolu_01A9xQ2mZ</code>" in html
-    assert "<strong class=\"action\">Approve with edits</strong> <code>toolu_01B7kR4pW</code>" in html
+    assert '<strong class="action">Approve</strong> <code>toolu_01A9xQ2mZ</code>' in html
+    assert '<strong class="action">Approve with edits</strong> <code>toolu_01B7kR4pW</code>' in html
     assert "Refunds 100.00 on order A-1002 (reason: changed mind)" in html
     assert '<span class="untrusted before">129.00</span> → <span class="untrusted after">100.00</span>' in html
-    assert "Comment: <span class=\"untrusted\">partial refund</span>" in html
+    assert 'Comment: <span class="untrusted">partial refund</span>' in html
 
 
-def test_the_run_panel_shows_the_run_moved_on_after_the_decision(alice_client, samples, platform_client, no_undo_window):
+def test_the_run_panel_shows_the_run_moved_on_after_the_decision(
+    alice_client, samples, platform_client, no_undo_window
+):
     hold = samples["h_12"]
     run = reverse("run-context", args=[hold.pk])
     before = alice_client.get(run).content.decode()
@@ -209,7 +242,11 @@ def test_the_countdown_stops_once_decided(alice_client, samples):
 def test_the_form_and_summary_say_approve_with_edits(alice_client, samples):
     hold = samples["h_14"]
     url = reverse("hold-review", args=[hold.pk])
-    edited = {"item-0-action": "approve", field_name(hold, 0, "amount"): "20", field_name(hold, 0, "order_id"): "A-1001"}
+    edited = {
+        "item-0-action": "approve",
+        field_name(hold, 0, "amount"): "20",
+        field_name(hold, 0, "order_id"): "A-1001",
+    }
 
     form = alice_client.get(reverse("hold", args=[hold.pk])).content.decode()
     summary = alice_client.post(url, edited).content.decode()

@@ -17,8 +17,14 @@ def hold(env="prod", agent="refund-bot", capability="refunds"):
 def policy(name, count=2, env="", agent="", capability="", condition=None):
     key, operator, threshold = condition or ("", "", None)
     return ApprovalPolicy(
-        name=name, approvals_required=count, env_pattern=env, agent_pattern=agent, capability_pattern=capability,
-        condition_key=key, condition_operator=operator, condition_threshold=threshold,
+        name=name,
+        approvals_required=count,
+        env_pattern=env,
+        agent_pattern=agent,
+        capability_pattern=capability,
+        condition_key=key,
+        condition_operator=operator,
+        condition_threshold=threshold,
     )
 
 
@@ -51,14 +57,21 @@ def test_an_exact_pattern_beats_a_glob_and_a_glob_beats_a_blank():
 
 
 def test_a_condition_makes_a_policy_more_specific_but_only_when_it_holds():
-    policies = [policy("refund bot", agent="refund-*", count=2), policy("large", agent="refund-*", condition=LARGE_REFUNDS, count=3)]
+    policies = [
+        policy("refund bot", agent="refund-*", count=2),
+        policy("large", agent="refund-*", condition=LARGE_REFUNDS, count=3),
+    ]
 
     assert requirement(hold(), policies, [{"amount": "900"}]).policy.name == "large"
     assert requirement(hold(), policies, [{"amount": "90"}]).policy.name == "refund bot"
 
 
 def test_on_a_tie_the_stricter_then_the_name_wins_whatever_the_order():
-    first, second, third = policy("b", env="prod", count=2), policy("a", env="prod", count=2), policy("c", env="prod", count=1)
+    first, second, third = (
+        policy("b", env="prod", count=2),
+        policy("a", env="prod", count=2),
+        policy("c", env="prod", count=1),
+    )
 
     assert requirement(hold(), [first, second, third], []).policy.name == "b"
     assert requirement(hold(), [third, second, first], []).policy.name == "b"
@@ -79,9 +92,17 @@ def test_any_item_passing_the_condition_is_enough():
 
 
 def test_each_operator_compares_as_its_sign_says():
-    cases = {"gt": ("500", False), "gte": ("500", True), "lt": ("499.99", True), "lte": ("500.01", False), "eq": ("500.00", True)}
+    cases = {
+        "gt": ("500", False),
+        "gte": ("500", True),
+        "lt": ("499.99", True),
+        "lte": ("500.01", False),
+        "eq": ("500.00", True),
+    }
     for operator, (amount, matches) in cases.items():
-        found = requirement(hold(), [policy(operator, condition=("amount", operator, Decimal(500)))], [{"amount": amount}])
+        found = requirement(
+            hold(), [policy(operator, condition=("amount", operator, Decimal(500)))], [{"amount": amount}]
+        )
         assert (found is not None) == matches, operator
 
 
@@ -94,8 +115,20 @@ def test_a_value_that_is_no_number_at_the_conditions_key_makes_the_condition_hol
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(st.none(), st.text(), st.integers(), st.floats(), st.booleans(),
-                          st.dictionaries(st.text(), st.one_of(st.text(), st.integers(), st.floats(allow_nan=True), st.booleans(), st.none())))))
+@given(
+    st.lists(
+        st.one_of(
+            st.none(),
+            st.text(),
+            st.integers(),
+            st.floats(),
+            st.booleans(),
+            st.dictionaries(
+                st.text(), st.one_of(st.text(), st.integers(), st.floats(allow_nan=True), st.booleans(), st.none())
+            ),
+        )
+    )
+)
 def test_hostile_item_data_never_breaks_the_choice(item_data):
     policies = [policy("large", condition=LARGE_REFUNDS), policy("prod", env="prod")]
 

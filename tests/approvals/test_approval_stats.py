@@ -37,21 +37,30 @@ def history(platform_client, platform_state, alice, bob, carol):
     start = timezone.now() - timedelta(days=1)
 
     decision = decide(plain, bob, start + timedelta(minutes=30), edit_to("1000.00"))
-    link(decision, approve(plain, large, alice, start, edit_to("1000.00")),
-         approve(plain, large, bob, start + timedelta(minutes=30), edit_to("1000.00"), position=2))
+    link(
+        decision,
+        approve(plain, large, alice, start, edit_to("1000.00")),
+        approve(plain, large, bob, start + timedelta(minutes=30), edit_to("1000.00"), position=2),
+    )
 
     approve(changed, large, alice, start, edit_to("1000.00"))
     decision = decide(changed, carol, start + timedelta(minutes=60), edit_to("900.00"))
-    link(decision, approve(changed, large, bob, start + timedelta(minutes=20), edit_to("900.00"), round=2),
-         approve(changed, large, carol, start + timedelta(minutes=60), edit_to("900.00"), round=2, position=2))
+    link(
+        decision,
+        approve(changed, large, bob, start + timedelta(minutes=20), edit_to("900.00"), round=2),
+        approve(changed, large, carol, start + timedelta(minutes=60), edit_to("900.00"), round=2, position=2),
+    )
 
     first = approve(turned_down, large, alice, start, edit_to("1000.00"))
     link(decide(turned_down, bob, start + timedelta(minutes=2), rejected()), first)
 
     decision = decide(payout, carol, start + timedelta(minutes=5), edit_to("1000.00"))
-    link(decision, approve(payout, payouts, alice, start, edit_to("1000.00")),
-         approve(payout, payouts, bob, start + timedelta(minutes=1), edit_to("1000.00"), position=2),
-         approve(payout, payouts, carol, start + timedelta(minutes=5), edit_to("1000.00"), position=3))
+    link(
+        decision,
+        approve(payout, payouts, alice, start, edit_to("1000.00")),
+        approve(payout, payouts, bob, start + timedelta(minutes=1), edit_to("1000.00"), position=2),
+        approve(payout, payouts, carol, start + timedelta(minutes=5), edit_to("1000.00"), position=3),
+    )
 
     decide(single, alice, start, rejected())
 
@@ -67,7 +76,11 @@ def test_each_policy_counts_its_decisions_the_median_time_to_approve_and_how_oft
     assert large.median_seconds == 45 * 60  # of 30 and 60 minutes: a rejection completes no round
     assert round(large.changed_share, 2) == round(large.rejected_share, 2) == 0.33
     assert (payouts.policy, payouts.decisions, payouts.median_seconds, payouts.changed, payouts.rejected) == (
-        "Payouts", 1, 5 * 60, 0, 0
+        "Payouts",
+        1,
+        5 * 60,
+        0,
+        0,
     )
 
 
@@ -89,7 +102,7 @@ def test_the_statistics_page_shows_the_policies(client, audrey, history):
 
     page = client.get(reverse("audit:stats")).content.decode()
 
-    section = page[page.index("Per approval policy"):]
+    section = page[page.index("Per approval policy") :]
     assert section.index("Large refunds") < section.index("Payouts")
     assert timing.humanize(45 * 60) in section and "1 (33 %)" in section
 
@@ -127,11 +140,17 @@ def test_a_round_after_a_decision_the_platform_refused_is_no_change_and_times_fr
     start = timezone.now() - timedelta(days=1)
     refused = decide(hold, bob, start + timedelta(minutes=10), edit_to("1000.00"))
     Decision.objects.filter(pk=refused.pk).update(state="not_applied", outcome="invalid")
-    link(refused, approve(hold, large, alice, start, edit_to("1000.00")),
-         approve(hold, large, bob, start + timedelta(minutes=10), edit_to("1000.00"), position=2))
+    link(
+        refused,
+        approve(hold, large, alice, start, edit_to("1000.00")),
+        approve(hold, large, bob, start + timedelta(minutes=10), edit_to("1000.00"), position=2),
+    )
     decision = decide(hold, carol, start + timedelta(hours=2, minutes=15), edit_to("1000.00"))
-    link(decision, approve(hold, large, bob, start + timedelta(hours=2), edit_to("1000.00"), round=2),
-         approve(hold, large, carol, start + timedelta(hours=2, minutes=15), edit_to("1000.00"), round=2, position=2))
+    link(
+        decision,
+        approve(hold, large, bob, start + timedelta(hours=2), edit_to("1000.00"), round=2),
+        approve(hold, large, carol, start + timedelta(hours=2, minutes=15), edit_to("1000.00"), round=2, position=2),
+    )
 
     [row] = approvalstats.per_policy(this_month())
 

@@ -25,9 +25,17 @@ def root_client(client):
 
 def policy_form(**overrides):
     form = {
-        "name": "Large refunds", "env_pattern": "", "agent_pattern": "", "capability_pattern": "refund*",
-        "condition_key": "amount", "condition_operator": "gt", "condition_threshold": "500",
-        "approvals_required": "2", "later_approver_group": "", "escalate_after_minutes": "", "escalate_at_percent": "",
+        "name": "Large refunds",
+        "env_pattern": "",
+        "agent_pattern": "",
+        "capability_pattern": "refund*",
+        "condition_key": "amount",
+        "condition_operator": "gt",
+        "condition_threshold": "500",
+        "approvals_required": "2",
+        "later_approver_group": "",
+        "escalate_after_minutes": "",
+        "escalate_at_percent": "",
         "escalation_group": "",
     }
     return form | overrides
@@ -109,7 +117,9 @@ def test_approvals_are_read_only_in_the_admin(root_client):
     assert not Approval.objects.exists()
 
 
-def test_the_approvals_list_filters_by_the_policies_names_without_counting_the_table(root_client, platform_client, platform_state):
+def test_the_approvals_list_filters_by_the_policies_names_without_counting_the_table(
+    root_client, platform_client, platform_state
+):
     from holds.mirror import sync
     from holds.models import Hold
 
@@ -120,8 +130,15 @@ def test_the_approvals_list_filters_by_the_policies_names_without_counting_the_t
     approver = make_user("alice")
     for name in ("Large refunds", "Renamed since"):
         Approval.objects.create(
-            hold=Hold.objects.get(), policy=large, policy_name=name, approvals_required=2, approver=approver,
-            round=1 if name == "Large refunds" else 2, position=1, created_at="2026-11-30T12:00:00Z", items=[],
+            hold=Hold.objects.get(),
+            policy=large,
+            policy_name=name,
+            approvals_required=2,
+            approver=approver,
+            round=1 if name == "Large refunds" else 2,
+            position=1,
+            created_at="2026-11-30T12:00:00Z",
+            items=[],
         )
     changelist = reverse("admin:approvals_approval_changelist")
 
@@ -129,7 +146,9 @@ def test_the_approvals_list_filters_by_the_policies_names_without_counting_the_t
     filtered = root_client.get(changelist, {"policy_name": "Large refunds"})
     hostile = root_client.get(changelist, {"policy_name": "\x00"})
 
-    choices = [choice["display"] for choice in everything.context["cl"].filter_specs[0].choices(everything.context["cl"])]
+    choices = [
+        choice["display"] for choice in everything.context["cl"].filter_specs[0].choices(everything.context["cl"])
+    ]
     assert choices == ["All", "Large refunds", "Payouts"]
     assert not everything.context["cl"].show_full_result_count
     assert isinstance(everything.context["cl"].paginator, CappedCountPaginator)
@@ -142,7 +161,9 @@ def test_the_approvals_list_filters_by_the_policies_names_without_counting_the_t
 
 def test_the_admin_shows_people_needed_and_saves_a_policy_needing_nobody(root_client):
     page = root_client.get(ADD).content.decode()
-    response = root_client.post(ADD, policy_form(approvals_required="0", condition_operator="lte", condition_threshold="50"))
+    response = root_client.post(
+        ADD, policy_form(approvals_required="0", condition_operator="lte", condition_threshold="50")
+    )
 
     assert "People needed:" in page
     assert response.status_code == 302

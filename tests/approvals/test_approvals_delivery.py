@@ -9,11 +9,11 @@ from django.urls import reverse
 from approvals.models import Approval
 from holds.models import Decision
 from reviewqueue import roles
-from tests.helpers.users import make_user
-from tests.helpers.waiting import wait_until
+from tests.helpers.approvals_setup import confirm, decision_posts, lowered_to, signed_in
 from tests.helpers.concurrently import at_once
 from tests.helpers.forms import fields_of
-from tests.helpers.approvals_setup import confirm, decision_posts, lowered_to, signed_in
+from tests.helpers.users import make_user
+from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -28,7 +28,9 @@ def applied(hold):
     return wait_until(lambda: Decision.objects.filter(hold=hold, state="applied").first())
 
 
-def test_two_approvals_reach_the_platform_as_one_post_with_the_final_data(alice, bob, large_refunds, refund, platform_state, worker):
+def test_two_approvals_reach_the_platform_as_one_post_with_the_final_data(
+    alice, bob, large_refunds, refund, platform_state, worker
+):
     confirm(signed_in(alice), refund, **lowered_to(refund, "1000.00"))
     nothing_yet = decision_posts(platform_state) == []
     bobs = signed_in(bob)
@@ -38,10 +40,12 @@ def test_two_approvals_reach_the_platform_as_one_post_with_the_final_data(alice,
     decision = applied(refund)
 
     assert nothing_yet
-    assert [post["body"] for post in decision_posts(platform_state)] == [{
-        "items": [{"id": "call_1", "action": "edit", "data": {"order_id": "A-9001", "amount": "1000.00"}}],
-        "decided_by": "alice@example.com, bob@example.com",
-    }]
+    assert [post["body"] for post in decision_posts(platform_state)] == [
+        {
+            "items": [{"id": "call_1", "action": "edit", "data": {"order_id": "A-9001", "amount": "1000.00"}}],
+            "decided_by": "alice@example.com, bob@example.com",
+        }
+    ]
     assert decision.reviewer == bob
 
 
@@ -51,7 +55,11 @@ def test_two_second_approvers_at_the_same_moment_make_one_decision_and_one_deliv
     carol = make_user("carol", roles.REVIEWERS)
     confirm(signed_in(alice), refund, **lowered_to(refund, "1000.00"))
     clients = [signed_in(bob), signed_in(carol)]
-    forms = [fields_of(client.get(reverse("hold", args=[refund.pk])).content.decode(), "approve-as-is-form") for client in clients]
+    forms = [
+        fields_of(client.get(reverse("hold", args=[refund.pk])).content.decode(), "approve-as-is-form")
+        for client in clients
+    ]
+
     def approve(client, form):
         return client.post(reverse("hold-approve", args=[refund.pk]), form).status_code
 

@@ -1,7 +1,6 @@
 """Four eyes on large refunds: approvals counted through the hold page until the policy is satisfied, then one
 decision."""
 
-
 from datetime import timedelta
 
 import pytest
@@ -15,17 +14,17 @@ from audit.models import AuditEvent, EventKind
 from holds.deciding import decisions
 from holds.models import Decision, Hold
 from reviewqueue import roles
-from tests.helpers.users import make_user
+from tests.helpers.approvals_setup import approve_as_it_is, confirm, decision_posts, lowered_to, signed_in
 from tests.helpers.forms import fields_of
 from tests.helpers.reviewing import review_form
-from tests.helpers.approvals_setup import approve_as_it_is, confirm, decision_posts, lowered_to, signed_in
+from tests.helpers.users import make_user
 
 pytestmark = pytest.mark.django_db
 
 
-
-
-def test_the_first_approval_is_stored_and_nothing_is_sent(alice, bob, large_refunds, refund, platform_state, immediate_delivery):
+def test_the_first_approval_is_stored_and_nothing_is_sent(
+    alice, bob, large_refunds, refund, platform_state, immediate_delivery
+):
     alices = signed_in(alice)
     response = confirm(alices, refund, **lowered_to(refund, "1000.00"))
 
@@ -34,10 +33,21 @@ def test_the_first_approval_is_stored_and_nothing_is_sent(alice, bob, large_refu
     bobs_page = signed_in(bob).get(reverse("hold", args=[refund.pk])).content.decode()
     assert response.status_code == 302
     assert not Decision.objects.exists() and decision_posts(platform_state) == []
-    assert (approval.approver, approval.round, approval.position, approval.policy_name) == (alice, 1, 1, "Large refunds")
+    assert (approval.approver, approval.round, approval.position, approval.policy_name) == (
+        alice,
+        1,
+        1,
+        "Large refunds",
+    )
     assert given.payload | {"items": None} == {
-        "approval": approval.pk, "policy": "Large refunds", "round": 1, "position": 1, "required": 2,
-        "restarted": False, "items": None, "channel": "page",
+        "approval": approval.pk,
+        "policy": "Large refunds",
+        "round": 1,
+        "position": 1,
+        "required": 2,
+        "restarted": False,
+        "items": None,
+        "channel": "page",
     }
     assert given.payload["items"][0]["data"]["amount"] == "1000.00" and given.payload["items"][0]["action"] == "edit"
     assert Hold.objects.get(pk=refund.pk).claimed_by is None  # free for the next approver
@@ -47,7 +57,9 @@ def test_the_first_approval_is_stored_and_nothing_is_sent(alice, bob, large_refu
 
 
 def test_the_summary_says_that_an_approval_sends_nothing_yet(alice, large_refunds, refund):
-    summary = signed_in(alice).post(reverse("hold-review", args=[refund.pk]), review_form(refund, **lowered_to(refund, "1000.00")))
+    summary = signed_in(alice).post(
+        reverse("hold-review", args=[refund.pk]), review_form(refund, **lowered_to(refund, "1000.00"))
+    )
 
     assert "Needs 2 approvals: amount 1,200.00 &gt; 500. Sending an approval records it" in summary.content.decode()
 
@@ -64,16 +76,23 @@ def test_the_second_approval_sends_one_decision_naming_both_approvers(
     submitted = AuditEvent.objects.get(kind=EventKind.DECISION_SUBMITTED)
     assert response.status_code == 302
     assert decision.reviewer == bob
-    assert list(decision.approvals.order_by("position").values_list("approver__username", flat=True)) == ["alice", "bob"]
+    assert list(decision.approvals.order_by("position").values_list("approver__username", flat=True)) == [
+        "alice",
+        "bob",
+    ]
     assert [entry["approver"] for entry in submitted.payload["approvals"]] == ["alice", "bob"]
-    assert [post["body"] for post in decision_posts(platform_state)] == [{
-        "items": [{"id": "call_1", "action": "edit", "data": {"order_id": "A-9001", "amount": "1000.00"}}],
-        "decided_by": "alice@example.com, bob@example.com",
-    }]
+    assert [post["body"] for post in decision_posts(platform_state)] == [
+        {
+            "items": [{"id": "call_1", "action": "edit", "data": {"order_id": "A-9001", "amount": "1000.00"}}],
+            "decided_by": "alice@example.com, bob@example.com",
+        }
+    ]
     assert decision_posts(platform_state)[0]["headers"]["idempotency-key"] == str(decision.idempotency_key)
 
 
-def test_the_same_reviewer_cannot_count_twice_on_the_page_or_by_a_forged_post(alice, large_refunds, refund, immediate_delivery):
+def test_the_same_reviewer_cannot_count_twice_on_the_page_or_by_a_forged_post(
+    alice, large_refunds, refund, immediate_delivery
+):
     alices = signed_in(alice)
     confirm(alices, refund, **lowered_to(refund, "1000.00"))
     first = Approval.objects.get()
@@ -103,7 +122,10 @@ def test_a_take_over_does_not_let_the_first_approver_count_again(alice, bob, lar
     bobs_try = signed_in(bob).post(reverse("hold-approve", args=[refund.pk]), {"approval": first.pk})
 
     assert alices_try.status_code == 409 and "another person must give the next one" in alices_try.content.decode()
-    assert bobs_try.status_code == 409 and "Alice Adams is reviewing this hold; take it over first." in bobs_try.content.decode()
+    assert (
+        bobs_try.status_code == 409
+        and "Alice Adams is reviewing this hold; take it over first." in bobs_try.content.decode()
+    )
     assert list(Approval.objects.all()) == [first] and not Decision.objects.exists()
 
 
@@ -179,13 +201,17 @@ def test_the_later_approvals_need_the_policys_group(alice, bob, large_refunds, r
     assert approved.status_code == 302 and Decision.objects.get().reviewer == fiona
 
 
-def test_a_stale_approve_button_is_refused_when_the_decision_changed_meanwhile(alice, bob, large_refunds, refund, immediate_delivery):
+def test_a_stale_approve_button_is_refused_when_the_decision_changed_meanwhile(
+    alice, bob, large_refunds, refund, immediate_delivery
+):
     carol = make_user("carol", roles.REVIEWERS)
     confirm(signed_in(alice), refund, **lowered_to(refund, "1000.00"))
     carols_page = signed_in(carol).get(reverse("hold", args=[refund.pk])).content.decode()
     confirm(signed_in(bob), refund, **lowered_to(refund, "900.00"))
 
-    late = signed_in(carol).post(reverse("hold-approve", args=[refund.pk]), fields_of(carols_page, "approve-as-is-form"))
+    late = signed_in(carol).post(
+        reverse("hold-approve", args=[refund.pk]), fields_of(carols_page, "approve-as-is-form")
+    )
 
     assert late.status_code == 409 and "The decision changed since this page showed it" in late.content.decode()
     assert Approval.objects.count() == 2 and not Decision.objects.exists()
@@ -193,11 +219,16 @@ def test_a_stale_approve_button_is_refused_when_the_decision_changed_meanwhile(a
 
 def test_a_hostile_approval_value_is_a_400(alice, large_refunds, refund):
     for value in ("", "abc", "1" * 40, "-3"):
-        assert signed_in(alice).post(reverse("hold-approve", args=[refund.pk]), {"approval": value}).status_code in (400, 409)
+        assert signed_in(alice).post(reverse("hold-approve", args=[refund.pk]), {"approval": value}).status_code in (
+            400,
+            409,
+        )
     assert signed_in(alice).post(reverse("hold-approve", args=[refund.pk]), {"approval": "x\x00"}).status_code == 400
 
 
-def test_undoing_the_final_approval_opens_the_round_again_one_short(alice, bob, large_refunds, refund, settings, platform_state):
+def test_undoing_the_final_approval_opens_the_round_again_one_short(
+    alice, bob, large_refunds, refund, settings, platform_state
+):
     settings.UNDO_SECONDS = 10
     confirm(signed_in(alice), refund, **lowered_to(refund, "1000.00"))
     bobs = signed_in(bob)
@@ -219,7 +250,8 @@ def test_undoing_the_final_approval_opens_the_round_again_one_short(alice, bob, 
 
 
 def test_a_bulk_approval_counts_once_per_hold(alice, bob, large_refunds, refund, samples, immediate_delivery):
-    from tests.helpers.bulk import BULK, confirm as confirm_bulk, selected
+    from tests.helpers.bulk import BULK, selected
+    from tests.helpers.bulk import confirm as confirm_bulk
 
     small = samples["h_12"]
     alices, bobs = signed_in(alice), signed_in(bob)
@@ -231,19 +263,26 @@ def test_a_bulk_approval_counts_once_per_hold(alice, bob, large_refunds, refund,
     approvals_before_bob = Approval.objects.count()
     second = confirm_bulk(bobs, bobs.post(BULK, selected([refund], "approve")))
 
-    assert "Approved, waiting for more approvals" in first.content.decode() and "1 of 2 approvals" in first.content.decode()
+    assert (
+        "Approved, waiting for more approvals" in first.content.decode()
+        and "1 of 2 approvals" in first.content.decode()
+    )
     assert Decision.objects.filter(hold=small).exists()
     assert "another person must give the next" in summary_again  # left out on the summary already
     assert "another person must give the next" in again.content.decode() and approvals_before_bob == 1
     assert "1 decision sent" in second.content.decode()
     decision = Decision.objects.get(hold=refund)
-    assert decision.reviewer == bob and list(decision.approvals.values_list("approver__username", flat=True)) == ["alice", "bob"]
+    assert decision.reviewer == bob and list(decision.approvals.values_list("approver__username", flat=True)) == [
+        "alice",
+        "bob",
+    ]
 
 
 def test_a_bulk_summary_lists_a_hold_waiting_for_the_later_approvers_group_as_waiting_not_as_sent(
     alice, bob, large_refunds, refund, samples, immediate_delivery
 ):
-    from tests.helpers.bulk import BULK, confirm as confirm_bulk, selected
+    from tests.helpers.bulk import BULK, selected
+    from tests.helpers.bulk import confirm as confirm_bulk
 
     large_refunds.later_approver_group = Group.objects.create(name="Finance leads")
     large_refunds.save()
@@ -267,7 +306,9 @@ def test_a_bulk_summary_lists_a_hold_waiting_for_the_later_approvers_group_as_wa
     assert Decision.objects.get(hold=refund).reviewer == fiona
 
 
-def test_the_first_approver_may_take_their_approval_back_in_the_undo_window(alice, bob, large_refunds, refund, settings):
+def test_the_first_approver_may_take_their_approval_back_in_the_undo_window(
+    alice, bob, large_refunds, refund, settings
+):
     settings.UNDO_SECONDS = 10
     alices = signed_in(alice)
     confirm(alices, refund, **lowered_to(refund, "1000.00"))
@@ -279,15 +320,24 @@ def test_the_first_approver_may_take_their_approval_back_in_the_undo_window(alic
     again = alices.get(reverse("hold", args=[refund.pk])).content.decode()
 
     withdrawn = AuditEvent.objects.get(kind=EventKind.APPROVAL_WITHDRAWN)
-    assert bobs_try.status_code == 409 and "Only the person who gave an approval can take it back." in bobs_try.content.decode()
+    assert (
+        bobs_try.status_code == 409
+        and "Only the person who gave an approval can take it back." in bobs_try.content.decode()
+    )
     assert taken_back.status_code == 302 and not Approval.objects.exists()
-    assert (withdrawn.actor, withdrawn.decision, withdrawn.payload["approval"]) == (alice, None, int(form["approval"][0]))
+    assert (withdrawn.actor, withdrawn.decision, withdrawn.payload["approval"]) == (
+        alice,
+        None,
+        int(form["approval"][0]),
+    )
     assert not AuditEvent.objects.filter(kind=EventKind.WITHDRAWN).exists()  # no decision was withdrawn
     assert 'id="decide-form"' in again and "data-deciding" in again  # her claim is back: she decides anew
     assert not Decision.objects.exists()
 
 
-def test_an_approval_cannot_be_taken_back_after_its_window_or_once_someone_built_on_it(alice, bob, large_refunds, refund, settings):
+def test_an_approval_cannot_be_taken_back_after_its_window_or_once_someone_built_on_it(
+    alice, bob, large_refunds, refund, settings
+):
     settings.UNDO_SECONDS = 10
     confirm(signed_in(alice), refund, **lowered_to(refund, "1000.00"))
     first = Approval.objects.get()

@@ -8,15 +8,15 @@ from django.urls import reverse
 
 from holds.mirror import sync
 from reviewqueue import roles
-from tests.helpers.users import make_user
 from tests.helpers.approvals_setup import confirm, lowered_to, signed_in
+from tests.helpers.users import make_user
 
 pytestmark = pytest.mark.django_db
 
 
 def row_of(page: str, hold) -> str:
     start = page.index(f'id="row-{hold.pk}"')
-    return page[start:page.index("</tr>", start)]
+    return page[start : page.index("</tr>", start)]
 
 
 def test_a_row_shows_the_approvals_needed_and_then_how_many_were_given(alice, bob, large_refunds, refund, samples):
@@ -39,7 +39,10 @@ def test_approvals_cost_the_queue_no_query_of_their_own(alice, bob, large_refund
     with CaptureQueriesContext(connection) as queries:
         page = bobs.get(reverse("queue")).content.decode()
 
-    assert '<span class="badge approvals">1 of 2 approvals</span> <span class="muted">(amount 1,200.00 &gt; 500)</span>' in row_of(page, refund)
+    assert (
+        '<span class="badge approvals">1 of 2 approvals</span> <span class="muted">(amount 1,200.00 &gt; 500)</span>'
+        in row_of(page, refund)
+    )
     touching = [query["sql"] for query in queries.captured_queries if "approvals_" in query["sql"]]
     assert len(touching) == 1 and touching[0].startswith('SELECT "holds_hold"."id"'), touching  # the page's own query
     assert len(queries.captured_queries) == 6  # session, user, groups, bell, sync states, holds: as without policies
@@ -65,7 +68,9 @@ def test_needs_my_approval_lists_the_holds_whose_round_i_may_join(alice, bob, la
     assert f'id="row-{refund.pk}"' not in for_alice  # she gave the approval: it is someone else's turn
 
 
-def test_needs_my_approval_leaves_out_holds_whose_later_approvers_must_be_in_a_group_i_am_not_in(alice, bob, large_refunds, refund):
+def test_needs_my_approval_leaves_out_holds_whose_later_approvers_must_be_in_a_group_i_am_not_in(
+    alice, bob, large_refunds, refund
+):
     large_refunds.later_approver_group = Group.objects.create(name="Finance leads")
     large_refunds.save()
     fiona = make_user("fiona", roles.REVIEWERS, "Finance leads")
@@ -82,7 +87,9 @@ def test_a_bad_approval_filter_is_a_400(bob):
         assert signed_in(bob).get(reverse("queue"), {"approval": value}).status_code == 400
 
 
-def test_next_brings_the_hold_waiting_for_my_approval_first_and_skips_the_one_i_approved(alice, bob, large_refunds, refund, samples):
+def test_next_brings_the_hold_waiting_for_my_approval_first_and_skips_the_one_i_approved(
+    alice, bob, large_refunds, refund, samples
+):
     confirm(signed_in(alice), refund, **lowered_to(refund, "1000.00"))
 
     bobs_next = signed_in(bob).get(reverse("next-hold"))

@@ -1,8 +1,6 @@
 """When a round of approvals ends and who may join it: the platform changing the hold, a round changing under a
 reviewer's page, a person approving a hold once, bulk approves beside an edit, and a policy lowered meanwhile."""
 
-from tests.helpers.approval_history import raise_on_the_platform
-
 import pytest
 from django.urls import reverse
 
@@ -11,20 +9,18 @@ from approvals.models import Approval
 from holds.deciding import decisions
 from holds.models import Decision
 from reviewqueue import roles
+from tests.helpers.approval_history import raise_on_the_platform
 from tests.helpers.approvals_setup import approve_as_it_is, confirm, decision_posts, lowered_to, signed_in
-from tests.helpers.users import make_user
 from tests.helpers.forms import fields_of
 from tests.helpers.reviewing import review_form
+from tests.helpers.users import make_user
 
 pytestmark = pytest.mark.django_db
-
 
 
 @pytest.fixture
 def carol(db):
     return make_user("carol", roles.REVIEWERS)
-
-
 
 
 def test_an_approval_given_before_the_platform_changed_the_hold_no_longer_counts(
@@ -46,11 +42,18 @@ def test_an_approval_given_before_the_platform_changed_the_hold_no_longer_counts
     assert changed.payload_digest != alices_approval.payload_digest == refund.payload_digest
     assert "The hold changed on the platform since the earlier approvals" in bobs_page
     assert "alice approved" in bobs_page and 'id="approve-as-is-form"' not in bobs_page
-    assert stale_click.status_code == 409 and "The decision changed since this page showed it" in stale_click.content.decode()
+    assert (
+        stale_click.status_code == 409
+        and "The decision changed since this page showed it" in stale_click.content.decode()
+    )
     assert bob_approves_anew.status_code == 302
-    assert list(decision.approvals.values_list("approver__username", "round", "position")) == [("bob", 2, 1), ("carol", 2, 2)]
+    assert list(decision.approvals.values_list("approver__username", "round", "position")) == [
+        ("bob", 2, 1),
+        ("carol", 2, 2),
+    ]
     assert decision_posts(platform_state)[0]["body"] == {
-        "items": [{"id": "call_1", "action": "approve"}], "decided_by": "bob@example.com, carol@example.com",
+        "items": [{"id": "call_1", "action": "approve"}],
+        "decided_by": "bob@example.com, carol@example.com",
     }
 
 
@@ -70,7 +73,9 @@ def test_a_summary_confirmed_after_someone_changed_the_round_is_refused_and_reco
     assert not Decision.objects.exists()
 
 
-def test_approve_as_it_is_checks_the_round_again_under_the_holds_lock(alice, bob, carol, large_refunds, refund, immediate_delivery):
+def test_approve_as_it_is_checks_the_round_again_under_the_holds_lock(
+    alice, bob, carol, large_refunds, refund, immediate_delivery
+):
     confirm(signed_in(alice), refund, **lowered_to(refund, "1000.00"))
     shown = Approval.objects.get()
     as_bob_saw_it = [decisions.ItemChoice(**choice) for choice in approving.choices_to_approve(refund, shown.pk)]
@@ -90,11 +95,15 @@ def test_after_a_restart_the_earlier_approver_may_not_approve_the_new_round_but_
     confirm(signed_in(bob), refund, **lowered_to(refund, "900.00"))  # bob restarts the count
 
     page = alices.get(reverse("hold", args=[refund.pk])).content.decode()
-    forged_button = alices.post(reverse("hold-approve", args=[refund.pk]), {"approval": Approval.objects.get(approver=bob).pk})
+    forged_button = alices.post(
+        reverse("hold-approve", args=[refund.pk]), {"approval": Approval.objects.get(approver=bob).pk}
+    )
     forged_form = confirm(alices, refund, **lowered_to(refund, "900.00"))
     for_alice = alices.get(reverse("queue"), {"approval": "mine"}).content.decode()
     for_carol = signed_in(carol).get(reverse("queue"), {"approval": "mine"}).content.decode()
-    rejected = alices.post(reverse("hold-reject", args=[refund.pk]), fields_of(page, "reject-only-form") | {"comment": "Too much"})
+    rejected = alices.post(
+        reverse("hold-reject", args=[refund.pk]), fields_of(page, "reject-only-form") | {"comment": "Too much"}
+    )
     decision = Decision.objects.get()
     decisions.deliver(decision.pk, platform_client)
 
@@ -105,7 +114,8 @@ def test_after_a_restart_the_earlier_approver_may_not_approve_the_new_round_but_
     assert f'id="row-{refund.pk}"' not in for_alice and f'id="row-{refund.pk}"' in for_carol
     assert rejected.status_code == 302 and decision.reviewer == alice
     assert decision_posts(platform_state)[0]["body"] == {
-        "items": [{"id": "call_1", "action": "reject", "comment": "Too much"}], "decided_by": "alice@example.com",
+        "items": [{"id": "call_1", "action": "reject", "comment": "Too much"}],
+        "decided_by": "alice@example.com",
     }
 
 
@@ -117,7 +127,9 @@ def test_the_first_approver_rejects_from_the_form_offered_to_them_and_undoing_it
     confirm(alices, refund, **lowered_to(refund, "1000.00"))
     page = alices.get(reverse("hold", args=[refund.pk])).content.decode()
 
-    rejected = alices.post(reverse("hold-reject", args=[refund.pk]), fields_of(page, "reject-only-form") | {"comment": "On second thought"})
+    rejected = alices.post(
+        reverse("hold-reject", args=[refund.pk]), fields_of(page, "reject-only-form") | {"comment": "On second thought"}
+    )
     decision = Decision.objects.get()
     linked = list(decision.approvals.values_list("approver__username", flat=True))
     undone = alices.post(reverse("decision-undo", args=[refund.pk]), {"decision": decision.pk})

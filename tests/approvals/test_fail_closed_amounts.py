@@ -6,11 +6,6 @@ and a value it cannot read for certain fails closed: the policy applies and says
 refused, and the queue shows the hold first under "largest first".
 """
 
-from tests.helpers.migrating import back_to, latest, migrate
-from tests.helpers.reviewing import confirm, field_name, review_form
-from tests.helpers.approvals_setup import decision_posts, signed_in
-from tests.helpers.approval_history import mirrored
-
 from datetime import timedelta
 from decimal import Decimal
 
@@ -23,19 +18,23 @@ from holds.deciding import describe
 from holds.mirror.amounts import UNREADABLE
 from holds.models import Decision, Hold
 from tests.helpers import escalation as escalating
+from tests.helpers.approval_history import mirrored
+from tests.helpers.approvals_setup import decision_posts, signed_in
+from tests.helpers.migrating import back_to, latest, migrate
+from tests.helpers.reviewing import confirm, field_name, review_form
 
 pytestmark = pytest.mark.django_db
-
 
 
 @pytest.fixture
 def over_100(db):
     return ApprovalPolicy.objects.create(
-        name="Over 100", condition_key="amount", condition_operator="gt", condition_threshold=Decimal(100),
+        name="Over 100",
+        condition_key="amount",
+        condition_operator="gt",
+        condition_threshold=Decimal(100),
         approvals_required=2,
     )
-
-
 
 
 def test_one_reviewer_can_neither_approve_alone_nor_raise_a_grouped_amount(
@@ -44,7 +43,9 @@ def test_one_reviewer_can_neither_approve_alone_nor_raise_a_grouped_amount(
     hold = mirrored(platform_state, platform_client, "h_grouped", amount="1,500.00")
     alices = signed_in(alice)
 
-    raised = alices.post(reverse("hold-review", args=[hold.pk]), review_form(hold, **{field_name(hold, 0, "amount"): "999,999.00"}))
+    raised = alices.post(
+        reverse("hold-review", args=[hold.pk]), review_form(hold, **{field_name(hold, 0, "amount"): "999,999.00"})
+    )
     approved = confirm(alices, hold)
 
     assert "must not be more than the 1,500.00 the agent asked for" in raised.content.decode()
@@ -53,7 +54,9 @@ def test_one_reviewer_can_neither_approve_alone_nor_raise_a_grouped_amount(
     assert "Needs 2 approvals: amount 1,500.00 &gt; 100" in alices.get(reverse("hold", args=[hold.pk])).content.decode()
 
 
-def test_a_condition_on_the_amount_reads_every_amount_key_the_queue_reads(alice, over_100, platform_state, platform_client):
+def test_a_condition_on_the_amount_reads_every_amount_key_the_queue_reads(
+    alice, over_100, platform_state, platform_client
+):
     hold = mirrored(platform_state, platform_client, "h_refund_amount", refund_amount="1500.00")
 
     page = signed_in(alice).get(reverse("hold", args=[hold.pk])).content.decode()
@@ -75,7 +78,9 @@ def test_an_unreadable_amount_makes_the_policy_apply_and_the_page_says_why(
     assert not Decision.objects.filter(hold=hold).exists() and decision_posts(platform_state) == []
 
 
-def test_an_ambiguous_amount_makes_the_policy_apply_with_both_readings(alice, over_100, platform_state, platform_client):
+def test_an_ambiguous_amount_makes_the_policy_apply_with_both_readings(
+    alice, over_100, platform_state, platform_client
+):
     hold = mirrored(platform_state, platform_client, "h_ambiguous", amount="1,500")
 
     page = signed_in(alice).get(reverse("hold", args=[hold.pk])).content.decode()
@@ -88,8 +93,12 @@ def test_a_doubtful_amount_never_picks_a_more_specific_policy_needing_fewer_appr
     alice, over_100, platform_state, platform_client
 ):
     ApprovalPolicy.objects.create(
-        name="Small refunds", env_pattern="default", condition_key="amount", condition_operator="lt",
-        condition_threshold=Decimal(10), approvals_required=1,
+        name="Small refunds",
+        env_pattern="default",
+        condition_key="amount",
+        condition_operator="lt",
+        condition_threshold=Decimal(10),
+        approvals_required=1,
     )
     hold = mirrored(platform_state, platform_client, "h_doubtful", amount="1.500")
 
@@ -105,7 +114,9 @@ def test_an_amount_whose_original_cannot_be_read_cannot_be_changed(alice, platfo
         reverse("hold-review", args=[hold.pk]), review_form(hold, **{field_name(hold, 0, "amount"): "10"})
     )
 
-    assert "can&#x27;t be changed: the agent&#x27;s &#x27;1,500&#x27; could be 1.5 or 1,500" in response.content.decode()
+    assert (
+        "can&#x27;t be changed: the agent&#x27;s &#x27;1,500&#x27; could be 1.5 or 1,500" in response.content.decode()
+    )
     assert 'id="confirm-form"' not in response.content.decode()
 
 
@@ -129,7 +140,10 @@ def test_the_queue_shows_an_unreadable_amount_first_in_largest_first_and_within_
 
 def test_the_sentence_and_the_statistics_read_amounts_the_same_way():
     assert describe.sentence("refund", {"amount": "$1,500.00"}) == "Refunds $1,500.00"
-    assert describe.sentence("refund", {"amount": "1,500", "currency": "EUR"}) == "Refunds 1,500 EUR (unreadable: 1.5 or 1,500)"
+    assert (
+        describe.sentence("refund", {"amount": "1,500", "currency": "EUR"})
+        == "Refunds 1,500 EUR (unreadable: 1.5 or 1,500)"
+    )
     assert describe.sentence("refund", {"total": True}) == "Refunds true (unreadable)"
     assert stats.amount_of({"amount": "1,500.00"}) == Decimal(1500)
     assert stats.amount_of({"amount": "1,500"}) == Decimal(1500)
@@ -142,16 +156,27 @@ def test_the_migration_stores_again_the_amounts_read_by_the_old_rule():
         OldHold, OldItem = old.get_model("holds", "Hold"), old.get_model("holds", "HoldItem")
         for hold_id, amount in {"h_grouped": "1,500.00", "h_unreadable": "1,5OO", "h_plain": "20.00"}.items():
             hold = OldHold.objects.create(
-                env="default", hold_id=hold_id, run_id="r", agent="a", capability="c", question="?", amount=None,
-                created_at="2026-01-01T00:00Z", first_seen_at="2026-01-01T00:00Z", last_synced_at="2026-01-01T00:00Z",
-                payload={}, payload_digest="0" * 64,
+                env="default",
+                hold_id=hold_id,
+                run_id="r",
+                agent="a",
+                capability="c",
+                question="?",
+                amount=None,
+                created_at="2026-01-01T00:00Z",
+                first_seen_at="2026-01-01T00:00Z",
+                last_synced_at="2026-01-01T00:00Z",
+                payload={},
+                payload_digest="0" * 64,
             )
             OldItem.objects.create(hold=hold, position=0, item_id="i", data={"amount": amount})
 
         migrate(latest())
 
         assert dict(Hold.objects.values_list("hold_id", "amount")) == {
-            "h_grouped": Decimal(1500), "h_unreadable": UNREADABLE, "h_plain": Decimal(20),
+            "h_grouped": Decimal(1500),
+            "h_unreadable": UNREADABLE,
+            "h_plain": Decimal(20),
         }
     finally:
         migrate(latest())

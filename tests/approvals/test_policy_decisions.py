@@ -1,11 +1,6 @@
 """Policies that decide by themselves: a policy needing 0 people approves the obvious, once, and names itself;
 a default outcome reaches the platform before the expiry, once."""
 
-from tests.helpers.concurrently import at_once
-from tests.helpers.approvals_setup import decision_posts, signed_in
-from tests.helpers.users import make_user
-from tests.helpers.waiting import wait_until
-
 import time
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -15,15 +10,18 @@ import time_machine
 from django.urls import reverse
 from django.utils import timezone
 
-from holds.deciding import by_policy
 from approvals.models import Approval, ApprovalPolicy, PolicyDecision
 from audit.models import AuditEvent
-from holds.deciding import claims, decisions
+from holds.deciding import by_policy, claims, decisions
 from holds.mirror import sync
 from holds.models import Decision, Hold
 from notifications.models import Notification
-from reviewqueue import roles
 from people.models import Preference
+from reviewqueue import roles
+from tests.helpers.approvals_setup import decision_posts, signed_in
+from tests.helpers.concurrently import at_once
+from tests.helpers.users import make_user
+from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -36,18 +34,26 @@ def admin_user(db):
 def small_refunds(**fields) -> ApprovalPolicy:
     """Refunds of at most 50 need nobody (by default, at once)."""
     defaults = {
-        "name": "small refunds", "capability_pattern": "refund", "condition_key": "amount", "condition_operator": "lte",
-        "condition_threshold": Decimal(50), "approvals_required": 0,
+        "name": "small refunds",
+        "capability_pattern": "refund",
+        "condition_key": "amount",
+        "condition_operator": "lte",
+        "condition_threshold": Decimal(50),
+        "approvals_required": 0,
     }
     return ApprovalPolicy.objects.create(**(defaults | fields))
 
 
 def add_refund(platform_client, platform_state, hold_id, amount, **fields) -> Hold:
-    platform_state.add_hold("default", {
-        "hold_id": hold_id, "capability": "refund",
-        "items": [{"id": "A-1", "title": "refund", "data": {"order_id": "A-1", "amount": amount}}],
-        **fields,
-    })
+    platform_state.add_hold(
+        "default",
+        {
+            "hold_id": hold_id,
+            "capability": "refund",
+            "items": [{"id": "A-1", "title": "refund", "data": {"order_id": "A-1", "amount": amount}}],
+            **fields,
+        },
+    )
     sync.sync_env(platform_client, "default")
     return Hold.objects.get(hold_id=hold_id)
 
@@ -60,11 +66,17 @@ def refund(platform_client, platform_state, db):
 def admin_form(policy) -> dict:
     """The policy's admin form as saved, every field filled in as the page would post it."""
     fields = {
-        "name": policy.name, "env_pattern": policy.env_pattern, "agent_pattern": policy.agent_pattern,
-        "capability_pattern": policy.capability_pattern, "condition_key": policy.condition_key,
-        "condition_operator": policy.condition_operator, "condition_threshold": policy.condition_threshold or "",
-        "approvals_required": policy.approvals_required, "auto_wait_minutes": policy.auto_wait_minutes,
-        "expiry_outcome": policy.expiry_outcome, "expiry_outcome_minutes": policy.expiry_outcome_minutes or "",
+        "name": policy.name,
+        "env_pattern": policy.env_pattern,
+        "agent_pattern": policy.agent_pattern,
+        "capability_pattern": policy.capability_pattern,
+        "condition_key": policy.condition_key,
+        "condition_operator": policy.condition_operator,
+        "condition_threshold": policy.condition_threshold or "",
+        "approvals_required": policy.approvals_required,
+        "auto_wait_minutes": policy.auto_wait_minutes,
+        "expiry_outcome": policy.expiry_outcome,
+        "expiry_outcome_minutes": policy.expiry_outcome_minutes or "",
         "expiry_outcome_comment": policy.expiry_outcome_comment,
     }
     if policy.enabled:
@@ -136,7 +148,10 @@ def test_an_amount_not_read_for_certain_never_approves_itself(platform_client, p
     doubtful = add_refund(platform_client, platform_state, "h_doubtful", amount)
 
     assert approve_at(doubtful.first_seen_at + timedelta(minutes=5)) == []
-    assert "cannot read its number for certain" in signed_in(alice).get(reverse("hold", args=[doubtful.pk])).content.decode()
+    assert (
+        "cannot read its number for certain"
+        in signed_in(alice).get(reverse("hold", args=[doubtful.pk])).content.decode()
+    )
 
 
 def test_it_stops_at_its_daily_count_cap(platform_client, platform_state):
@@ -152,7 +167,9 @@ def test_it_stops_at_its_daily_count_cap(platform_client, platform_state):
 
 def test_it_stops_at_its_daily_sum_cap(platform_client, platform_state):
     small_refunds(daily_cap_amount=Decimal("50.00"))
-    holds = [add_refund(platform_client, platform_state, f"h_{n}", amount) for n, amount in enumerate(("30", "30", "20"))]
+    holds = [
+        add_refund(platform_client, platform_state, f"h_{n}", amount) for n, amount in enumerate(("30", "30", "20"))
+    ]
 
     made = approve_at(holds[-1].first_seen_at + timedelta(seconds=1))
 
@@ -187,8 +204,12 @@ def test_a_reviewer_claiming_the_hold_during_the_wait_stops_it(refund, alice):
 def test_a_more_specific_four_eyes_policy_keeps_its_holds_with_people(platform_client, platform_state):
     small_refunds(condition_key="", condition_operator="", condition_threshold=None)  # every refund …
     ApprovalPolicy.objects.create(  # … but those over 100 need two people
-        name="large refunds", capability_pattern="refund", condition_key="amount", condition_operator="gt",
-        condition_threshold=Decimal(100), approvals_required=2,
+        name="large refunds",
+        capability_pattern="refund",
+        condition_key="amount",
+        condition_operator="gt",
+        condition_threshold=Decimal(100),
+        approvals_required=2,
     )
     small = add_refund(platform_client, platform_state, "h_small", "20.00")
     large = add_refund(platform_client, platform_state, "h_large", "1200.00")
@@ -199,7 +220,9 @@ def test_a_more_specific_four_eyes_policy_keeps_its_holds_with_people(platform_c
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_policy_approval_racing_a_reviewers_decision_ends_with_exactly_one_decision(platform_client, platform_state, alice):
+def test_a_policy_approval_racing_a_reviewers_decision_ends_with_exactly_one_decision(
+    platform_client, platform_state, alice
+):
     small_refunds()
     refund = add_refund(platform_client, platform_state, "h_small", "20.00")
 
@@ -223,8 +246,12 @@ def test_a_policy_approval_racing_a_reviewers_decision_ends_with_exactly_one_dec
 
 def default_reject(**fields) -> ApprovalPolicy:
     defaults = {
-        "name": "refunds", "capability_pattern": "refund", "approvals_required": 2, "expiry_outcome": "reject",
-        "expiry_outcome_minutes": 10, "expiry_outcome_comment": "Nobody could check this refund in time; please call us.",
+        "name": "refunds",
+        "capability_pattern": "refund",
+        "approvals_required": 2,
+        "expiry_outcome": "reject",
+        "expiry_outcome_minutes": 10,
+        "expiry_outcome_comment": "Nobody could check this refund in time; please call us.",
     }
     return ApprovalPolicy.objects.create(**(defaults | fields))
 
@@ -248,10 +275,14 @@ def test_the_default_outcome_reaches_the_platform_before_the_expiry_once_even_wi
 
     assert too_early == [] and later == []
     assert sorted(len(made) for made in beats) == [0, 1]
-    assert [post["body"] for post in decision_posts(platform_state)] == [{
-        "items": [{"id": "A-1", "action": "reject", "comment": "Nobody could check this refund in time; please call us."}],
-        "decided_by": "policy: refunds",
-    }]
+    assert [post["body"] for post in decision_posts(platform_state)] == [
+        {
+            "items": [
+                {"id": "A-1", "action": "reject", "comment": "Nobody could check this refund in time; please call us."}
+            ],
+            "decided_by": "policy: refunds",
+        }
+    ]
     decision.refresh_from_db()
     assert decision.state == "applied" and decision.finished_at < expires_at
     assert platform_state.get_hold("default", "h_r")["status"] == "decided"
@@ -295,7 +326,9 @@ def test_no_reviewer_role_is_needed_for_the_auditors_to_hear(platform_client, pl
 
     defaults_at(refund.expires_at - timedelta(minutes=9))
 
-    assert list(Notification.objects.filter(event="default_outcome", channel="in_app").values_list("user__username", flat=True)) == ["ann"]
+    assert list(
+        Notification.objects.filter(event="default_outcome", channel="in_app").values_list("user__username", flat=True)
+    ) == ["ann"]
 
 
 # What people see

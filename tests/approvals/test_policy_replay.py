@@ -1,7 +1,5 @@
 """The replay of a policy over the holds decided lately: its figures against a plain count, its command."""
 
-from tests.helpers.replaying import NOW, decided_hold, small_refunds
-
 import json
 from decimal import Decimal
 
@@ -13,29 +11,31 @@ from hypothesis.extra.django import TestCase
 
 from approvals import replay
 from approvals.models import ApprovalPolicy
+from tests.helpers.replaying import NOW, decided_hold, small_refunds
 
 AGENTS = ["refund-bot", "billing-bot"]
 
 
-
-
-
-
 def large_refunds():
     return ApprovalPolicy.objects.create(
-        name="large refunds", condition_key="amount", condition_operator="gt", condition_threshold=Decimal(500),
+        name="large refunds",
+        condition_key="amount",
+        condition_operator="gt",
+        condition_threshold=Decimal(500),
         approvals_required=2,
     )
 
 
-past_hold = st.fixed_dictionaries({
-    "agent": st.sampled_from(AGENTS),
-    "amount": st.sampled_from([5, 50, 99, 100, 101, 250, 500, 501, 1200]),
-    "did": st.sampled_from(["approve", "edit", "reject"]),
-    "decided_days_ago": st.sampled_from([1, 5, 20, 45, 100]),
-    "minutes_to_decide": st.sampled_from([1, 9, 10, 11, 60, 600]),
-    "expires_after": st.sampled_from([None, 8, 15, 70, 1000]),
-})
+past_hold = st.fixed_dictionaries(
+    {
+        "agent": st.sampled_from(AGENTS),
+        "amount": st.sampled_from([5, 50, 99, 100, 101, 250, 500, 501, 1200]),
+        "did": st.sampled_from(["approve", "edit", "reject"]),
+        "decided_days_ago": st.sampled_from([1, 5, 20, 45, 100]),
+        "minutes_to_decide": st.sampled_from([1, 9, 10, 11, 60, 600]),
+        "expires_after": st.sampled_from([None, 8, 15, 70, 1000]),
+    }
+)
 
 
 class ReplayAgainstAPlainCount(TestCase):
@@ -57,7 +57,9 @@ class ReplayAgainstAPlainCount(TestCase):
         expected = {key: 0 for key in ("matched", "would_approve", "would_need_more", "would_default")}
         expected |= {"people_rejected": [], "people_edited": []}
         two_before = two_after = 0
-        for hold, past in sorted(zip(holds, history, strict=True), key=lambda pair: (pair[0].first_seen_at, pair[0].pk)):
+        for hold, past in sorted(
+            zip(holds, history, strict=True), key=lambda pair: (pair[0].first_seen_at, pair[0].pk)
+        ):
             if past["decided_days_ago"] > days:
                 continue
             refund_bot = past["agent"] == "refund-bot"
@@ -66,7 +68,7 @@ class ReplayAgainstAPlainCount(TestCase):
             if not (refund_bot and past["amount"] <= threshold):
                 continue
             expected["matched"] += 1
-            if 10 <= past["minutes_to_decide"]:
+            if past["minutes_to_decide"] >= 10:
                 expected["would_approve"] += 1
                 if past["did"] == "reject":
                     expected["people_rejected"].append(hold.hold_id)
@@ -103,8 +105,12 @@ def test_replaypolicy_json_prints_exactly_the_figures(db, capsys):
 
     printed = json.loads(capsys.readouterr().out)
     assert printed == {
-        "matched": 2, "would_approve": 2, "would_need_more": 0, "would_default": 0,
-        "people_rejected": ["h_1"], "people_edited": ["h_2"],
+        "matched": 2,
+        "would_approve": 2,
+        "would_need_more": 0,
+        "would_default": 0,
+        "people_rejected": ["h_1"],
+        "people_edited": ["h_2"],
     }
 
 

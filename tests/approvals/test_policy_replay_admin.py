@@ -1,14 +1,12 @@
 """An admin replays a policy's unsaved values from its change page: the figures follow the form, nothing is saved."""
 
-from tests.helpers.replaying import decided_hold, small_refunds
-
-from tests.helpers.users import make_user
-
 import pytest
 from django.urls import reverse
 
 from approvals.admin import ApprovalPolicyForm
 from approvals.models import ApprovalPolicy
+from tests.helpers.replaying import decided_hold, small_refunds
+from tests.helpers.users import make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -45,8 +43,12 @@ def test_replaying_these_values_follows_the_unsaved_threshold_and_saves_nothing(
     assert as_saved.status_code == raised.status_code == 200
     assert as_saved.context["replayed"].figures()["would_approve"] == 1
     assert raised.context["replayed"].figures() == {
-        "matched": 2, "would_approve": 2, "would_need_more": 0, "would_default": 0,
-        "people_rejected": ["h_2"], "people_edited": [],
+        "matched": 2,
+        "would_approve": 2,
+        "would_need_more": 0,
+        "would_default": 0,
+        "people_rejected": ["h_2"],
+        "people_edited": [],
     }
     assert "h_2" in raised.content.decode()
     assert ApprovalPolicy.objects.get(pk=policy.pk).condition_threshold == 100
@@ -68,7 +70,12 @@ def test_a_window_not_offered_is_a_400_and_a_get_is_refused(root_client):
     replay_url = reverse("admin:approvals_approvalpolicy_replay", args=[policy.pk])
 
     assert root_client.post(replay_url, form_values(policy, replay_days="31")).status_code == 400
-    assert root_client.get(reverse("admin:approvals_approvalpolicy_change", args=[policy.pk]), {"replay_days": "x"}).status_code == 400
+    assert (
+        root_client.get(
+            reverse("admin:approvals_approvalpolicy_change", args=[policy.pk]), {"replay_days": "x"}
+        ).status_code
+        == 400
+    )
     assert root_client.get(replay_url).status_code == 405
 
 

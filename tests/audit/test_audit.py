@@ -32,7 +32,12 @@ def test_an_event_takes_the_holds_env_run_and_agent_and_copies_item_facts_into_c
     payload = {
         "items": [
             {"id": "toolu_01A9xQ2mZ", "action": "approve", "original_data": {"order_id": "A-1001", "amount": "49.90"}},
-            {"id": "toolu_01B7kR4pW", "action": "edit", "original_data": {"amount": "129.00"}, "data": {"amount": Decimal("100.00")}},
+            {
+                "id": "toolu_01B7kR4pW",
+                "action": "edit",
+                "original_data": {"amount": "129.00"},
+                "data": {"amount": Decimal("100.00")},
+            },
         ],
         "outcome": "applied",
     }
@@ -60,12 +65,17 @@ def test_events_form_a_chain_from_the_genesis_hash():
 
 def test_a_value_jsonb_would_rewrite_is_stored_and_hashed_as_it_reads_back():
     events.record(
-        EventKind.SETTING_CHANGED, payload={"big": 1e20, "huge": 1e308, "zero": -0.0, "nul": "a\x00b", "list": [1.5, "x"]}
+        EventKind.SETTING_CHANGED,
+        payload={"big": 1e20, "huge": 1e308, "zero": -0.0, "nul": "a\x00b", "list": [1.5, "x"]},
     )
 
     assert chain.verify().broken is None
     assert AuditEvent.objects.get().payload == {
-        "big": 10**20, "huge": 10**308, "zero": 0.0, "nul": "a\ufffdb", "list": [1.5, "x"]
+        "big": 10**20,
+        "huge": 10**308,
+        "zero": 0.0,
+        "nul": "a\ufffdb",
+        "list": [1.5, "x"],
     }
 
 
@@ -94,7 +104,10 @@ def copy_into_the_trail(rows) -> None:
 
 def test_rows_copied_in_bulk_chain_on_as_recorded_ones_do(samples):
     hold = samples["h_16"]  # the untrusted-text fixture
-    entries = [events.Entry(EventKind.HOLD_SEEN, hold=hold, payload={"n": n, "note": "tab\there\\.", "big": 1e20}) for n in range(3)]
+    entries = [
+        events.Entry(EventKind.HOLD_SEEN, hold=hold, payload={"n": n, "note": "tab\there\\.", "big": 1e20})
+        for n in range(3)
+    ]
     before = AuditChainHead.objects.get().sequence
 
     with transaction.atomic(), events.copying(entries) as rows:
@@ -103,17 +116,29 @@ def test_rows_copied_in_bulk_chain_on_as_recorded_ones_do(samples):
 
     copied = AuditEvent.objects.filter(sequence__gt=before).order_by("sequence")
     assert [(event.sequence, event.payload.get("n")) for event in copied] == [
-        (before + 1, 0), (before + 2, 1), (before + 3, 2), (before + 4, None)]
+        (before + 1, 0),
+        (before + 2, 1),
+        (before + 3, 2),
+        (before + 4, None),
+    ]
     assert copied[0].payload == {"n": 0, "note": "tab\there\\.", "big": 10**20} and copied[0].hold_record == hold
     assert chain.verify().broken is None
 
 
 def test_a_copied_row_hashes_as_a_recorded_one_whatever_its_payload_looks_like(samples):
     # The payload is dumped once for the hash and the COPY, and put into the row's content in its key's place.
-    lookalike = {"payload": 0, "note": '","payload":0,"x":"', "nested": {"payload": {"payload": 0}}, "ünïcode": "\u2028😀"}
+    lookalike = {
+        "payload": 0,
+        "note": '","payload":0,"x":"',
+        "nested": {"payload": {"payload": 0}},
+        "ünïcode": "\u2028😀",
+    }
     before = AuditChainHead.objects.get().sequence
 
-    with transaction.atomic(), events.copying([events.Entry(EventKind.HOLD_SEEN, hold=samples["h_16"], payload=lookalike)]) as rows:
+    with (
+        transaction.atomic(),
+        events.copying([events.Entry(EventKind.HOLD_SEEN, hold=samples["h_16"], payload=lookalike)]) as rows,
+    ):
         copy_into_the_trail(rows)
 
     copied = AuditEvent.objects.get(sequence=before + 1)
@@ -166,7 +191,9 @@ def test_the_app_cannot_change_or_delete_an_event():
         AuditEvent.objects.all().delete()
 
 
-@pytest.mark.parametrize("statement", ["UPDATE audit_auditevent SET actor_name = 'someone else'", "DELETE FROM audit_auditevent"])
+@pytest.mark.parametrize(
+    "statement", ["UPDATE audit_auditevent SET actor_name = 'someone else'", "DELETE FROM audit_auditevent"]
+)
 def test_the_database_refuses_update_and_delete_even_in_raw_sql(statement):
     events.record(EventKind.SIGNED_IN)
 

@@ -96,8 +96,10 @@ def test_a_sign_in_is_recorded_with_the_user_and_address(client, alice):
 def test_behind_a_trusted_proxy_a_sign_in_is_recorded_with_the_clients_address(client, alice, settings):
     settings.TRUSTED_PROXY_COUNT = 1
     client.post(
-        reverse("login"), {"username": "alice", "password": "pw"},
-        REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="192.0.2.66, 203.0.113.7",  # the first hop is the client's word
+        reverse("login"),
+        {"username": "alice", "password": "pw"},
+        REMOTE_ADDR="10.0.0.2",
+        HTTP_X_FORWARDED_FOR="192.0.2.66, 203.0.113.7",  # the first hop is the client's word
     )
 
     assert only(EventKind.SIGNED_IN).payload["ip"] == "203.0.113.7"
@@ -164,18 +166,30 @@ def test_changing_a_groups_permissions_in_the_admin_is_a_role_change(root_client
     root_client.post(url, data)
 
     event = only(EventKind.ROLE_CHANGED)
-    assert event.payload["model"] == "auth.group" and event.payload["changes"]["permissions"]["added"] == ["auth.view_user"]
+    assert event.payload["model"] == "auth.group" and event.payload["changes"]["permissions"]["added"] == [
+        "auth.view_user"
+    ]
 
 
 def test_a_setting_changed_in_the_admin_is_recorded_without_its_secret(root_client, root):
     root_client.post(
         reverse("admin:notifications_webhookchannel_add"),
-        {"name": "ops", "url": "https://hooks.example.com/x", "secret": "s3cr3t-value", "events": ["expired"], "active": "on"},
+        {
+            "name": "ops",
+            "url": "https://hooks.example.com/x",
+            "secret": "s3cr3t-value",
+            "events": ["expired"],
+            "active": "on",
+        },
     )
     assert WebhookChannel.objects.get(name="ops").events == ["expired"]
 
     event = only(EventKind.SETTING_CHANGED)
-    assert event.actor == root and event.payload["model"] == "notifications.webhookchannel" and event.payload["action"] == "added"
+    assert (
+        event.actor == root
+        and event.payload["model"] == "notifications.webhookchannel"
+        and event.payload["action"] == "added"
+    )
     assert "s3cr3t-value" not in str(event.payload)
 
 
@@ -205,7 +219,10 @@ def test_claiming_taking_over_and_releasing_are_recorded(samples, alice, bob):
     claims.take_over(hold, bob)
     claims.release(hold, bob)
 
-    assert [(e.kind, e.actor_name) for e in AuditEvent.objects.filter(hold_id="h_12").exclude(kind="hold_seen").order_by("sequence")] == [
+    assert [
+        (e.kind, e.actor_name)
+        for e in AuditEvent.objects.filter(hold_id="h_12").exclude(kind="hold_seen").order_by("sequence")
+    ] == [
         ("claimed", "alice"),
         ("taken_over", "bob"),
         ("released", "bob"),
@@ -220,8 +237,16 @@ def test_assigning_reassigning_unassigning_and_each_note_are_recorded_with_their
     notes.add_note(hold, alice, "@bob the refund is fine")
 
     assert only(EventKind.ASSIGNED).payload == {"assignee": "bob", "assignee_kind": "person", "note": "Check the order"}
-    assert only(EventKind.REASSIGNED).payload == {"assignee": "alice", "assignee_kind": "person", "note": "", "from": "bob"}
-    assert (only(EventKind.UNASSIGNED).actor, only(EventKind.UNASSIGNED).payload) == (alice, {"from": "alice", "note": "Done"})
+    assert only(EventKind.REASSIGNED).payload == {
+        "assignee": "alice",
+        "assignee_kind": "person",
+        "note": "",
+        "from": "bob",
+    }
+    assert (only(EventKind.UNASSIGNED).actor, only(EventKind.UNASSIGNED).payload) == (
+        alice,
+        {"from": "alice", "note": "Done"},
+    )
     assert only(EventKind.NOTE_ADDED).payload["text"] == "@bob the refund is fine"
     assert only(EventKind.NOTE_ADDED).payload["told"] == ["bob"]
 
@@ -230,10 +255,14 @@ def test_a_submitted_decision_records_each_items_action_original_and_submitted_d
     hold = samples["h_13"]
     edited = {"order_id": "A-1002", "amount": "100.00", "reason": "changed mind"}
 
-    decision = decisions.submit(hold, alice, [
-        ItemChoice("toolu_01A9xQ2mZ", "approve"),
-        ItemChoice("toolu_01B7kR4pW", "edit", edited, "partial refund"),
-    ])
+    decision = decisions.submit(
+        hold,
+        alice,
+        [
+            ItemChoice("toolu_01A9xQ2mZ", "approve"),
+            ItemChoice("toolu_01B7kR4pW", "edit", edited, "partial refund"),
+        ],
+    )
 
     event = only(EventKind.DECISION_SUBMITTED)
     assert (event.actor, event.decision, event.hold_id) == (alice, decision, "h_13")
@@ -255,8 +284,14 @@ def test_an_approval_short_of_its_policys_count_records_approval_given_and_sends
     event = only(EventKind.APPROVAL_GIVEN)
     assert (event.actor, event.hold_id, event.decision, event.actions) == (alice, "h_12", None, "approve")
     assert event.payload | {"items": None} == {
-        "approval": approval.pk, "policy": "Two for h_12", "round": 1, "position": 1, "required": 2, "restarted": False,
-        "items": None, "channel": "page",
+        "approval": approval.pk,
+        "policy": "Two for h_12",
+        "round": 1,
+        "position": 1,
+        "required": 2,
+        "restarted": False,
+        "items": None,
+        "channel": "page",
     }
     assert event.payload["items"][0]["id"] == "A-1001" and event.payload["items"][0]["comment"] == "fine"
     assert trail(EventKind.DECISION_SUBMITTED) == []
@@ -305,7 +340,9 @@ def test_a_delivery_retried_then_applied_records_both_attempts(samples, alice, p
     assert [event.outcome for event in trail(EventKind.DELIVERY_ATTEMPT, decision=decision)] == ["retry", "applied"]
 
 
-def test_decided_elsewhere_records_not_applied_with_who_decided_instead(samples, alice, platform_client, platform_state):
+def test_decided_elsewhere_records_not_applied_with_who_decided_instead(
+    samples, alice, platform_client, platform_state
+):
     decision = decisions.submit(samples["h_12"], alice, [ItemChoice("A-1001", "approve")])
     platform_state.decide_elsewhere("default", "h_12", "bob@example.com")
 
@@ -378,12 +415,30 @@ def test_every_kind_has_a_test_here():
     """A new kind of event needs a test that drives its code path (this list is checked against EventKind)."""
     no_longer_written = {EventKind.SIGN_IN_FAILED}
     covered = {
-        EventKind.HOLD_SEEN, EventKind.CLAIMED, EventKind.RELEASED, EventKind.TAKEN_OVER,
-        EventKind.DECISION_SUBMITTED, EventKind.APPROVAL_GIVEN, EventKind.WITHDRAWN, EventKind.DELIVERY_ATTEMPT, EventKind.APPLIED, EventKind.NOT_APPLIED,
-        EventKind.EXPIRED, EventKind.DECIDED_ELSEWHERE, EventKind.NOTIFICATION_SENT, EventKind.NOTIFICATION_FAILED,
-        EventKind.SIGNED_IN, EventKind.LOCKED_OUT, EventKind.ROLE_CHANGED, EventKind.SETTING_CHANGED,
-        EventKind.ESCALATED, EventKind.APPROVAL_WITHDRAWN, EventKind.ASSIGNED, EventKind.REASSIGNED,
-        EventKind.UNASSIGNED, EventKind.NOTE_ADDED,
+        EventKind.HOLD_SEEN,
+        EventKind.CLAIMED,
+        EventKind.RELEASED,
+        EventKind.TAKEN_OVER,
+        EventKind.DECISION_SUBMITTED,
+        EventKind.APPROVAL_GIVEN,
+        EventKind.WITHDRAWN,
+        EventKind.DELIVERY_ATTEMPT,
+        EventKind.APPLIED,
+        EventKind.NOT_APPLIED,
+        EventKind.EXPIRED,
+        EventKind.DECIDED_ELSEWHERE,
+        EventKind.NOTIFICATION_SENT,
+        EventKind.NOTIFICATION_FAILED,
+        EventKind.SIGNED_IN,
+        EventKind.LOCKED_OUT,
+        EventKind.ROLE_CHANGED,
+        EventKind.SETTING_CHANGED,
+        EventKind.ESCALATED,
+        EventKind.APPROVAL_WITHDRAWN,
+        EventKind.ASSIGNED,
+        EventKind.REASSIGNED,
+        EventKind.UNASSIGNED,
+        EventKind.NOTE_ADDED,
     }
     assert covered | no_longer_written == set(EventKind)
 
@@ -395,8 +450,12 @@ def test_the_escalation_sweep_records_each_escalation_with_its_policy_group_reas
     leads = Group.objects.create(name="Finance leads")
     make_user("fiona", "Finance leads")
     ApprovalPolicy.objects.create(
-        name="Waiting h_12", env_pattern="default", agent_pattern=samples["h_12"].agent, approvals_required=2,
-        escalate_after_minutes=30, escalation_group=leads,
+        name="Waiting h_12",
+        env_pattern="default",
+        agent_pattern=samples["h_12"].agent,
+        approvals_required=2,
+        escalate_after_minutes=30,
+        escalation_group=leads,
     )
     Hold.objects.exclude(pk=samples["h_12"].pk).update(status=Hold.Status.DECIDED)
 
@@ -406,7 +465,10 @@ def test_the_escalation_sweep_records_each_escalation_with_its_policy_group_reas
     event = only(EventKind.ESCALATED)
     assert (event.actor, event.hold_id, event.decision) == (None, "h_12", None)
     assert event.payload == {
-        "escalation": made.pk, "policy": "Waiting h_12", "group": "Finance leads", "reason": "not claimed for 30 minutes",
+        "escalation": made.pk,
+        "policy": "Waiting h_12",
+        "group": "Finance leads",
+        "reason": "not claimed for 30 minutes",
         "told": ["fiona"],
     }
 
@@ -423,7 +485,12 @@ def test_an_approval_taken_back_records_approval_withdrawn_without_a_decision(sa
     event = only(EventKind.APPROVAL_WITHDRAWN)
     assert (event.actor, event.hold_id, event.decision, event.actions) == (alice, "h_12", None, "approve")
     assert event.payload | {"items": None} == {
-        "approval": approval.pk, "policy": "Two for h_12", "round": 1, "position": 1, "required": 2, "items": None,
+        "approval": approval.pk,
+        "policy": "Two for h_12",
+        "round": 1,
+        "position": 1,
+        "required": 2,
+        "items": None,
     }
     assert describe.summary(event).startswith("alice took back approval 1 of 2 under “Two for h_12”")
     assert trail(EventKind.WITHDRAWN) == []

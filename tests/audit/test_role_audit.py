@@ -40,7 +40,12 @@ def test_createuser_records_a_new_reviewer_with_the_role_it_got(capsys):
     assert event.payload["object"] == "carol" and event.payload["action"] == "added"
     assert event.payload["source"] == "createuser"
     assert event.payload["changes"]["groups"] == {"added": [roles.REVIEWERS], "removed": []}
-    assert event.payload["now"] == {"groups": [roles.REVIEWERS], "is_active": True, "is_staff": False, "is_superuser": False}
+    assert event.payload["now"] == {
+        "groups": [roles.REVIEWERS],
+        "is_active": True,
+        "is_staff": False,
+        "is_superuser": False,
+    }
     assert "pw-long-enough-1" not in str(event.payload)
 
 

@@ -56,15 +56,20 @@ def test_edit_the_agno_holds_amount_to_20(reviewer_page, samples, platform_state
     page.get_by_role("button", name="Send decision").click()
 
     assert applied(page, platform_state, hold) == [
-        {"items": [{"id": "call_1", "action": "edit", "data": {"order_id": "A-1001", "amount": "20.00"}}],
-         "decided_by": "alice@example.com"}
+        {
+            "items": [{"id": "call_1", "action": "edit", "data": {"order_id": "A-1001", "amount": "20.00"}}],
+            "decided_by": "alice@example.com",
+        }
     ]
 
 
 def test_reject_the_openai_agents_hold_with_a_comment_and_no_way_to_edit(reviewer_page, samples, platform_state):
     page, hold = reviewer_page, samples["h_15"]
     open_hold(page, hold)
-    assert page.locator("#decide-form input[name^='item-0-field'], #decide-form textarea[name^='item-0-field']").count() == 0
+    assert (
+        page.locator("#decide-form input[name^='item-0-field'], #decide-form textarea[name^='item-0-field']").count()
+        == 0
+    )
 
     page.keyboard.press("r")
     expect(page.get_by_label("Comment")).to_be_focused()
@@ -72,8 +77,10 @@ def test_reject_the_openai_agents_hold_with_a_comment_and_no_way_to_edit(reviewe
     send_with_keyboard(page)
 
     assert applied(page, platform_state, hold) == [
-        {"items": [{"id": "call_1", "action": "reject", "comment": "It was used for three months."}],
-         "decided_by": "alice@example.com"}
+        {
+            "items": [{"id": "call_1", "action": "reject", "comment": "It was used for three months."}],
+            "decided_by": "alice@example.com",
+        }
     ]
 
 
@@ -91,10 +98,17 @@ def test_decide_a_multi_item_hold_with_mixed_actions(reviewer_page, samples, pla
     page.get_by_role("button", name="Send decision").click()
 
     assert applied(page, platform_state, hold) == [
-        {"items": [
-            {"id": "toolu_01A9xQ2mZ", "action": "edit", "data": {"order_id": "A-1001", "amount": "40.00", "reason": "damaged"}},
-            {"id": "toolu_01B7kR4pW", "action": "reject", "comment": "A change of mind is not refundable."},
-        ], "decided_by": "alice@example.com"}
+        {
+            "items": [
+                {
+                    "id": "toolu_01A9xQ2mZ",
+                    "action": "edit",
+                    "data": {"order_id": "A-1001", "amount": "40.00", "reason": "damaged"},
+                },
+                {"id": "toolu_01B7kR4pW", "action": "reject", "comment": "A change of mind is not refundable."},
+            ],
+            "decided_by": "alice@example.com",
+        }
     ]
 
 
@@ -195,7 +209,9 @@ def test_a_reviewer_sorts_by_amount_and_narrows_the_range_from_the_keyboard(revi
     expect(page).to_have_url(re.compile(r"min_amount=20&max_amount=240&sort=amount"))
     in_range = Hold.objects.filter(amount__gte=20, amount__lte=240).order_by("-amount", "created_at", "pk")
     expect(page.locator("tr.hold-row")).to_have_count(len(in_range))
-    assert page.locator("tr.hold-row").evaluate_all("rows => rows.map(row => row.id)") == [f"row-{h.pk}" for h in in_range]
+    assert page.locator("tr.hold-row").evaluate_all("rows => rows.map(row => row.id)") == [
+        f"row-{h.pk}" for h in in_range
+    ]
     assert "240.00" in page.locator("tr.hold-row td.amount").first.inner_text()
     expect(page.get_by_label(re.compile(r"^Sort"))).to_have_value("amount")
 
@@ -216,7 +232,9 @@ def test_choosing_a_time_zone_changes_the_times_the_reviewer_sees(reviewer_page,
     expect(page.locator("body")).to_have_attribute("data-time-zone", "Asia/Tokyo")
     expect(asked).to_contain_text(f"{hold.created_at.astimezone(ZoneInfo('Asia/Tokyo')):%Y-%m-%d %H:%M:%S} JST")
     relative = asked.locator("time[data-relative]")
-    expect(relative).to_have_text(re.compile(r"^\d+ (minutes|hours) ago$"))  # app.js's words (Django's use no-break spaces)
+    expect(relative).to_have_text(
+        re.compile(r"^\d+ (minutes|hours) ago$")
+    )  # app.js's words (Django's use no-break spaces)
     expect(relative).to_have_attribute("title", re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+ \(Asia/Tokyo\)$"))
     tokyo_hour = f"{hold.created_at.astimezone(ZoneInfo('Asia/Tokyo')):%H:%M}"
     assert tokyo_hour in relative.get_attribute("title")  # app.js wrote it in the chosen zone

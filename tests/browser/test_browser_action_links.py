@@ -1,14 +1,11 @@
 """A one-tap link on a phone, in a real Chromium at 390 px: signed out, sign in, land on the link, send, Undo."""
 
-from tests.helpers.browser import VIEWPORTS, accessibility_problems
-
 import pytest
 from playwright.sync_api import expect
 
 from holds import action_links
 from holds.models import Decision
-from tests.helpers.browser import close_quietly
-
+from tests.helpers.browser import VIEWPORTS, accessibility_problems, close_quietly
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

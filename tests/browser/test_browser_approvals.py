@@ -10,7 +10,6 @@ from tests.helpers.browser import applied, close_quietly, signed_in_page
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-
 @pytest.fixture
 def reviewers(browser, live_server, alice, bob, celery_processes, immediate_delivery):
     """Alice's and Bob's pages, each signed in through the login page, with a worker delivering decisions."""
@@ -27,7 +26,9 @@ def test_two_reviewers_approve_a_large_refund_and_the_platform_receives_one_post
     alices, bobs = reviewers
 
     alices.goto(f"/holds/{refund.pk}/")
-    expect(alices.locator(".approval-reason")).to_have_text("Needs 2 approvals: amount 1,200.00 > 500 (policy “Large refunds”)")
+    expect(alices.locator(".approval-reason")).to_have_text(
+        "Needs 2 approvals: amount 1,200.00 > 500 (policy “Large refunds”)"
+    )
     alices.get_by_label("amount").fill("1000.00")
     alices.get_by_role("radio", name="Approve").check()
     alices.get_by_role("button", name="Review decision").click()
@@ -43,9 +44,11 @@ def test_two_reviewers_approve_a_large_refund_and_the_platform_receives_one_post
     bobs.get_by_role("button", name="Approve as it is").click()
 
     assert nothing_sent_yet
-    assert applied(bobs, platform_state, refund) == [{
-        "items": [{"id": "call_1", "action": "edit", "data": {"order_id": "A-9001", "amount": "1000.00"}}],
-        "decided_by": "alice@example.com, bob@example.com",
-    }]
+    assert applied(bobs, platform_state, refund) == [
+        {
+            "items": [{"id": "call_1", "action": "edit", "data": {"order_id": "A-9001", "amount": "1000.00"}}],
+            "decided_by": "alice@example.com, bob@example.com",
+        }
+    ]
     assert len(approvals_setup.decision_posts(platform_state)) == 1
     assert not alices.problems and not bobs.problems

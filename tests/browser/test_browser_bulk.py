@@ -5,9 +5,8 @@ from playwright.sync_api import expect
 
 from holds.mirror import sync
 from holds.models import Decision, Hold
-from tests.helpers.waiting import wait_until
 from tests.helpers import browser as chromium
-
+from tests.helpers.waiting import wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -43,10 +42,14 @@ def test_tick_holds_with_x_and_shift_click_then_approve_them_together(
 
     wait_until(lambda: Decision.objects.filter(state="applied").count() == 4, timeout=30)
     for hold in Hold.objects.filter(pk__in=chosen):
-        assert chromium.decision_bodies(platform_state, hold.hold_id) == [{
-            "items": [{"id": item.item_id, "action": "approve", "comment": "Checked against the order history."}
-                      for item in hold.items.all()],
-            "decided_by": "alice@example.com",
-        }]
+        assert chromium.decision_bodies(platform_state, hold.hold_id) == [
+            {
+                "items": [
+                    {"id": item.item_id, "action": "approve", "comment": "Checked against the order history."}
+                    for item in hold.items.all()
+                ],
+                "decided_by": "alice@example.com",
+            }
+        ]
     assert sorted(Decision.objects.values_list("hold", flat=True)) == sorted(chosen)
     assert not page.problems

@@ -120,7 +120,9 @@ def test_a_refused_submit_focuses_a_summary_whose_links_lead_to_each_field(sign_
     expect(summary).to_contain_text("Action: Choose approve or reject.")
     amount = page.locator(f"#{amount_id}")
     expect(amount).to_have_attribute("aria-invalid", "true")
-    expect(amount).to_have_accessible_description("2 decimal places; the agent asked 49.90 write 1234 or 1.234: a comma can't tell thousands from decimals here")
+    expect(amount).to_have_accessible_description(
+        "2 decimal places; the agent asked 49.90 write 1234 or 1.234: a comma can't tell thousands from decimals here"
+    )
     summary.get_by_role("link", name="Amount").click()
     expect(amount).to_be_focused()
     summary.get_by_role("link", name="Action").click()

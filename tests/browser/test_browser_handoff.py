@@ -4,14 +4,12 @@ Alice assigns a hold to Bob with a note from its page, adds a note mentioning hi
 stays text), and assigns two holds from the queue's selection; Bob finds them under "Assigned to me" and `n`.
 """
 
-from tests.helpers.browser import VIEWPORTS, accessibility_problems
-
 import pytest
 from playwright.sync_api import expect
 
 from holds.models import Assignment, Note
 from tests.helpers import browser as chromium
-
+from tests.helpers.browser import VIEWPORTS, accessibility_problems
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -26,7 +24,9 @@ def signed_in(browser, live_server, username, viewport):
 
 @pytest.mark.parametrize("viewport", ["phone", "desktop"])
 @pytest.mark.timeout(300)
-def test_alice_hands_holds_to_bob_with_notes_and_he_finds_them_first(browser, live_server, samples, alice, bob, viewport):
+def test_alice_hands_holds_to_bob_with_notes_and_he_finds_them_first(
+    browser, live_server, samples, alice, bob, viewport
+):
     page = signed_in(browser, live_server, "alice", viewport)
     hold, second, third = samples["h_13"], samples["h_14"], samples["h_15"]
     problems = []

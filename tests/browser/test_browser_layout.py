@@ -5,8 +5,6 @@ finds no WCAG 2.0/2.1 A or AA violation. On a touch phone the targets are big en
 keyboard help is not offered.
 """
 
-from tests.helpers.browser import VIEWPORTS, accessibility_problems
-
 import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
@@ -16,13 +14,14 @@ from holds.deciding import claims
 from holds.models import Hold
 from notifications import notify
 from tests.helpers import browser as chromium
+from tests.helpers.browser import VIEWPORTS, accessibility_problems
 from tests.helpers.users import make_user
-
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 SCHEMES = ["light", "dark"]
 THUMB = 44  # px: the smallest comfortable touch target (WCAG 2.5.5)
+
 
 @pytest.fixture
 def site(browser, live_server, samples, alice, bob, audrey, celery_processes, immediate_delivery):
@@ -130,10 +129,12 @@ def _pages(site, viewport):
         ("statistics", "audrey", "/audit/stats/"),
         ("queue, for an admin (the fullest top bar)", "admin", "/"),
         ("locked out", None, _locked_out),
-        *([("admin index", "admin", "/admin/"), ("a changelist", "admin", "/admin/holds/hold/")] if viewport == "desktop" else []),
+        *(
+            [("admin index", "admin", "/admin/"), ("a changelist", "admin", "/admin/holds/hold/")]
+            if viewport == "desktop"
+            else []
+        ),
     ]
-
-
 
 
 @pytest.mark.timeout(900)  # some 120 page visits, each with an axe run
@@ -178,14 +179,17 @@ def test_on_a_touch_phone_targets_fit_a_thumb_and_no_keyboard_help_is_offered(br
 
 def _smaller_than_a_thumb(page, selector):
     """The visible targets matching ``selector`` whose box (or, for a checkbox, its label or cell) is under 44 px."""
-    targets = page.evaluate("""(selector) => [...document.querySelectorAll(selector)]
+    targets = page.evaluate(
+        """(selector) => [...document.querySelectorAll(selector)]
         .filter(e => e.offsetParent !== null)
         .map(e => {
           const target = e.matches('input') ? (e.closest('label, td') || e) : e;
           const box = target.getBoundingClientRect();
           return {what: (e.textContent.trim() || e.getAttribute('aria-label') || e.tagName).slice(0, 40),
                   width: Math.round(box.width), height: Math.round(box.height)};
-        })""", selector)
+        })""",
+        selector,
+    )
     assert targets, f"nothing matches {selector}"
     return [target for target in targets if target["width"] < THUMB or target["height"] < THUMB]
 

@@ -15,7 +15,9 @@ def test_after_approving_with_edits_the_run_moves_on_and_the_countdown_stops(rev
     expect(page.locator("#run-status")).to_have_text("held")
     expect(expires.locator("time.countdown")).to_be_visible()
     item = page.locator("fieldset.item").first
-    expect(item.locator("p.does")).to_have_text("Approving: Goes ahead with amount 49.90, order_id A-1001")  # jsonb orders the keys
+    expect(item.locator("p.does")).to_have_text(
+        "Approving: Goes ahead with amount 49.90, order_id A-1001"
+    )  # jsonb orders the keys
 
     item.get_by_label("amount").fill("20.00")
     expect(item.locator("[data-approve-word]")).to_have_text("Approve with edits")

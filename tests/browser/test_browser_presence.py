@@ -8,7 +8,6 @@ from holds.models import Hold
 from tests.helpers import browser as chromium
 from tests.helpers.waiting import wait_until
 
-
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
@@ -59,7 +58,9 @@ def test_bob_decides_every_hold_alice_only_looked_at_and_n_walks_him_through_the
     posted = [r for r in platform_state.requests if r["method"] == "POST" and r["status"] == 200]
     assert sorted(r["path"].split("/")[-2] for r in posted) == sorted(samples)
     assert all(r["body"]["decided_by"] == "bob@example.com" for r in posted)
-    expect(alice_page.locator("#presence")).to_contain_text("can no longer be decided here", timeout=25000)  # her heartbeat
+    expect(alice_page.locator("#presence")).to_contain_text(
+        "can no longer be decided here", timeout=25000
+    )  # her heartbeat
     assert not alice_page.problems and not bob_page.problems
 
 

@@ -12,7 +12,6 @@ from tests.helpers.browser import applied, open_hold, send_with_keyboard
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-
 def test_z_undoes_a_sent_decision_and_nothing_reaches_the_platform(reviewer_page, samples, platform_state, settings):
     settings.UNDO_SECONDS = 5
     page, hold = reviewer_page, samples["h_12"]
@@ -31,7 +30,9 @@ def test_z_undoes_a_sent_decision_and_nothing_reaches_the_platform(reviewer_page
     assert not page.problems
 
 
-def test_left_alone_the_countdown_runs_out_and_the_decision_is_applied(reviewer_page, samples, platform_state, settings):
+def test_left_alone_the_countdown_runs_out_and_the_decision_is_applied(
+    reviewer_page, samples, platform_state, settings
+):
     settings.UNDO_SECONDS = 3
     page, hold = reviewer_page, samples["h_12"]
     open_hold(page, hold)

@@ -22,7 +22,6 @@ from tests.oidc_provider.running import CLIENT_SECRET, IdentityProvider
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-
 @pytest.fixture(scope="module")
 def identity_provider(live_server, tmp_path_factory):
     provider = IdentityProvider(tmp_path_factory.mktemp("idp"))
@@ -70,12 +69,19 @@ def role_names(username):
     return sorted(User.objects.get(username=username).groups.values_list("name", flat=True))
 
 
-def test_a_new_reviewer_signs_in_through_the_provider_and_lands_in_the_queue(sso_on, identity_provider, new_page, caplog):
+def test_a_new_reviewer_signs_in_through_the_provider_and_lands_in_the_queue(
+    sso_on, identity_provider, new_page, caplog
+):
     identity_provider.person("carol", groups=("rq-reviewers", "staff-london"), email="carol@example.com")
     page = new_page()
     authorization_requests = []
-    page.on("request", lambda request: request.url.startswith(identity_provider.issuer + "/authorize")
-            and authorization_requests.append(request.url))
+    page.on(
+        "request",
+        lambda request: (
+            request.url.startswith(identity_provider.issuer + "/authorize")
+            and authorization_requests.append(request.url)
+        ),
+    )
     caplog.set_level(logging.DEBUG)
 
     sign_in_at_provider(page, "carol")
@@ -108,7 +114,10 @@ def test_roles_follow_the_provider_groups_at_every_sign_in(sso_on, identity_prov
     assert role_names("dana") == sorted([roles.AUDITORS, "Local team"])  # groups the mapping does not manage stay
     assert AuditEvent.objects.filter(kind=EventKind.SIGNED_IN, actor=dana).count() == 2
     changes = AuditEvent.objects.filter(kind=EventKind.ROLE_CHANGED, payload__object="dana").order_by("sequence")
-    assert [(event.payload["source"], event.payload["action"]) for event in changes] == [("sso", "added"), ("sso", "changed")]
+    assert [(event.payload["source"], event.payload["action"]) for event in changes] == [
+        ("sso", "added"),
+        ("sso", "changed"),
+    ]
     assert changes.last().payload["changes"]["groups"] == {"added": [roles.AUDITORS], "removed": [roles.REVIEWERS]}
 
 

@@ -4,10 +4,6 @@ The links are read out of the mail as a person reads them (the text part's "Appr
 link whose text is "Approve"), then followed with a signed-in browser-like client.
 """
 
-from tests.helpers.concurrently import at_once
-from tests.helpers.users import make_user, scoped_group
-from tests.helpers.approval_history import raise_on_the_platform
-
 import json
 import re
 from datetime import timedelta
@@ -29,6 +25,9 @@ from notifications import notify, sending
 from notifications.models import Notification, WebhookChannel
 from reviewqueue import roles
 from teams import scopes
+from tests.helpers.approval_history import raise_on_the_platform
+from tests.helpers.concurrently import at_once
+from tests.helpers.users import make_user, scoped_group
 
 SITE = "https://review.example.com"
 
@@ -129,7 +128,10 @@ def test_a_reminder_email_carries_approve_reject_and_open_and_approve_decides_on
     opened = client.get(path_of(approve))
     assert opened.status_code == 200 and not sent_decisions(hold)  # opening decides nothing: scanners open links
     page = opened.content.decode()
-    assert "Goes ahead with amount 49.90, order_id A-1001" in page and "Amount <strong class=\"untrusted\">49.90</strong>" in page
+    assert (
+        "Goes ahead with amount 49.90, order_id A-1001" in page
+        and 'Amount <strong class="untrusted">49.90</strong>' in page
+    )
     assert "llamaindex-support" in page and "left" in page and ">Send</button>" in page
 
     sent = posted(client, path_of(approve))
@@ -194,7 +196,11 @@ def test_no_approve_link_where_the_hold_does_not_allow_approve(mail, platform_st
 
 @pytest.mark.django_db
 def test_a_webhook_carries_links_bound_to_nobody_and_whoever_opens_one_decides_as_themselves(
-    webhook_receiver, samples, alice, bob, settings  # noqa: F811
+    webhook_receiver,
+    samples,
+    alice,
+    bob,
+    settings,  # noqa: F811
 ):
     settings.SITE_URL = SITE
     hold = samples["h_12"]
@@ -278,10 +284,14 @@ def test_a_tampered_link_gives_a_clear_page_never_a_500(samples, alice, settings
     tampered = {
         "one character": token[:-3] + ("A" if token[-3] != "A" else "B") + token[-2:],
         "cut short": token[: len(token) // 2],
-        "another salt": signing.dumps(signing.loads(token, salt=action_links.SALT), salt="holds.deciding.review.summary"),
+        "another salt": signing.dumps(
+            signing.loads(token, salt=action_links.SALT), salt="holds.deciding.review.summary"
+        ),
         "garbage": "%00..%2F" * 3,
-        "forged payload": signing.dumps({"t": "x", "h": samples["h_12"].pk, "a": "edit", "d": "", "r": alice.pk,
-                                         "c": "email_link", "x": 2**40}, salt=action_links.SALT),
+        "forged payload": signing.dumps(
+            {"t": "x", "h": samples["h_12"].pk, "a": "edit", "d": "", "r": alice.pk, "c": "email_link", "x": 2**40},
+            salt=action_links.SALT,
+        ),
     }[change]
     client = signed_in(alice)
 
@@ -304,7 +314,9 @@ def test_a_send_that_names_no_round_of_approvals_is_a_400(samples, alice):
 
 
 @pytest.mark.django_db
-def test_an_expired_link_gives_a_clear_page_and_a_link_expires_with_its_hold(samples, alice, platform_state, platform_client):
+def test_an_expired_link_gives_a_clear_page_and_a_link_expires_with_its_hold(
+    samples, alice, platform_state, platform_client
+):
     hold = samples["h_12"]
     a_day_ago = timezone.now() - timedelta(hours=25)
     stale = action_links.make(hold, "approve", alice, now=a_day_ago)
@@ -345,7 +357,10 @@ def test_a_hold_decided_elsewhere_meanwhile_is_said_so(samples, alice, bob):
 
 @pytest.mark.django_db
 def test_a_hold_changed_on_the_platform_since_the_message_offers_the_hold_page(
-    alice, refund, platform_state, platform_client  # noqa: F811
+    alice,
+    refund,
+    platform_state,
+    platform_client,  # noqa: F811
 ):
     link = reverse("action-link", args=[action_links.make(refund, "approve", alice)])
     raise_on_the_platform(platform_state, platform_client, refund, "5000.00")
@@ -360,7 +375,10 @@ def test_a_hold_changed_on_the_platform_since_the_message_offers_the_hold_page(
 
 @pytest.mark.django_db
 def test_four_eyes_through_two_links_records_one_approval_each_and_the_second_sends(
-    alice, bob, large_refunds, refund  # noqa: F811
+    alice,
+    bob,
+    large_refunds,
+    refund,  # noqa: F811
 ):
     large_refunds.later_approver_group = Group.objects.create(name="Finance leads")
     large_refunds.save()
@@ -370,7 +388,9 @@ def test_four_eyes_through_two_links_records_one_approval_each_and_the_second_se
 
     first = posted(alices, alices_link)
     recorded = alices.get(first["Location"]).content.decode()
-    bobs_page = signed_in(bob).get(reverse("action-link", args=[action_links.make(refund, "approve", bob)])).content.decode()
+    bobs_page = (
+        signed_in(bob).get(reverse("action-link", args=[action_links.make(refund, "approve", bob)])).content.decode()
+    )
     assert "1 of 2 approvals: yours is recorded; the next approval can come from Finance leads" in recorded
     assert Approval.objects.count() == 1 and not Decision.objects.exists()
     assert "must come from a member of Finance leads" in bobs_page and ">Send</button>" not in bobs_page
@@ -431,6 +451,7 @@ def test_two_taps_on_one_chat_link_at_the_same_moment_send_one_decision(samples,
                 return action_links.send(token, scopes.viewer_of(user), round_shown=0)
             except (action_links.Refused, decisions.DecisionRefused) as refused:
                 return refused
+
         return send
 
     outcomes = at_once(tap(alice), tap(bob), tap(alice))

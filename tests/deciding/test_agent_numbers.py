@@ -15,15 +15,43 @@ from hypothesis import strategies as st
 from reviewqueue.jsonvalues import LARGEST_NUMBER, grouped, read_number
 
 
-@pytest.mark.parametrize("written, number", [
-    ("1500.00", "1500.00"), ("1,500.00", "1500.00"), ("1500,00", "1500.00"), ("1.500,00", "1500.00"),
-    ("$1500.00", "1500.00"), ("1500.00 USD", "1500.00"), ("USD 1500.00", "1500.00"), ("€1.500,00", "1500.00"),
-    ("1500.00€", "1500.00"), (" 1500.00", "1500.00"), ("+1500", "1500"), ("-$15.00", "-15.00"), ("$-15.00", "-15.00"),
-    ("1.5e3", "1500"), ("1.5E+3", "1500"), ("1.250E+1", "12.5"), ("1.250e0", "1.25"), ("2e-2", "0.02"), ("１５００", "1500"), ("１，５００．００", "1500.00"),
-    ("٢٠", "20"), ("−5", "-5"), ("1,234,567", "1234567"), ("0.500", "0.5"), ("1234.500", "1234.5"), ("12,5", "12.5"),
-    (1500, "1500"), (49.9, "49.9"), ({"value": "1500.00"}, "1500.00"), ({"amount": "1,500.00", "currency": "EUR"}, "1500"),
-    (["1500.00"], "1500.00"), ([{"value": 7}], "7"),
-])
+@pytest.mark.parametrize(
+    "written, number",
+    [
+        ("1500.00", "1500.00"),
+        ("1,500.00", "1500.00"),
+        ("1500,00", "1500.00"),
+        ("1.500,00", "1500.00"),
+        ("$1500.00", "1500.00"),
+        ("1500.00 USD", "1500.00"),
+        ("USD 1500.00", "1500.00"),
+        ("€1.500,00", "1500.00"),
+        ("1500.00€", "1500.00"),
+        (" 1500.00", "1500.00"),
+        ("+1500", "1500"),
+        ("-$15.00", "-15.00"),
+        ("$-15.00", "-15.00"),
+        ("1.5e3", "1500"),
+        ("1.5E+3", "1500"),
+        ("1.250E+1", "12.5"),
+        ("1.250e0", "1.25"),
+        ("2e-2", "0.02"),
+        ("１５００", "1500"),
+        ("１，５００．００", "1500.00"),
+        ("٢٠", "20"),
+        ("−5", "-5"),
+        ("1,234,567", "1234567"),
+        ("0.500", "0.5"),
+        ("1234.500", "1234.5"),
+        ("12,5", "12.5"),
+        (1500, "1500"),
+        (49.9, "49.9"),
+        ({"value": "1500.00"}, "1500.00"),
+        ({"amount": "1,500.00", "currency": "EUR"}, "1500"),
+        (["1500.00"], "1500.00"),
+        ([{"value": 7}], "7"),
+    ],
+)
 def test_an_amount_written_any_of_the_usual_ways_reads_as_the_number_meant(written, number):
     reading = read_number(written)
 
@@ -31,12 +59,15 @@ def test_an_amount_written_any_of_the_usual_ways_reads_as_the_number_meant(writt
     assert reading.doubt == ""
 
 
-@pytest.mark.parametrize("written, smaller, larger, doubt", [
-    ("1,500", "1.5", "1500", "'1,500' could be 1.5 or 1,500"),
-    ("1.500", "1.5", "1500", "'1.500' could be 1.5 or 1,500"),  # an agent may write a point for thousands
-    ("$12,500", "12.5", "12500", "'$12,500' could be 12.5 or 12,500"),
-    (["1,500"], "1.5", "1500", """'["1,500"]' could be 1.5 or 1,500"""),
-])
+@pytest.mark.parametrize(
+    "written, smaller, larger, doubt",
+    [
+        ("1,500", "1.5", "1500", "'1,500' could be 1.5 or 1,500"),
+        ("1.500", "1.5", "1500", "'1.500' could be 1.5 or 1,500"),  # an agent may write a point for thousands
+        ("$12,500", "12.5", "12500", "'$12,500' could be 12.5 or 12,500"),
+        (["1,500"], "1.5", "1500", """'["1,500"]' could be 1.5 or 1,500"""),
+    ],
+)
 def test_a_single_mark_that_may_split_thousands_or_decimals_gives_both_readings_and_counts_the_larger(
     written, smaller, larger, doubt
 ):
@@ -47,10 +78,34 @@ def test_a_single_mark_that_may_split_thousands_or_decimals_gives_both_readings_
     assert reading.doubt == doubt
 
 
-@pytest.mark.parametrize("written", [
-    "1,5OO", "1.5 mil", "1 500", "1.5k", "lots", "", "-$-15", "USD 15 EUR", "1,23.4", "1e999", "NaN", "Infinity",
-    True, None, 1e40, 10**30, [], [1, 2], {}, {"value": 1, "amount": 2}, {"price": "1500"}, [[[["1"]]]], "9" * 101,
-])
+@pytest.mark.parametrize(
+    "written",
+    [
+        "1,5OO",
+        "1.5 mil",
+        "1 500",
+        "1.5k",
+        "lots",
+        "",
+        "-$-15",
+        "USD 15 EUR",
+        "1,23.4",
+        "1e999",
+        "NaN",
+        "Infinity",
+        True,
+        None,
+        1e40,
+        10**30,
+        [],
+        [1, 2],
+        {},
+        {"value": 1, "amount": 2},
+        {"price": "1500"},
+        [[[["1"]]]],
+        "9" * 101,
+    ],
+)
 def test_anything_else_is_unreadable_and_counts_as_nothing(written):
     reading = read_number(written)
 

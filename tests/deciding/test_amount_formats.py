@@ -7,10 +7,6 @@ and an edit above what the agent asked is never accepted. Each example tries eve
 examples are derandomized and few, as each form mirrors a hold and sends real forms.
 """
 
-from tests.helpers.approvals_setup import decision_posts, signed_in
-from tests.helpers.approval_history import mirrored
-from tests.helpers.reviewing import review_form, through_summary
-
 import itertools
 import json
 from decimal import Decimal
@@ -23,6 +19,9 @@ from approvals.models import Approval, ApprovalPolicy
 from holds.deciding import decisions, review
 from holds.models import Decision
 from reviewqueue.jsonvalues import read_number
+from tests.helpers.approval_history import mirrored
+from tests.helpers.approvals_setup import decision_posts, signed_in
+from tests.helpers.reviewing import review_form, through_summary
 
 pytestmark = pytest.mark.django_db
 
@@ -66,7 +65,10 @@ numbered = itertools.count()
 @pytest.fixture
 def over_100(db):
     return ApprovalPolicy.objects.create(
-        name="Over 100", condition_key="amount", condition_operator="gt", condition_threshold=THRESHOLD,
+        name="Over 100",
+        condition_key="amount",
+        condition_operator="gt",
+        condition_threshold=THRESHOLD,
         approvals_required=2,
     )
 

@@ -8,21 +8,31 @@ from django.utils import timezone
 
 from audit.models import AuditEvent, EventKind
 from holds.deciding import claims, decisions
-from holds.mirror import sync
 from holds.deciding.decisions import ItemChoice
+from holds.mirror import sync
 from holds.models import Decision, Hold
-from tests.helpers.waiting import wait_until
 from tests.helpers.bulk import BULK, confirm, selected
 from tests.helpers.forms import fields_of
+from tests.helpers.waiting import wait_until
+
 
 def add_refunds(platform_state, platform_client, count, **overrides):
     """``count`` one-item refund holds on the platform, mirrored; answers them in queue order."""
     hold_ids = [
-        platform_state.add_hold("default", {
-            "question": f"Refund 5.{n:02d} on order B-{n}?",
-            "items": [{"id": f"call_{n}", "title": f"Refund B-{n}", "data": {"order_id": f"B-{n}", "amount": f"5.{n:02d}"}}],
-            **overrides,
-        })["hold_id"]
+        platform_state.add_hold(
+            "default",
+            {
+                "question": f"Refund 5.{n:02d} on order B-{n}?",
+                "items": [
+                    {
+                        "id": f"call_{n}",
+                        "title": f"Refund B-{n}",
+                        "data": {"order_id": f"B-{n}", "amount": f"5.{n:02d}"},
+                    }
+                ],
+                **overrides,
+            },
+        )["hold_id"]
         for n in range(count)
     ]
     sync.sync_env(platform_client, "default")
@@ -112,7 +122,10 @@ def test_a_hold_decided_between_summary_and_confirm_is_reported_and_the_others_a
     sent, not_sent = page.split("<h2>Not sent</h2>")
     assert "2 decisions sent" in sent and first.question in sent and third.question in sent
     assert second.question in not_sent and "Already decided by Bob Brown at" in not_sent
-    assert sorted(Decision.objects.filter(reviewer__username="alice").values_list("hold", flat=True)) == [first.pk, third.pk]
+    assert sorted(Decision.objects.filter(reviewer__username="alice").values_list("hold", flat=True)) == [
+        first.pk,
+        third.pk,
+    ]
     assert Decision.objects.get(hold=first).items.get().comment == "Duplicate request."
 
 
@@ -167,7 +180,9 @@ def test_a_bulk_summary_older_than_claim_minutes_sends_nothing_and_is_shown_agai
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("tamper", ["forged digest", "another hold", "other comment", "other action", "other reviewer"])
-def test_a_confirm_that_no_summary_showed_sends_nothing(tamper, alice_client, bob, client, platform_client, platform_state):
+def test_a_confirm_that_no_summary_showed_sends_nothing(
+    tamper, alice_client, bob, client, platform_client, platform_state
+):
     first, second, third = add_refunds(platform_state, platform_client, 3)
     form = fields_of(alice_client.post(BULK, selected([first, second], "approve")).content.decode(), "confirm-form")
     form["confirm"] = "yes"
@@ -191,13 +206,16 @@ def test_a_confirm_that_no_summary_showed_sends_nothing(tamper, alice_client, bo
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("form", [
-    {"hold": ["abc"], "action": "approve"},
-    {"hold": ["1"], "action": "edit"},
-    {"hold": ["1"]},
-    {"hold": ["1"], "action": "approve", "comment": "x" * 5001},
-    {"hold": [str(n) for n in range(1, 502)], "action": "approve"},
-])
+@pytest.mark.parametrize(
+    "form",
+    [
+        {"hold": ["abc"], "action": "approve"},
+        {"hold": ["1"], "action": "edit"},
+        {"hold": ["1"]},
+        {"hold": ["1"], "action": "approve", "comment": "x" * 5001},
+        {"hold": [str(n) for n in range(1, 502)], "action": "approve"},
+    ],
+)
 def test_a_hostile_selection_is_a_400(form, alice_client):
     assert alice_client.post(BULK, form).status_code == 400
 

@@ -31,30 +31,49 @@ def grouped(whole: int, mark: str) -> str:
     return f"{whole:,}".replace(",", mark)
 
 
-@pytest.mark.parametrize("typed, number", [
-    ("20", "20"), ("-7.50", "-7.50"), ("+3", "3"), (" 49.90 ", "49.90"), (".5", "0.5"), ("5.", "5"),
-    ("20,00", "20.00"), ("20,5", "20.5"), (",5", "0.5"), ("1234,567", "1234.567"), ("0,125", "0.125"),
-    ("1,234.56", "1234.56"), ("1.234,56", "1234.56"), ("1,234,567", "1234567"), ("1.234.567", "1234567"),
-    ("12.345.678,9", "12345678.9"), ("1.234", "1.234"),
-])
+@pytest.mark.parametrize(
+    "typed, number",
+    [
+        ("20", "20"),
+        ("-7.50", "-7.50"),
+        ("+3", "3"),
+        (" 49.90 ", "49.90"),
+        (".5", "0.5"),
+        ("5.", "5"),
+        ("20,00", "20.00"),
+        ("20,5", "20.5"),
+        (",5", "0.5"),
+        ("1234,567", "1234.567"),
+        ("0,125", "0.125"),
+        ("1,234.56", "1234.56"),
+        ("1.234,56", "1234.56"),
+        ("1,234,567", "1234567"),
+        ("1.234.567", "1234567"),
+        ("12.345.678,9", "12345678.9"),
+        ("1.234", "1.234"),
+    ],
+)
 def test_the_ways_people_write_a_decimal_all_read_as_the_number_they_mean(typed, number):
     assert read(typed) == Decimal(number)
 
 
-@pytest.mark.parametrize("typed, problem", [
-    ("1,234", "write 1234 or 1.234: a comma can't tell thousands from decimals here"),
-    ("-12,500", "write -12500 or -12.500: a comma can't tell thousands from decimals here"),
-    ("1,23.4", "write thousands in groups of three, as in 1,234,567, or without separators"),
-    ("1.2.3", "write thousands in groups of three, as in 1.234.567, or without separators"),
-    ("01,234,567", "write thousands in groups of three, as in 1,234,567, or without separators"),
-    ("1,234.5,6", "write the decimal mark once, as in 1.234,56"),
-    ("twenty", "a number such as 20.00 is needed"),
-    (",", "a number such as 20.00 is needed"),
-    ("-", "a number such as 20.00 is needed"),
-    ("1e3", "a number such as 20.00 is needed"),
-    ("٢٠", "a number such as 20.00 is needed"),
-    ("1 234,5", "a number such as 20.00 is needed"),
-])
+@pytest.mark.parametrize(
+    "typed, problem",
+    [
+        ("1,234", "write 1234 or 1.234: a comma can't tell thousands from decimals here"),
+        ("-12,500", "write -12500 or -12.500: a comma can't tell thousands from decimals here"),
+        ("1,23.4", "write thousands in groups of three, as in 1,234,567, or without separators"),
+        ("1.2.3", "write thousands in groups of three, as in 1.234.567, or without separators"),
+        ("01,234,567", "write thousands in groups of three, as in 1,234,567, or without separators"),
+        ("1,234.5,6", "write the decimal mark once, as in 1.234,56"),
+        ("twenty", "a number such as 20.00 is needed"),
+        (",", "a number such as 20.00 is needed"),
+        ("-", "a number such as 20.00 is needed"),
+        ("1e3", "a number such as 20.00 is needed"),
+        ("٢٠", "a number such as 20.00 is needed"),
+        ("1 234,5", "a number such as 20.00 is needed"),
+    ],
+)
 def test_what_cannot_be_read_for_sure_is_refused_with_what_to_type_instead(typed, problem):
     assert refusal(typed) == problem
 
@@ -69,7 +88,9 @@ def test_a_size_limits_the_digits_whichever_mark_was_used():
         readers.decimal("12.345,6", "amount", max_digits=6, decimal_places=2)
 
 
-numbers = st.tuples(st.integers(min_value=0, max_value=10**15), st.text("0123456789", max_size=6), st.sampled_from(["", "-"]))
+numbers = st.tuples(
+    st.integers(min_value=0, max_value=10**15), st.text("0123456789", max_size=6), st.sampled_from(["", "-"])
+)
 
 
 @EXAMPLES
@@ -93,8 +114,10 @@ def test_a_number_written_with_a_decimal_comma_reads_back_unless_the_comma_could
         assert read(f"{sign}{grouped(whole, '.')},{fraction}") == expected
     with_comma = f"{sign}{whole},{fraction}"
     if len(fraction) == 3 and 1 <= whole <= 999:
-        assert refusal(with_comma) == (f"write {sign}{whole}{fraction} or {sign}{whole}.{fraction}: "
-                                       "a comma can't tell thousands from decimals here")
+        assert refusal(with_comma) == (
+            f"write {sign}{whole}{fraction} or {sign}{whole}.{fraction}: "
+            "a comma can't tell thousands from decimals here"
+        )
     else:
         assert read(with_comma) == expected
 

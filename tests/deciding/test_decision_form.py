@@ -51,22 +51,28 @@ def summary_links(html: str) -> list[tuple[str, str]]:
     """The error summary's links: (target id, text)."""
     block = re.search(r'<div class="error-summary".*?</div>', html, re.S)
     assert block, "no error summary on the page"
-    return [(target, re.sub(r"<[^>]+>", "", text)) for target, text in re.findall(r'<a href="#([^"]+)">(.*?)</a>', block[0], re.S)]
+    return [
+        (target, re.sub(r"<[^>]+>", "", text))
+        for target, text in re.findall(r'<a href="#([^"]+)">(.*?)</a>', block[0], re.S)
+    ]
 
 
 # Labels and values
 
 
-@pytest.mark.parametrize("key, label", [
-    ("order_id", "Order id"),
-    ("refundAmount", "Refund amount"),
-    ("at_period_end", "At period end"),
-    ("HTTPStatus", "HTTP status"),
-    ("gift-note", "Gift note"),
-    ("amount", "Amount"),
-    ("", "Value"),
-    ("__", "__"),
-])
+@pytest.mark.parametrize(
+    "key, label",
+    [
+        ("order_id", "Order id"),
+        ("refundAmount", "Refund amount"),
+        ("at_period_end", "At period end"),
+        ("HTTPStatus", "HTTP status"),
+        ("gift-note", "Gift note"),
+        ("amount", "Amount"),
+        ("", "Value"),
+        ("__", "__"),
+    ],
+)
 def test_a_key_becomes_words_for_its_label(key, label):
     assert editing.human_label(key) == label
 
@@ -74,8 +80,12 @@ def test_a_key_becomes_words_for_its_label(key, label):
 def test_each_field_shows_its_label_in_words_with_the_raw_key_beside_it(alice_client, samples):
     html = hold_page(alice_client, samples["h_12"])
 
-    assert re.search(r'<span class="field-name untrusted">Order id</span> <code class="field-key untrusted">order_id</code>', html)
-    assert re.search(r'<span class="field-name untrusted">Amount</span> <code class="field-key untrusted">amount</code>', html)
+    assert re.search(
+        r'<span class="field-name untrusted">Order id</span> <code class="field-key untrusted">order_id</code>', html
+    )
+    assert re.search(
+        r'<span class="field-name untrusted">Amount</span> <code class="field-key untrusted">amount</code>', html
+    )
 
 
 def test_yes_no_is_a_switch_with_words_and_empty_is_a_placeholder(alice_client, samples):
@@ -119,7 +129,9 @@ def test_bulky_values_fold_below_the_others_and_open_when_one_of_them_is_wrong(a
 def test_read_only_fields_say_yes_no_and_empty_rather_than_python_words(alice_client, samples):
     hold = samples["h_20"]  # approve or reject only: its fields are shown, not edited
     html = hold_page(alice_client, hold)
-    at_period_end = re.search(rf'<output id="{field_name(hold, 0, "at_period_end")}"[^>]*>(.*?)</output>', html, re.S)[1]
+    at_period_end = re.search(rf'<output id="{field_name(hold, 0, "at_period_end")}"[^>]*>(.*?)</output>', html, re.S)[
+        1
+    ]
 
     assert at_period_end == "No"
 
@@ -162,7 +174,7 @@ def test_a_missing_action_links_to_the_items_approve_choice(alice_client, sample
     del form["item-1-action"]
     html = refused(alice_client, hold, form)
 
-    (target, text), = summary_links(html)
+    ((target, text),) = summary_links(html)
     item = review.blank(hold)[1].item
     assert target == form_layout.action_input_id("item-1") == "item-1-approve"
     assert text == f"Action ({item.title}): Choose approve or reject."
@@ -209,7 +221,7 @@ def test_an_ambiguous_comma_says_exactly_what_to_type(alice_client, samples):
     amount = field_name(hold, 0, "amount")
     html = refused(alice_client, hold, review_form(hold, **{amount: "1,234"}))
 
-    (target, text), = summary_links(html)
+    ((target, text),) = summary_links(html)
     assert target == amount
     assert text == "Amount: write 1234 or 1.234: a comma can&#x27;t tell thousands from decimals here"
     assert Hold.objects.get(pk=hold.pk).decisions.count() == 0

@@ -119,8 +119,10 @@ def test_submitting_the_form_unchanged_gives_back_exactly_the_agents_data():
 
 def test_a_browser_sending_textarea_lines_as_crlf_changes_nothing():
     fields = fields_for(REFUND, "item")
-    submitted = {name: value.replace("\n", "\r\n") if isinstance(value, str) else value
-                 for name, value in untouched(fields).items()}
+    submitted = {
+        name: value.replace("\n", "\r\n") if isinstance(value, str) else value
+        for name, value in untouched(fields).items()
+    }
 
     edited, errors = read_fields(fields, submitted)
 
@@ -150,8 +152,18 @@ def test_a_query_dict_from_a_real_form_post_is_read_like_a_dict():
 
 @pytest.mark.parametrize(
     "typed, amount",
-    [("20", "20.00"), ("20.5", "20.50"), (" 20.25 ", "20.25"), ("20.500", "20.50"), (".5", "0.50"),
-     ("007", "7.00"), ("-0", "0.00"), ("49.90", "49.90"), ("20,50", "20.50"), ("1.234,5", "1234.50")],
+    [
+        ("20", "20.00"),
+        ("20.5", "20.50"),
+        (" 20.25 ", "20.25"),
+        ("20.500", "20.50"),
+        (".5", "0.50"),
+        ("007", "7.00"),
+        ("-0", "0.00"),
+        ("49.90", "49.90"),
+        ("20,50", "20.50"),
+        ("1.234,5", "1234.50"),
+    ],
 )
 def test_a_decimal_comes_back_as_a_string_with_the_agents_decimal_places(typed, amount):
     edited, errors = edit({"amount": "49.90"}, amount=typed)
@@ -167,12 +179,15 @@ def test_a_decimal_with_more_places_than_the_agent_used_is_refused():
     assert edited == {"amount": "49.90"}
 
 
-@pytest.mark.parametrize("typed, message", [
-    ("", "a number is needed"),
-    *((typed, "a number such as 20.00 is needed") for typed in ["twenty", "1e3", "NaN", "٢٠", "."]),
-    ("20.5.1", "write thousands in groups of three, as in 1.234.567, or without separators"),
-    ("1,234", "write 1234 or 1.234: a comma can't tell thousands from decimals here"),
-])
+@pytest.mark.parametrize(
+    "typed, message",
+    [
+        ("", "a number is needed"),
+        *((typed, "a number such as 20.00 is needed") for typed in ["twenty", "1e3", "NaN", "٢٠", "."]),
+        ("20.5.1", "write thousands in groups of three, as in 1.234.567, or without separators"),
+        ("1,234", "write 1234 or 1.234: a comma can't tell thousands from decimals here"),
+    ],
+)
 def test_a_decimal_that_is_not_a_number_is_refused(typed, message):
     _, errors = edit({"amount": "49.90"}, amount=typed)
 
@@ -206,13 +221,16 @@ def test_a_number_stays_a_float_even_when_typed_without_a_fraction():
     assert as_json(edited) == '{"weight": 2.0, "scale": 0.001}'
 
 
-@pytest.mark.parametrize("typed, message", [
-    ("heavy", "a number is needed"),
-    ("nan", "a number is needed"),
-    ("inf", "a number is needed"),
-    ("", "a number is needed"),
-    ("1e999", "the number is too large"),
-])
+@pytest.mark.parametrize(
+    "typed, message",
+    [
+        ("heavy", "a number is needed"),
+        ("nan", "a number is needed"),
+        ("inf", "a number is needed"),
+        ("", "a number is needed"),
+        ("1e999", "the number is too large"),
+    ],
+)
 def test_a_number_field_refuses_what_is_not_a_finite_number(typed, message):
     _, errors = edit({"weight": 1.25}, weight=typed)
 
@@ -248,13 +266,16 @@ def test_a_json_field_reads_back_edited_nested_data():
     assert changes(REFUND, edited) == [Change("lines", REFUND["lines"], [{"sku": "L-1", "price": "10.00"}])]
 
 
-@pytest.mark.parametrize("typed, message", [
-    ('{"city" "Bern"}', "line 1 column 9: Expecting ':' delimiter"),
-    ('{\n  "city": "Bern"\n', "line 3 column 1: Expecting ',' delimiter"),
-    ("", "line 1 column 1: Expecting value"),
-    ('{"city": NaN}', "NaN is not valid JSON"),
-    ('["Bern"]', "a JSON object is needed"),
-])
+@pytest.mark.parametrize(
+    "typed, message",
+    [
+        ('{"city" "Bern"}', "line 1 column 9: Expecting ':' delimiter"),
+        ('{\n  "city": "Bern"\n', "line 3 column 1: Expecting ',' delimiter"),
+        ("", "line 1 column 1: Expecting value"),
+        ('{"city": NaN}', "NaN is not valid JSON"),
+        ('["Bern"]', "a JSON object is needed"),
+    ],
+)
 def test_a_json_field_that_is_not_json_of_the_same_shape_is_refused_saying_where(typed, message):
     edited, errors = edit(REFUND, address=typed)
 
@@ -308,14 +329,17 @@ def test_a_prefix_that_is_not_a_safe_field_name_is_refused():
 # Data that is not an object
 
 
-@pytest.mark.parametrize("data, kind, typed, expected", [
-    ([1, 2], FieldKind.JSON, "[1, 2, 3]", [1, 2, 3]),
-    ("49.90", FieldKind.DECIMAL, "20", "20.00"),
-    ("refund", FieldKind.TEXT, "no refund", "no refund"),
-    (None, FieldKind.NULL, "now text", "now text"),
-    (7, FieldKind.INTEGER, "8", 8),
-    (False, FieldKind.BOOLEAN, "on", True),
-])
+@pytest.mark.parametrize(
+    "data, kind, typed, expected",
+    [
+        ([1, 2], FieldKind.JSON, "[1, 2, 3]", [1, 2, 3]),
+        ("49.90", FieldKind.DECIMAL, "20", "20.00"),
+        ("refund", FieldKind.TEXT, "no refund", "no refund"),
+        (None, FieldKind.NULL, "now text", "now text"),
+        (7, FieldKind.INTEGER, "8", 8),
+        (False, FieldKind.BOOLEAN, "on", True),
+    ],
+)
 def test_data_that_is_not_an_object_is_one_field_for_the_whole_value(data, kind, typed, expected):
     [field] = fields_for(data, "item")
 
@@ -384,7 +408,9 @@ def test_a_refund_above_what_the_agent_asked_is_refused_naming_the_asked_amount(
 def test_rules_judge_ints_and_floats_and_refuse_what_is_not_a_number():
     assert rules.not_above_original("total", 50, 50.5) == "must not be more than the 50 the agent asked for"
     assert rules.not_above_original("total", 49.9, "49.90") is None
-    assert rules.not_above_original("total", "lots", "60.00") == "can't be changed: the agent's 'lots' could not be read"
+    assert (
+        rules.not_above_original("total", "lots", "60.00") == "can't be changed: the agent's 'lots' could not be read"
+    )
     assert rules.not_above_original("total", True, 2) == "can't be changed: the agent's 'true' could not be read"
     assert rules.positive("total", 5, -1) == "must be more than 0"
     assert rules.positive("total", 5, "free") == "a number such as 20.00 is needed"
@@ -423,11 +449,14 @@ def test_the_edit_rules_setting_chooses_which_keys_are_judged(settings):
     assert errors == [FieldError(key="price", name="item-1", message="must be more than 0")]
 
 
-@pytest.mark.parametrize("configured, named", [
-    ({"amount": ["positive", "at_most_100"]}, "'at_most_100'"),
-    ({"amount": "positive"}, "EDIT_RULES['amount']"),
-    (["positive"], "EDIT_RULES"),
-])
+@pytest.mark.parametrize(
+    "configured, named",
+    [
+        ({"amount": ["positive", "at_most_100"]}, "'at_most_100'"),
+        ({"amount": "positive"}, "EDIT_RULES['amount']"),
+        (["positive"], "EDIT_RULES"),
+    ],
+)
 def test_a_malformed_edit_rules_setting_is_refused_naming_the_problem(settings, configured, named):
     settings.EDIT_RULES = configured
 

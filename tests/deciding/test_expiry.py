@@ -6,12 +6,12 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from holds.deciding import decisions
 from holds import expiry
-from holds.queue import listing as queue
-from holds.mirror import sync
+from holds.deciding import decisions
 from holds.deciding.decisions import ItemChoice
+from holds.mirror import sync
 from holds.models import Decision, Hold
+from holds.queue import listing as queue
 from notifications import notify
 from notifications.models import Notification
 from people import wording
@@ -125,7 +125,10 @@ def test_a_decision_after_expiry_is_refused_and_never_reaches_the_platform(alice
     with time_machine.travel(hold.expires_at + timedelta(seconds=30)):
         response = confirm(alice_client, hold)
 
-    assert f"This hold expired at {wording.moment(hold.expires_at)}; the agent was told nobody decided." in response.content.decode()
+    assert (
+        f"This hold expired at {wording.moment(hold.expires_at)}; the agent was told nobody decided."
+        in response.content.decode()
+    )
     assert not Decision.objects.exists()
     assert not [r for r in platform_state.requests if r["method"] == "POST"]
 
@@ -153,7 +156,9 @@ def test_sync_corrects_our_expiry_when_the_platform_had_a_decision_in_time(sampl
     assert hold.status == "decided" and hold.decided_by == "bob@example.com"
 
 
-def test_a_decision_not_applied_tells_the_reviewer_and_the_auditors(samples, alice, audrey, platform_client, platform_state):
+def test_a_decision_not_applied_tells_the_reviewer_and_the_auditors(
+    samples, alice, audrey, platform_client, platform_state
+):
     hold = samples["h_12"]
     decision = decisions.submit(hold, alice, [ItemChoice("A-1001", "approve")])
     platform_state.decide_elsewhere("default", "h_12", "bob@example.com")
@@ -179,7 +184,9 @@ def test_a_decision_still_undelivered_is_announced_once(samples, alice, settings
     assert notifications("undelivered", hold).filter(user=alice, channel="in_app").count() == 1
 
 
-def test_new_holds_arrive_as_one_digest_per_subscribed_reviewer(samples, alice, bob, platform_client, platform_state, settings):
+def test_new_holds_arrive_as_one_digest_per_subscribed_reviewer(
+    samples, alice, bob, platform_client, platform_state, settings
+):
     settings.NOTIFY_BATCH_SECONDS = 60
     notify.save_preferences(viewer_of(alice), {"new_holds": ["in_app", "email"]})
     notify.digest_new_holds()  # starts the window
@@ -197,4 +204,4 @@ def test_new_holds_arrive_as_one_digest_per_subscribed_reviewer(samples, alice, 
     assert sorted(digests.values_list("channel", flat=True)) == ["email", "in_app"]
     assert set(digests.values_list("user__username", flat=True)) == {"alice"}
     assert [h["question"] for h in digests.first().holds] == ["First new", "Second new", "Third new"]
-    assert "3 new holds to review" == digests.first().title
+    assert digests.first().title == "3 new holds to review"

@@ -4,20 +4,17 @@ Billing's agent ``billing-bot`` and Support's ``support-bot`` share the platform
 Carol reviews for Billing only, so Support's holds are out of her scope.
 """
 
-from tests.helpers.users import add_hold, make_user, scoped_group
-from tests.helpers.waiting import wait_until
-
 import json
 from datetime import timedelta
 
 import pytest
 import time_machine
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from django.contrib.auth.models import Group
 from django.db import DatabaseError, transaction
 from django.test import Client
 from django.urls import reverse
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from audit.models import AuditEvent, EventKind
 from holds import assignments, expiry, notes
@@ -26,6 +23,8 @@ from holds.deciding.decisions import ItemChoice
 from holds.models import Assignment, Hold, Note
 from notifications.models import Notification, WebhookChannel
 from reviewqueue import roles
+from tests.helpers.users import add_hold, make_user, scoped_group
+from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -93,7 +92,9 @@ def test_assigning_a_hold_to_a_colleague_tells_them_and_audits_the_note(alice, b
     assert told(Event.ASSIGNED, alice) == []  # whoever assigns is not told of it
     event = AuditEvent.objects.get(kind=EventKind.ASSIGNED)
     assert (event.actor, event.payload["assignee"], event.payload["note"]) == (
-        alice, "bob", "Can you check the order history?"
+        alice,
+        "bob",
+        "Can you check the order history?",
     )
 
 
@@ -129,10 +130,13 @@ def test_a_group_is_offered_only_when_its_scope_admits_the_hold(alice, carol, bi
     Group.objects.get_or_create(name="Everyone")
 
     assert [c.label for c in assignments.choices([billing], alice) if c.key.startswith("group:")] == [
-        "Billing", "Everyone", "Reviewers"
+        "Billing",
+        "Everyone",
+        "Reviewers",
     ]
     assert [c.label for c in assignments.choices([support], alice) if c.key.startswith("group:")] == [
-        "Everyone", "Reviewers"
+        "Everyone",
+        "Reviewers",
     ]
 
 
@@ -202,7 +206,10 @@ def test_a_reviewer_cannot_assign_nor_annotate_a_hold_out_of_their_scope(carol, 
     carol_client = signed_in(carol)
 
     assert carol_client.get(reverse("assign-hold", args=[support.pk])).status_code == 404
-    assert carol_client.post(reverse("assign-hold", args=[support.pk]), {"assignee": f"user:{alice.pk}"}).status_code == 404
+    assert (
+        carol_client.post(reverse("assign-hold", args=[support.pk]), {"assignee": f"user:{alice.pk}"}).status_code
+        == 404
+    )
     assert carol_client.post(reverse("add-note", args=[support.pk]), {"text": "hello"}).status_code == 404
     assert carol_client.post(reverse("unassign-hold", args=[support.pk])).status_code == 404
     assert not Assignment.objects.exists() and not Note.objects.exists()
@@ -217,7 +224,9 @@ def test_a_decided_hold_cannot_be_assigned(alice_client, alice, bob, billing):
     assert not Assignment.objects.exists()
 
 
-def test_a_bulk_assign_offers_those_who_see_every_selected_hold_and_assigns_each(alice_client, bob, carol, billing, support):
+def test_a_bulk_assign_offers_those_who_see_every_selected_hold_and_assigns_each(
+    alice_client, bob, carol, billing, support
+):
     choosing = alice_client.post(reverse("bulk-assign"), {"hold": [billing.pk, support.pk]}).content.decode()
     assert f'value="user:{bob.pk}"' in choosing and f'value="user:{carol.pk}"' not in choosing
 
@@ -232,7 +241,9 @@ def test_a_bulk_assign_offers_those_who_see_every_selected_hold_and_assigns_each
     assert len(told(Event.ASSIGNED, bob)) == 4  # each hold, in the bell and by email
 
 
-def test_a_forged_bulk_assign_to_someone_who_cannot_see_one_of_the_holds_assigns_none(alice_client, carol, billing, support):
+def test_a_forged_bulk_assign_to_someone_who_cannot_see_one_of_the_holds_assigns_none(
+    alice_client, carol, billing, support
+):
     response = alice_client.post(
         reverse("bulk-assign"), {"hold": [billing.pk, support.pk], "confirm": "yes", "assignee": f"user:{carol.pk}"}
     )
@@ -249,10 +260,14 @@ def test_a_bulk_assign_treats_another_teams_hold_as_unknown(carol, alice, billin
     assert [a.hold_id for a in Assignment.objects.all()] == [billing.pk]
 
 
-def test_a_bulk_assign_leaves_out_a_hold_decided_meanwhile_and_assigns_the_others(alice_client, alice, bob, billing, support):
+def test_a_bulk_assign_leaves_out_a_hold_decided_meanwhile_and_assigns_the_others(
+    alice_client, alice, bob, billing, support
+):
     decisions.submit(support, alice, approve_all(support))
 
-    alice_client.post(reverse("bulk-assign"), {"hold": [billing.pk, support.pk], "confirm": "yes", "assignee": f"user:{bob.pk}"})
+    alice_client.post(
+        reverse("bulk-assign"), {"hold": [billing.pk, support.pk], "confirm": "yes", "assignee": f"user:{bob.pk}"}
+    )
 
     assert [a.hold_id for a in Assignment.objects.all()] == [billing.pk]
 
@@ -269,7 +284,9 @@ def test_assigning_to_a_group_tells_its_members_who_may_see_the_hold(alice, caro
     assignments.assign(billing, team, "", by=alice)
     assignments.assign(support, team, "", by=alice)  # an unscoped group: Carol and Dave cannot see Support's holds
 
-    assert {n.hold_id for n in Notification.objects.filter(event=Event.ASSIGNED, channel=Channel.IN_APP)} == {billing.pk}
+    assert {n.hold_id for n in Notification.objects.filter(event=Event.ASSIGNED, channel=Channel.IN_APP)} == {
+        billing.pk
+    }
     assert {n.user for n in Notification.objects.filter(event=Event.ASSIGNED, channel=Channel.IN_APP)} == {carol, dave}
 
 
@@ -278,12 +295,23 @@ def test_assigning_to_a_group_tells_its_members_who_may_see_the_hold(alice, caro
 
 @pytest.mark.django_db(transaction=True)
 def test_the_assignee_hears_of_it_in_the_bell_by_email_and_through_a_webhook(
-    celery_processes, smtp_server, webhook_receiver, settings, alice, bob, billing  # noqa: F811
+    celery_processes,
+    smtp_server,
+    webhook_receiver,
+    settings,
+    alice,
+    bob,
+    billing,  # noqa: F811
 ):
     controller, inbox = smtp_server
     WebhookChannel.objects.create(name="chat", url=webhook_receiver.url, secret="s", events=["assigned"])
-    celery_processes("worker", EMAIL_BACKEND="smtp", EMAIL_HOST="127.0.0.1", EMAIL_PORT=str(controller.port),
-                     SITE_URL="https://review.example.com")
+    celery_processes(
+        "worker",
+        EMAIL_BACKEND="smtp",
+        EMAIL_HOST="127.0.0.1",
+        EMAIL_PORT=str(controller.port),
+        SITE_URL="https://review.example.com",
+    )
     settings.SITE_URL = "https://review.example.com"
 
     assignments.assign(billing, bob, "Please check the customer's history", by=alice)
@@ -291,7 +319,9 @@ def test_the_assignee_hears_of_it_in_the_bell_by_email_and_through_a_webhook(
     wait_until(lambda: inbox and webhook_receiver.received)
     link = f"https://review.example.com/holds/{billing.pk}/"
     mail = inbox[0]
-    text = next(part for part in mail.walk() if part.get_content_type() == "text/plain").get_payload(decode=True).decode()
+    text = (
+        next(part for part in mail.walk() if part.get_content_type() == "text/plain").get_payload(decode=True).decode()
+    )
     assert mail["To"] == "bob@example.com"
     assert " ".join(mail["Subject"].split()).startswith("[Review Queue] Assigned to bob by Alice Adams:")
     assert "Please check the customer's history" in text and f"Open the hold: {link}" in text
@@ -342,7 +372,9 @@ def test_the_holds_expiry_ends_the_assignment_and_resolves_its_message(alice, bo
 # The queue: its filter, its label, and n
 
 
-def test_assigned_to_me_lists_the_holds_assigned_to_me_or_to_my_groups(alice, bob, carol, billing, support, platform_state, platform_client):
+def test_assigned_to_me_lists_the_holds_assigned_to_me_or_to_my_groups(
+    alice, bob, carol, billing, support, platform_state, platform_client
+):
     third = add_hold(platform_state, platform_client, "billing-bot", capability="refund")
     assignments.assign(billing, bob, "", by=alice)
     assignments.assign(support, Group.objects.get(name=roles.REVIEWERS), "", by=alice)
@@ -389,7 +421,9 @@ def test_n_skips_a_hold_assigned_to_me_that_someone_else_is_deciding(alice, bob,
 
 
 def test_a_note_is_added_on_the_hold_page_and_everyone_who_can_see_the_hold_reads_it(alice_client, bob, billing):
-    response = alice_client.post(reverse("add-note", args=[billing.pk]), {"text": "Customer called twice\r\nabout this."})
+    response = alice_client.post(
+        reverse("add-note", args=[billing.pk]), {"text": "Customer called twice\r\nabout this."}
+    )
 
     assert response.status_code == 302 and response.url.endswith("#notes")
     page = signed_in(bob).get(reverse("hold", args=[billing.pk])).content.decode()
@@ -474,8 +508,13 @@ def test_a_mention_tells_only_active_reviewers_and_not_the_author(alice_client, 
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=300) | st.from_regex(r"(@[a-z.@+-]{0,12}[ ,.]?){1,5}"))
-def test_any_note_text_is_added_or_refused_plainly_and_tells_only_who_may_see_the_hold(alice_client, bob, carol, support, text):
+@given(
+    text=st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=300)
+    | st.from_regex(r"(@[a-z.@+-]{0,12}[ ,.]?){1,5}")
+)
+def test_any_note_text_is_added_or_refused_plainly_and_tells_only_who_may_see_the_hold(
+    alice_client, bob, carol, support, text
+):
     before = Note.objects.count()
 
     response = alice_client.post(reverse("add-note", args=[support.pk]), {"text": text})
@@ -488,14 +527,19 @@ def test_any_note_text_is_added_or_refused_plainly_and_tells_only_who_may_see_th
 
 def test_mentions_are_read_as_usernames_and_never_inside_a_word_or_an_address():
     assert notes.mentioned_names("@bob, @alice.smith. @sso@example.com x@carol (@dave)") == [
-        "bob", "alice.smith", "sso@example.com", "dave"
+        "bob",
+        "alice.smith",
+        "sso@example.com",
+        "dave",
     ]
 
 
 # The audit timeline
 
 
-def test_the_audit_timeline_shows_the_notes_in_order_with_the_assignments_and_decisions(alice, bob, audrey, billing, settings):
+def test_the_audit_timeline_shows_the_notes_in_order_with_the_assignments_and_decisions(
+    alice, bob, audrey, billing, settings
+):
     settings.UNDO_SECONDS = 10
     assignments.assign(billing, bob, "Your call", by=alice)
     notes.add_note(billing, bob, "Looks fine to me")
@@ -505,7 +549,13 @@ def test_the_audit_timeline_shows_the_notes_in_order_with_the_assignments_and_de
 
     page = signed_in(audrey).get(reverse("audit:hold-timeline", args=[billing.pk])).content.decode()
 
-    shown = ["to bob (note: Your call)", "“Looks fine to me”", "Decision submitted", "Decision withdrawn", "Undone: wait"]
+    shown = [
+        "to bob (note: Your call)",
+        "“Looks fine to me”",
+        "Decision submitted",
+        "Decision withdrawn",
+        "Undone: wait",
+    ]
     positions = [page.index(text) for text in shown]
     assert positions == sorted(positions)
     assert "The whole note" in page and "x" * 300 in page  # a long note shown whole

@@ -10,8 +10,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from audit.models import AuditEvent
-from holds.queue import listing as queue
 from holds.models import Hold, HoldViewer
+from holds.queue import listing as queue
 from teams.scopes import viewer_of
 
 pytestmark = pytest.mark.django_db
@@ -52,9 +52,15 @@ def test_opening_a_hold_claims_nothing_and_shows_the_others_who_is_looking(alice
 
     hold.refresh_from_db()
     assert hold.claimed_by is None
-    assert '<strong><span class="person" title="alice@example.com">Alice Adams</span></strong> is looking at this.' in bobs_page
+    assert (
+        '<strong><span class="person" title="alice@example.com">Alice Adams</span></strong> is looking at this.'
+        in bobs_page
+    )
     assert 'id="decide-form"' in bobs_page and "I'll take this" in bobs_page
-    assert '<strong><span class="person" title="bob@example.com">Bob Brown</span></strong> is looking at this.' in heartbeat(alice_client, hold).content.decode()
+    assert (
+        '<strong><span class="person" title="bob@example.com">Bob Brown</span></strong> is looking at this.'
+        in heartbeat(alice_client, hold).content.decode()
+    )
     assert AuditEvent.objects.count() == audit_before  # looking is not deciding: no audit row
 
 
@@ -70,7 +76,10 @@ def test_presence_ends_a_minute_after_the_last_heartbeat(alice, bob, samples):
     with time_machine.travel(timezone.now() + timedelta(seconds=105)):
         gone = heartbeat(bob_client, hold).content.decode()
 
-    assert '<strong><span class="person" title="alice@example.com">Alice Adams</span></strong> is looking at this.' in still_there
+    assert (
+        '<strong><span class="person" title="alice@example.com">Alice Adams</span></strong> is looking at this.'
+        in still_there
+    )
     assert "is looking at this" not in gone and "I'll take this" in gone
 
 
@@ -87,7 +96,11 @@ def test_starting_to_decide_claims_the_hold_for_a_minute_and_records_it(alice, b
     assert hold.claimed_by == alice
     assert timedelta(seconds=50) < hold.claim_expires_at - timezone.now() <= timedelta(seconds=60)
     assert "You are deciding this hold" in answer and "data-deciding" in answer
-    assert '<strong><span class="person" title="alice@example.com">Alice Adams</span></strong> is deciding this hold since' in bobs_page and 'id="decide-form"' not in bobs_page
+    assert (
+        '<strong><span class="person" title="alice@example.com">Alice Adams</span></strong> is deciding this hold since'
+        in bobs_page
+        and 'id="decide-form"' not in bobs_page
+    )
     assert claim_events(hold)[-1:] == [("claimed", "alice")] and claim_events(hold).count(("claimed", "alice")) == 1
 
 
@@ -105,8 +118,13 @@ def test_the_heartbeat_keeps_the_claim_alive_while_the_page_is_open(alice, bob, 
         held_by = Hold.objects.get(pk=hold.pk).claimant(timezone.now())
 
     assert held_by == alice
-    assert '<strong><span class="person" title="alice@example.com">Alice Adams</span></strong> is deciding this hold' in refused
-    assert Hold.objects.get(pk=hold.pk).claim_expires_at == pytest.approx(started + timedelta(seconds=160), abs=timedelta(seconds=2))
+    assert (
+        '<strong><span class="person" title="alice@example.com">Alice Adams</span></strong> is deciding this hold'
+        in refused
+    )
+    assert Hold.objects.get(pk=hold.pk).claim_expires_at == pytest.approx(
+        started + timedelta(seconds=160), abs=timedelta(seconds=2)
+    )
     assert ("claimed", "bob") not in claim_events(hold)
 
 
@@ -120,9 +138,12 @@ def test_a_missed_heartbeat_frees_the_hold_within_a_minute(alice, bob, samples):
         start_deciding(bob_client, hold)
         late_heartbeat = heartbeat(alice_client, hold).content.decode()
 
-    assert "id=\"decide-form\"" in bobs_page and "Nobody is deciding this hold." in bobs_page
+    assert 'id="decide-form"' in bobs_page and "Nobody is deciding this hold." in bobs_page
     assert Hold.objects.get(pk=hold.pk).claimed_by == bob
-    assert '<strong><span class="person" title="bob@example.com">Bob Brown</span></strong> is deciding this hold' in late_heartbeat  # alice's page learns it, and gets no claim back
+    assert (
+        '<strong><span class="person" title="bob@example.com">Bob Brown</span></strong> is deciding this hold'
+        in late_heartbeat
+    )  # alice's page learns it, and gets no claim back
 
 
 def test_a_claim_without_javascript_is_shortened_by_the_first_heartbeat(alice, samples):
@@ -189,9 +210,16 @@ def test_take_over_still_asks_and_then_moves_the_claim(alice, bob, samples):
     bob_client.post(reverse("take-over", args=[hold.pk]))
     alices_heartbeat = heartbeat(alice_client, hold).content.decode()
 
-    assert "Take this hold over?" in asked and '<strong><span class="person" title="alice@example.com">Alice Adams</span></strong> is deciding it since' in asked
+    assert (
+        "Take this hold over?" in asked
+        and '<strong><span class="person" title="alice@example.com">Alice Adams</span></strong> is deciding it since'
+        in asked
+    )
     assert Hold.objects.get(pk=hold.pk).claimed_by == bob
-    assert '<strong><span class="person" title="bob@example.com">Bob Brown</span></strong> is deciding this hold' in alices_heartbeat
+    assert (
+        '<strong><span class="person" title="bob@example.com">Bob Brown</span></strong> is deciding this hold'
+        in alices_heartbeat
+    )
     assert claim_events(hold)[-2:] == [("claimed", "alice"), ("taken_over", "bob")]
 
 

@@ -9,17 +9,34 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from holds.queue import listing as queue
 from holds.mirror import sync
 from holds.mirror.amounts import UNREADABLE
 from holds.models import Hold
+from holds.queue import listing as queue
 from reviewqueue import readers
 from tests.helpers.migrating import back_to, latest, migrate
 
 pytestmark = pytest.mark.django_db
 
 # Amounts as agents write them: text, numbers, none at all, and ties on purpose.
-AMOUNTS = ["10.00", "10.00", 250.5, None, "3", "10.00", None, 7, "250.50", "0.99", None, "10.00", 42, "3", "99.99", None]
+AMOUNTS = [
+    "10.00",
+    "10.00",
+    250.5,
+    None,
+    "3",
+    "10.00",
+    None,
+    7,
+    "250.50",
+    "0.99",
+    None,
+    "10.00",
+    42,
+    "3",
+    "99.99",
+    None,
+]
 
 
 def item(number: int, amount) -> dict:
@@ -33,11 +50,14 @@ def crowded_queue(platform_client, platform_state, monkeypatch):
     monkeypatch.setattr(queue, "PAGE_SIZE", 4)
     start = platform_state.now() - timedelta(hours=2)
     for number, amount in enumerate(AMOUNTS):
-        platform_state.add_hold("default", {
-            "created_at": start + timedelta(minutes=number // 3),
-            "expires_at": None if number % 5 == 4 else start + timedelta(hours=3, minutes=number // 3 % 2),
-            "items": [item(number, amount)],
-        })
+        platform_state.add_hold(
+            "default",
+            {
+                "created_at": start + timedelta(minutes=number // 3),
+                "expires_at": None if number % 5 == 4 else start + timedelta(hours=3, minutes=number // 3 % 2),
+                "items": [item(number, amount)],
+            },
+        )
     sync.sync_env(platform_client, "default")
     return list(Hold.objects.all())
 
@@ -66,8 +86,12 @@ def by_expiry(hold):
     return (hold.expires_at is None, hold.expires_at or hold.created_at, hold.created_at, hold.pk)
 
 
-@pytest.mark.parametrize("query, key", [("sort=amount", by_amount), ("sort=age", by_age), ("", by_expiry), ("sort=expiry", by_expiry)])
-def test_each_order_lists_every_hold_once_across_pages_ties_and_missing_amounts(alice_client, crowded_queue, query, key):
+@pytest.mark.parametrize(
+    "query, key", [("sort=amount", by_amount), ("sort=age", by_age), ("", by_expiry), ("sort=expiry", by_expiry)]
+)
+def test_each_order_lists_every_hold_once_across_pages_ties_and_missing_amounts(
+    alice_client, crowded_queue, query, key
+):
     listed = walk(alice_client, query)
 
     assert listed == [hold.pk for hold in sorted(crowded_queue, key=key)]
@@ -82,7 +106,9 @@ def test_largest_amount_comes_first_and_holds_without_one_last(alice_client, cro
     assert amounts[-5] == Decimal("0.99")
 
 
-def test_a_new_hold_arriving_between_pages_neither_shifts_nor_repeats_rows(alice_client, crowded_queue, platform_client, platform_state):
+def test_a_new_hold_arriving_between_pages_neither_shifts_nor_repeats_rows(
+    alice_client, crowded_queue, platform_client, platform_state
+):
     first = alice_client.get(reverse("queue") + "?sort=amount")
     platform_state.add_hold("default", {"items": [item(999, "5000")]})  # would sort first
     sync.sync_env(platform_client, "default")
@@ -109,7 +135,9 @@ def test_an_open_ended_range_and_an_empty_one(alice_client, crowded_queue):
 
 
 def test_the_form_keeps_the_sort_and_range_and_the_refresh_and_next_page_carry_them(alice_client, crowded_queue):
-    page = alice_client.get(reverse("queue"), {"sort": "amount", "min_amount": "3", "max_amount": "250.50"}).content.decode()
+    page = alice_client.get(
+        reverse("queue"), {"sort": "amount", "min_amount": "3", "max_amount": "250.50"}
+    ).content.decode()
 
     assert '<option value="amount" selected>Amount (largest first)</option>' in page
     assert '<label>Min amount <input type="text" inputmode="decimal" name="min_amount" value="3"' in page
@@ -175,8 +203,12 @@ def test_sync_stores_the_largest_amount_of_the_items_or_none_or_the_largest_ther
     assert (result.error, result.created, result.quarantined) == ("", len(holds), 0)
     stored = dict(Hold.objects.values_list("hold_id", "amount"))
     assert stored == {
-        "several": Decimal("1000"), "none": UNREADABLE, "rounded": Decimal("12.3457"), "negative": Decimal("-5"),
-        "too large": UNREADABLE, "true is no amount": UNREADABLE,
+        "several": Decimal("1000"),
+        "none": UNREADABLE,
+        "rounded": Decimal("12.3457"),
+        "negative": Decimal("-5"),
+        "too large": UNREADABLE,
+        "true is no amount": UNREADABLE,
     }
 
 
@@ -203,16 +235,31 @@ def test_the_migration_fills_the_amount_of_holds_mirrored_before_it_in_batches(m
         amounts = {"h_1": ["49.90", 129], "h_2": [None], "h_3": ["7.5"], "h_4": [], "h_5": [10**30, "3"]}
         for hold_id, item_amounts in amounts.items():
             hold = OldHold.objects.create(
-                env="default", hold_id=hold_id, run_id="r", agent="a", capability="c", question="?",
-                created_at=now, first_seen_at=now, last_synced_at=now, payload={}, payload_digest="0" * 64,
+                env="default",
+                hold_id=hold_id,
+                run_id="r",
+                agent="a",
+                capability="c",
+                question="?",
+                created_at=now,
+                first_seen_at=now,
+                last_synced_at=now,
+                payload={},
+                payload_digest="0" * 64,
             )
             for position, amount in enumerate(item_amounts):
-                OldItem.objects.create(hold=hold, position=position, item_id=f"i{position}", data=item(position, amount)["data"])
+                OldItem.objects.create(
+                    hold=hold, position=position, item_id=f"i{position}", data=item(position, amount)["data"]
+                )
 
         migrate(latest())
 
         assert dict(Hold.objects.values_list("hold_id", "amount")) == {
-            "h_1": Decimal("129"), "h_2": None, "h_3": Decimal("7.5"), "h_4": None, "h_5": UNREADABLE,
+            "h_1": Decimal("129"),
+            "h_2": None,
+            "h_3": Decimal("7.5"),
+            "h_4": None,
+            "h_5": UNREADABLE,
         }
     finally:
         migrate(latest())

@@ -9,12 +9,12 @@ from django.urls import reverse
 from django.utils import timezone
 
 from holds.deciding import decisions
-from holds.queue import listing as queue
 from holds.models import Decision, Hold, SyncState
-from tests.helpers.users import make_user
-from tests.helpers.waiting import wait_until
+from holds.queue import listing as queue
 from tests.helpers.forms import fields_of
 from tests.helpers.reviewing import confirm, field_name, review_form, send, summary_of
+from tests.helpers.users import make_user
+from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -87,7 +87,12 @@ def test_the_queue_lists_soonest_expiry_first_and_never_expiring_last(alice_clie
     response = alice_client.get(reverse("queue"))
 
     listed = [row.hold.hold_id for row in response.context["rows"]]
-    expected = [h.hold_id for h in sorted(samples.values(), key=lambda h: (h.expires_at is None, h.expires_at or h.created_at, h.created_at))]
+    expected = [
+        h.hold_id
+        for h in sorted(
+            samples.values(), key=lambda h: (h.expires_at is None, h.expires_at or h.created_at, h.created_at)
+        )
+    ]
     assert listed == expected
     assert listed[-1] == "h_14"  # the Agno sample never expires
 
@@ -117,7 +122,11 @@ def test_filters_and_search_keep_their_state_in_the_url(alice_client, samples, q
 
     assert {row.hold.hold_id for row in response.context["rows"]} == expected
     value = query.split("=")[-1]
-    assert f'value="{value}"' in response.content.decode() or f"<option selected>{value}</option>" in response.content.decode() or f'value="{value}" selected' in response.content.decode()
+    assert (
+        f'value="{value}"' in response.content.decode()
+        or f"<option selected>{value}</option>" in response.content.decode()
+        or f'value="{value}" selected' in response.content.decode()
+    )
 
 
 def test_mine_and_unclaimed_filters(alice_client, alice, bob, samples):
@@ -147,14 +156,18 @@ def test_keyset_pages_cover_every_hold_once(alice_client, platform_client, platf
     assert seen == list(queue.open_holds().values_list("pk", flat=True))
 
 
-def test_the_htmx_refresh_renders_only_the_body_and_counts_new_holds(alice_client, platform_client, platform_state, samples):
+def test_the_htmx_refresh_renders_only_the_body_and_counts_new_holds(
+    alice_client, platform_client, platform_state, samples
+):
     loaded_at = timezone.now().isoformat()
     platform_state.add_hold("default", {"question": "Fresh hold"})
     from holds.mirror import sync
 
     sync.sync_env(platform_client, "default")
 
-    response = alice_client.get(reverse("queue"), {"loaded_at": loaded_at}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="queue-body")
+    response = alice_client.get(
+        reverse("queue"), {"loaded_at": loaded_at}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="queue-body"
+    )
 
     body = response.content.decode()
     assert "<html" not in body
@@ -256,8 +269,14 @@ def test_files_are_served_as_attachments_and_only_images_inline(alice_client, sa
     hostile = alice_client.get(reverse("hold-file", args=[html_file.pk, html_file.files[0]["id"]]) + "?inline=1")
 
     assert download["Content-Disposition"].startswith("attachment;") and download["X-Content-Type-Options"] == "nosniff"
-    assert preview["Content-Disposition"].startswith("inline;") and preview["Content-Type"] == image.files[0]["content_type"]
-    assert hostile["Content-Disposition"].startswith("attachment;") and hostile["Content-Type"] == "application/octet-stream"
+    assert (
+        preview["Content-Disposition"].startswith("inline;")
+        and preview["Content-Type"] == image.files[0]["content_type"]
+    )
+    assert (
+        hostile["Content-Disposition"].startswith("attachment;")
+        and hostile["Content-Type"] == "application/octet-stream"
+    )
     assert b"".join(hostile.streaming_content).startswith(b"<!doctype html>")
     assert "test-api-key" not in str(download.headers)
 
@@ -316,7 +335,9 @@ def test_no_action_chosen_asks_for_one(alice_client, samples):
 def test_the_summary_shows_each_change_before_anything_is_sent(alice_client, samples):
     hold = samples["h_14"]
 
-    response = alice_client.post(reverse("hold-review", args=[hold.pk]), review_form(hold, **{field_name(hold, 0, "amount"): "20"}))
+    response = alice_client.post(
+        reverse("hold-review", args=[hold.pk]), review_form(hold, **{field_name(hold, 0, "amount"): "20"})
+    )
 
     html = response.content.decode()
     assert "Check your decision" in html and "Approve with edits" in html
@@ -327,13 +348,19 @@ def test_the_summary_shows_each_change_before_anything_is_sent(alice_client, sam
 def test_a_confirmed_edit_is_stored_with_its_full_data(alice_client, alice, samples):
     hold = samples["h_14"]
 
-    response = confirm(alice_client, hold, **{field_name(hold, 0, "amount"): "20.00", "item-0-comment": "partial refund"})
+    response = confirm(
+        alice_client, hold, **{field_name(hold, 0, "amount"): "20.00", "item-0-comment": "partial refund"}
+    )
 
     decision = Decision.objects.get(hold=hold)
     item = decision.items.get()
     assert response.status_code == 302
     assert (item.action, item.data, item.original_data["amount"], item.comment) == (
-        "edit", {"order_id": "A-1001", "amount": "20.00"}, "49.90", "partial refund")
+        "edit",
+        {"order_id": "A-1001", "amount": "20.00"},
+        "49.90",
+        "partial refund",
+    )
     assert decision.reviewer == alice and decision.state == "sending"
 
 
@@ -414,7 +441,9 @@ def test_the_decide_form_works_without_javascript(alice_client, samples):
     assert decisions.Decision.objects.count() == 1
 
 
-def test_a_decision_made_while_redis_is_down_is_stored_and_waits(alice_client, samples, caplog, django_capture_on_commit_callbacks):
+def test_a_decision_made_while_redis_is_down_is_stored_and_waits(
+    alice_client, samples, caplog, django_capture_on_commit_callbacks
+):
     from reviewqueue.celery import app
 
     def connect_to(url):
@@ -454,7 +483,10 @@ def test_a_refused_decision_lets_the_hold_be_decided_again(alice_client, alice, 
     confirm(alice_client, hold)
 
     assert "unknown item id" in page and 'id="decide-form"' in page
-    assert list(Decision.objects.filter(hold=hold).values_list("state", flat=True).order_by("pk")) == ["not_applied", "sending"]
+    assert list(Decision.objects.filter(hold=hold).values_list("state", flat=True).order_by("pk")) == [
+        "not_applied",
+        "sending",
+    ]
 
 
 def test_next_hold_opens_the_first_hold_nobody_else_decides(client, alice, bob, samples):
@@ -528,8 +560,15 @@ def test_taking_over_asks_for_confirmation_without_javascript(client, alice, bob
 def test_a_file_id_with_a_slash_still_links_and_downloads(alice_client, platform_client, platform_state):
     from holds.mirror import sync
 
-    platform_state.add_hold("default", {"hold_id": "h_900", "files": [
-        {"id": "dir/f 1", "name": "a.png", "content_type": "image/png", "content_base64": "iVBORw0KGgo="}]})
+    platform_state.add_hold(
+        "default",
+        {
+            "hold_id": "h_900",
+            "files": [
+                {"id": "dir/f 1", "name": "a.png", "content_type": "image/png", "content_base64": "iVBORw0KGgo="}
+            ],
+        },
+    )
     sync.sync_env(platform_client, "default")
     hold = Hold.objects.get(hold_id="h_900")
 
@@ -540,7 +579,9 @@ def test_a_file_id_with_a_slash_still_links_and_downloads(alice_client, platform
     assert b"".join(download.streaming_content) == b"\x89PNG\r\n\x1a\n"
 
 
-def test_an_auditor_lands_on_the_audit_and_reviewers_see_the_audit_link_only_with_the_role(client, alice, audrey, samples):
+def test_an_auditor_lands_on_the_audit_and_reviewers_see_the_audit_link_only_with_the_role(
+    client, alice, audrey, samples
+):
     client.force_login(audrey)
 
     landing = client.get(reverse("queue"))
@@ -564,22 +605,29 @@ def test_a_confirm_forged_without_the_summary_shows_the_summary_and_sends_nothin
     celery_processes("worker")
     forged_hold, honest_hold = samples["h_12"], samples["h_17"]
 
-    forged = alice_client.post(reverse("hold-review", args=[forged_hold.pk]), {"item-0-action": "approve", "confirm": "yes"})
+    forged = alice_client.post(
+        reverse("hold-review", args=[forged_hold.pk]), {"item-0-action": "approve", "confirm": "yes"}
+    )
     confirm(alice_client, honest_hold)
     wait_until(lambda: Decision.objects.filter(hold=honest_hold, state="applied").exists())
 
     html = forged.content.decode()
     assert forged.status_code == 409
-    assert "Check your decision" in html and "Nothing was sent: the decision did not match a summary shown to you." in html
+    assert (
+        "Check your decision" in html and "Nothing was sent: the decision did not match a summary shown to you." in html
+    )
     assert not Decision.objects.filter(hold=forged_hold).exists()
     assert posted_hold_ids(platform_state) == ["h_17"]
 
 
-@pytest.mark.parametrize("key, value, stored", [
-    ("item-0-action", "reject", ("reject", "")),
-    ("amount", "20.00", ("edit", "")),
-    ("item-0-comment", "approved by the manager", ("approve", "approved by the manager")),
-])
+@pytest.mark.parametrize(
+    "key, value, stored",
+    [
+        ("item-0-action", "reject", ("reject", "")),
+        ("amount", "20.00", ("edit", "")),
+        ("item-0-comment", "approved by the manager", ("approve", "approved by the manager")),
+    ],
+)
 def test_a_digest_shown_for_other_choices_does_not_send_the_changed_ones(alice_client, samples, key, value, stored):
     hold = samples["h_12"]
     shown = summary_of(alice_client, hold, review_form(hold))
@@ -623,7 +671,10 @@ def test_a_digest_shown_for_one_hold_does_not_decide_its_twin(alice_client, plat
     response = send(alice_client, twin, shown_for_first)
 
     assert {**shown_for_first, "digest": None, "csrfmiddlewaretoken": None} == {
-        **shown_for_twin, "digest": None, "csrfmiddlewaretoken": None}  # the same choices: only the hold differs
+        **shown_for_twin,
+        "digest": None,
+        "csrfmiddlewaretoken": None,
+    }  # the same choices: only the hold differs
     assert response.status_code == 409
     assert not Decision.objects.exists()
 

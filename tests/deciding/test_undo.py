@@ -1,7 +1,5 @@
 """The undo window: a sent decision waits UNDO_SECONDS before delivery, and its reviewer may take it back meanwhile."""
 
-from tests.helpers.reviewing import review_form, send, summary_of
-
 import contextlib
 import random
 import time
@@ -14,14 +12,14 @@ from django.utils import timezone
 
 from audit.models import AuditEvent, EventKind
 from holds.deciding import claims, decisions
-from holds.mirror import sync
 from holds.deciding.decisions import ItemChoice
+from holds.mirror import sync
 from holds.models import Decision, Hold
 from notifications.models import Notification
 from reviewqueue.celery import app as celery_app
-from tests.helpers.waiting import wait_until
 from tests.helpers.forms import fields_of
-from tests.helpers.reviewing import confirm, field_name
+from tests.helpers.reviewing import confirm, field_name, review_form, send, summary_of
+from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -37,13 +35,17 @@ def approve_all(hold):
 
 
 def posted_decisions(platform_state, hold):
-    return [r for r in platform_state.requests if r["method"] == "POST" and f"/holds/{hold.hold_id}/decision" in r["path"]]
+    return [
+        r for r in platform_state.requests if r["method"] == "POST" and f"/holds/{hold.hold_id}/decision" in r["path"]
+    ]
 
 
 # The window, in the domain
 
 
-def test_a_sent_decision_waits_for_the_window_before_delivery_starts(samples, alice, platform_client, platform_state, undo_window):
+def test_a_sent_decision_waits_for_the_window_before_delivery_starts(
+    samples, alice, platform_client, platform_state, undo_window
+):
     hold = samples["h_12"]
     decision = decisions.submit(hold, alice, approve_all(hold))
 
@@ -60,7 +62,9 @@ def test_a_sent_decision_waits_for_the_window_before_delivery_starts(samples, al
     assert len(posted_decisions(platform_state, hold)) == 1
 
 
-def test_undo_withdraws_the_decision_and_nothing_ever_reaches_the_platform(samples, alice, platform_client, platform_state, undo_window):
+def test_undo_withdraws_the_decision_and_nothing_ever_reaches_the_platform(
+    samples, alice, platform_client, platform_state, undo_window
+):
     hold = samples["h_12"]
     decision = decisions.submit(hold, alice, approve_all(hold))
 
@@ -136,7 +140,9 @@ def test_undo_is_refused_once_an_attempt_started_even_by_a_clock_still_inside_th
     assert len(posted_decisions(platform_state, hold)) == 1
 
 
-def test_without_a_window_a_decision_is_sent_at_once_and_offers_no_undo(samples, alice, alice_client, platform_client, settings):
+def test_without_a_window_a_decision_is_sent_at_once_and_offers_no_undo(
+    samples, alice, alice_client, platform_client, settings
+):
     settings.UNDO_SECONDS = 0
     hold = samples["h_12"]
     decision = decisions.submit(hold, alice, approve_all(hold))
@@ -302,7 +308,9 @@ def test_a_decision_undone_in_the_window_never_reaches_the_worker_or_the_platfor
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_decision_not_undone_is_applied_once_the_window_is_over(celery_processes, samples, alice, platform_state, settings):
+def test_a_decision_not_undone_is_applied_once_the_window_is_over(
+    celery_processes, samples, alice, platform_state, settings
+):
     settings.UNDO_SECONDS = 2
     hold = samples["h_12"]
     celery_processes("worker")
@@ -333,11 +341,17 @@ def test_undo_at_the_very_end_of_the_window_either_withdraws_or_sends_never_both
         time.sleep(max(0.0, (decision.undo_until - timezone.now()).total_seconds() + offset))
         with contextlib.suppress(decisions.TooLateToUndo):
             decisions.withdraw(decision.pk, alice)
-        final = wait_until(lambda decision=decision: Decision.objects.filter(pk=decision.pk, state__in=["withdrawn", "applied"]).first())
+        final = wait_until(
+            lambda decision=decision: Decision.objects.filter(
+                pk=decision.pk, state__in=["withdrawn", "applied"]
+            ).first()
+        )
         results.append((final.state, len(posted_decisions(platform_state, hold))))
 
     time.sleep(1)  # a late POST would show up here
-    for (state, posts), hold in zip(results, Hold.objects.filter(hold_id__startswith="h_g").order_by("pk")[:20], strict=True):
+    for (state, posts), hold in zip(
+        results, Hold.objects.filter(hold_id__startswith="h_g").order_by("pk")[:20], strict=True
+    ):
         assert (state, posts) in {("withdrawn", 0), ("applied", 1)}
         assert len(posted_decisions(platform_state, hold)) == posts
     assert len(results) == 20

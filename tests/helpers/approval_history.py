@@ -11,15 +11,21 @@ ASKED = {"order_id": "A-1", "amount": "1200.00"}
 
 def add_refunds(platform_client, platform_state, hold_ids) -> list[Hold]:
     for hold_id in hold_ids:
-        platform_state.add_hold("default", {
-            "hold_id": hold_id, "items": [{"id": "A-1", "title": "refund", "data": dict(ASKED)}],
-        })
+        platform_state.add_hold(
+            "default",
+            {
+                "hold_id": hold_id,
+                "items": [{"id": "A-1", "title": "refund", "data": dict(ASKED)}],
+            },
+        )
     sync.sync_env(platform_client, "default")
     return [Hold.objects.get(hold_id=hold_id) for hold_id in hold_ids]
 
 
 def edit_to(amount: str) -> list[dict]:
-    return [{"item_id": "A-1", "action": "edit", "original_data": ASKED, "data": {**ASKED, "amount": amount}, "comment": ""}]
+    return [
+        {"item_id": "A-1", "action": "edit", "original_data": ASKED, "data": {**ASKED, "amount": amount}, "comment": ""}
+    ]
 
 
 def rejected() -> list[dict]:
@@ -29,25 +35,55 @@ def rejected() -> list[dict]:
 def approve(hold, policy, approver, at, items, round=1, position=1, decision=None) -> Approval:
     """An approval as the flow stores it, with its audit event."""
     approval = Approval.objects.create(
-        hold=hold, policy=policy, policy_name=policy.name, approvals_required=policy.approvals_required,
-        approver=approver, round=round, position=position, created_at=at, items=items, decision=decision,
+        hold=hold,
+        policy=policy,
+        policy_name=policy.name,
+        approvals_required=policy.approvals_required,
+        approver=approver,
+        round=round,
+        position=position,
+        created_at=at,
+        items=items,
+        decision=decision,
     )
-    events.record(EventKind.APPROVAL_GIVEN, actor=approver, hold=hold, payload={
-        "approval": approval.pk, "policy": policy.name, "round": round, "position": position,
-        "required": policy.approvals_required, "restarted": round > 1 and position == 1,
-        "items": [{"id": item["item_id"], **{k: v for k, v in item.items() if k != "item_id"}} for item in items],
-    })
+    events.record(
+        EventKind.APPROVAL_GIVEN,
+        actor=approver,
+        hold=hold,
+        payload={
+            "approval": approval.pk,
+            "policy": policy.name,
+            "round": round,
+            "position": position,
+            "required": policy.approvals_required,
+            "restarted": round > 1 and position == 1,
+            "items": [{"id": item["item_id"], **{k: v for k, v in item.items() if k != "item_id"}} for item in items],
+        },
+    )
     return approval
 
 
 def decide(hold, reviewer, at, items) -> Decision:
     """The decision a round led to (or a later approver's rejection), applied by the platform."""
     decision = Decision.objects.create(
-        hold=hold, reviewer=reviewer, created_at=at, next_attempt_at=at, state="applied", outcome="applied", finished_at=at,
+        hold=hold,
+        reviewer=reviewer,
+        created_at=at,
+        next_attempt_at=at,
+        state="applied",
+        outcome="applied",
+        finished_at=at,
     )
     for position, item in enumerate(items):
-        DecisionItem.objects.create(decision=decision, position=position, item_id=item["item_id"], action=item["action"],
-                                    original_data=item["original_data"], data=item["data"], comment=item["comment"])
+        DecisionItem.objects.create(
+            decision=decision,
+            position=position,
+            item_id=item["item_id"],
+            action=item["action"],
+            original_data=item["original_data"],
+            data=item["data"],
+            comment=item["comment"],
+        )
     events.record(EventKind.DECISION_SUBMITTED, actor=reviewer, hold=hold, decision=decision, payload={"items": []})
     return decision
 
@@ -65,9 +101,13 @@ def raise_on_the_platform(platform_state, platform_client, hold, amount):
 
 
 def mirrored(platform_state, platform_client, hold_id: str, **data) -> Hold:
-    platform_state.add_hold("default", {
-        "hold_id": hold_id, "question": "Refund?",
-        "items": [{"id": "call_1", "title": "Refund A-1", "data": {"order_id": "A-1", **data}}],
-    })
+    platform_state.add_hold(
+        "default",
+        {
+            "hold_id": hold_id,
+            "question": "Refund?",
+            "items": [{"id": "call_1", "title": "Refund A-1", "data": {"order_id": "A-1", **data}}],
+        },
+    )
     sync.sync_env(platform_client, "default")
     return Hold.objects.get(hold_id=hold_id)

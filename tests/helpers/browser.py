@@ -31,8 +31,10 @@ def close_quietly(context):
     """
     for page in context.pages:
         page.wait_for_load_state("networkidle")
-        page.evaluate("document.querySelectorAll('[data-leave-url]')"
-                      ".forEach(presence => presence.removeAttribute('data-leave-url'))")
+        page.evaluate(
+            "document.querySelectorAll('[data-leave-url]')"
+            ".forEach(presence => presence.removeAttribute('data-leave-url'))"
+        )
         page.goto("about:blank")
     context.close()
 
@@ -50,7 +52,8 @@ def send_with_keyboard(page):
 
 def decision_bodies(platform_state, hold_id):
     return [
-        r["body"] for r in platform_state.requests
+        r["body"]
+        for r in platform_state.requests
         if r["method"] == "POST" and r["path"].endswith(f"/holds/{hold_id}/decision") and r["status"] == 200
     ]
 
@@ -85,12 +88,16 @@ def accessibility_problems(page, name):
             .map(e => e.tagName.toLowerCase() + (e.className ? '.' + String(e.className).split(' ').join('.') : ''))""")
         problems.append(f"{name}: {widths[0]} px wide in a {widths[1]} px window ({', '.join(wide)})")
     # Django's admin keeps its own 11 px type; the size rule is for the app's pages.
-    tiny = [] if "/admin/" in page.url else page.evaluate("""() => [...document.querySelectorAll('body *')]
+    tiny = (
+        []
+        if "/admin/" in page.url
+        else page.evaluate("""() => [...document.querySelectorAll('body *')]
         .filter(e => [...e.childNodes].some(n => n.nodeType === Node.TEXT_NODE && n.textContent.trim()))
         .filter(e => e.getBoundingClientRect().width > 1 && parseFloat(getComputedStyle(e).fontSize) < 12)
         .slice(0, 3)
         .map(e =>
           `${e.tagName.toLowerCase()} "${e.textContent.trim().slice(0, 20)}" ${getComputedStyle(e).fontSize}`)""")
+    )
     if tiny:
         problems.append(f"{name}: text under 12 px: {', '.join(tiny)}")
     page.add_script_tag(path=str(AXE))

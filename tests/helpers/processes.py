@@ -25,7 +25,11 @@ def start_django(code: str = "", **variables) -> subprocess.CompletedProcess:
     environment |= variables
     return subprocess.run(
         [sys.executable, "-c", f"import django; django.setup(); {code}"],
-        env=environment, cwd=ROOT, capture_output=True, text=True, timeout=60,
+        env=environment,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 

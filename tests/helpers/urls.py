@@ -40,8 +40,14 @@ def real_path_values(name: str, param: str) -> list[str]:
     if param == "content_type_id":
         return [str(pk) for pk in ContentType.objects.values_list("pk", flat=True)]
     if name.startswith("admin:"):
-        model = next((model for model in admin.site._registry
-                      if name.startswith(f"admin:{model._meta.app_label}_{model._meta.model_name}_")), None)
+        model = next(
+            (
+                model
+                for model in admin.site._registry
+                if name.startswith(f"admin:{model._meta.app_label}_{model._meta.model_name}_")
+            ),
+            None,
+        )
         model = model or get_user_model()
         return [str(pk) for pk in model.objects.values_list("pk", flat=True)[:20]]
     model = {"audit:decision": Decision, "audit:event": AuditEvent}.get(name, Hold)

@@ -1,6 +1,5 @@
 """People for the tests: a user with a password of ``pw`` in the named groups."""
 
-
 from django.contrib.auth.models import Group
 
 from holds.mirror import sync
@@ -24,6 +23,8 @@ def scoped_group(name: str, env: str = "", agent: str = "", capability: str = ""
 
 
 def add_hold(platform_state, platform_client, agent: str, **fields) -> Hold:
-    hold_id = platform_state.add_hold("default", {"agent": agent, "question": f"Refund for {agent}?", **fields})["hold_id"]
+    hold_id = platform_state.add_hold("default", {"agent": agent, "question": f"Refund for {agent}?", **fields})[
+        "hold_id"
+    ]
     sync.sync_env(platform_client, "default")
     return Hold.objects.get(hold_id=hold_id)

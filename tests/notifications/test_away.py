@@ -1,10 +1,6 @@
 """Away, with a delegate: while alice is away her reminders go to bob, named as hers; afterwards they reach her
 again. Delegation moves messages only: it never lets a delegate give an approval they could not give themselves."""
 
-from tests.helpers.escalation import add_refund
-
-from tests.helpers.users import make_user
-
 from datetime import timedelta
 
 import pytest
@@ -19,12 +15,17 @@ from notifications import away, notify
 from notifications.models import Notification
 from reviewqueue import readers, roles
 from teams.scopes import viewer_of
+from tests.helpers.escalation import add_refund
+from tests.helpers.users import make_user
 
 pytestmark = pytest.mark.django_db
 
 
 def reminded(hold):
-    return {(n.user.username, n.title) for n in Notification.objects.filter(event="expiring_soon", hold=hold, channel="in_app")}
+    return {
+        (n.user.username, n.title)
+        for n in Notification.objects.filter(event="expiring_soon", hold=hold, channel="in_app")
+    }
 
 
 def test_a_reminder_goes_to_the_delegate_while_away_and_to_the_person_again_afterwards(
@@ -57,7 +58,9 @@ def claims_alice(hold, alice, now):
 def test_setting_and_ending_away_is_audited(alice, bob):
     away.save(alice, timezone.now() + timedelta(days=1), bob, by=alice)
     away.save(alice, None, None, by=alice)
-    messages = list(AuditEvent.objects.filter(kind=EventKind.SETTING_CHANGED).order_by("sequence").values_list("payload", flat=True))
+    messages = list(
+        AuditEvent.objects.filter(kind=EventKind.SETTING_CHANGED).order_by("sequence").values_list("payload", flat=True)
+    )
     assert [m["message"].split(" ")[0] for m in messages if m.get("model") == "notifications.away"] == ["away", "back:"]
 
 
@@ -98,7 +101,9 @@ def test_an_assignment_to_someone_away_goes_to_their_delegate_and_counts_as_the_
 
     assignments.assign(hold, alice, "please check the address", by=carol)
 
-    told = {(n.user.username, n.title) for n in Notification.objects.filter(event="assigned", hold=hold, channel="in_app")}
+    told = {
+        (n.user.username, n.title) for n in Notification.objects.filter(event="assigned", hold=hold, channel="in_app")
+    }
     assert [to for to, _ in told] == ["bob"] and "for alice, who is away until" in next(iter(told))[1]
     client.force_login(bob)
     assert hold.pk in [row.hold.pk for row in client.get(reverse("queue") + "?assigned=me").context["rows"]]
@@ -117,7 +122,9 @@ def test_a_mention_of_someone_away_goes_to_their_delegate(platform_client, platf
 
     notes.add_note(hold, carol, "@alice can you look at this one?")
 
-    told = [(n.user.username, n.title) for n in Notification.objects.filter(event="mentioned", hold=hold, channel="in_app")]
+    told = [
+        (n.user.username, n.title) for n in Notification.objects.filter(event="mentioned", hold=hold, channel="in_app")
+    ]
     assert [to for to, _ in told] == ["bob"] and "for alice" in told[0][1]
 
 

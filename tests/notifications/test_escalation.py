@@ -3,9 +3,6 @@
 And a hold that expires while waiting for its next approval tells the approvers who gave theirs.
 """
 
-from tests.helpers.escalation import add_refund
-
-
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -18,8 +15,8 @@ from approvals import escalation
 from approvals.models import Approval, Escalation
 from audit import describe
 from audit.models import AuditEvent
-from holds.deciding import claims
 from holds import expiry
+from holds.deciding import claims
 from holds.models import Hold, PeriodicRun
 from notifications import notify
 from notifications.models import Notification, WebhookChannel
@@ -27,27 +24,16 @@ from people.models import Preference
 from teams.models import TeamScope
 from teams.scopes import viewer_of
 from tests.helpers.concurrently import at_once
-from tests.helpers.escalation import FINANCE_LEADS, policy, sweep_at
+from tests.helpers.escalation import FINANCE_LEADS, add_refund, policy, sweep_at
 from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.django_db
-
-
-
-
-
-
-
 
 
 @pytest.fixture
 def refund(platform_client, platform_state, db):
     """A refund of 1,200.00 asked now, expiring in an hour, mirrored (first seen) now."""
     return add_refund(platform_client, platform_state, "h_big")
-
-
-
-
 
 
 def escalated_notifications(hold):
@@ -85,7 +71,9 @@ def test_a_hold_no_policy_matches_never_escalates(refund, fiona):
 
 def test_a_more_specific_policy_without_escalation_wins_over_one_with_it(refund, fiona):
     policy()
-    policy(name="Support refunds", agent_pattern="llamaindex-support", escalate_after_minutes=None, escalation_group=None)
+    policy(
+        name="Support refunds", agent_pattern="llamaindex-support", escalate_after_minutes=None, escalation_group=None
+    )
 
     assert sweep_at(refund.first_seen_at + timedelta(minutes=40)) == []
 
@@ -195,7 +183,10 @@ def test_escalation_follows_each_members_preferences_and_the_webhooks_that_want_
 def test_the_hold_page_says_when_and_to_whom_it_escalated_in_the_viewers_zone(refund, alice, client):
     Preference.objects.create(user=alice, time_zone="Europe/Paris")
     Escalation.objects.create(
-        hold=refund, policy=policy(), group_name=FINANCE_LEADS, reason="not claimed for 30 minutes",
+        hold=refund,
+        policy=policy(),
+        group_name=FINANCE_LEADS,
+        reason="not claimed for 30 minutes",
         at=datetime(2026, 11, 30, 13, 2, tzinfo=UTC),
     )
     client.force_login(alice)
@@ -203,7 +194,7 @@ def test_the_hold_page_says_when_and_to_whom_it_escalated_in_the_viewers_zone(re
     page = client.get(reverse("hold", args=[refund.pk])).content.decode()
 
     assert "Escalated to <strong>Finance leads</strong> at <time" in page
-    assert ">14:02 CET</time> <span class=\"muted\">(not claimed for 30 minutes)</span>" in page
+    assert '>14:02 CET</time> <span class="muted">(not claimed for 30 minutes)</span>' in page
 
 
 def test_a_hold_not_escalated_says_nothing_of_it(refund, alice_client):
@@ -216,7 +207,9 @@ def test_a_hold_not_escalated_says_nothing_of_it(refund, alice_client):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_two_sweeps_at_once_escalate_each_hold_once_and_tell_each_member_once(platform_client, platform_state, fiona, gus):
+def test_two_sweeps_at_once_escalate_each_hold_once_and_tell_each_member_once(
+    platform_client, platform_state, fiona, gus
+):
     holds = [add_refund(platform_client, platform_state, f"h_{n}") for n in range(5)]
     policy()
     Hold.objects.update(first_seen_at=timezone.now() - timedelta(hours=1))
@@ -239,7 +232,9 @@ def test_beat_runs_the_sweep_on_a_real_worker(celery_processes, platform_client,
 
     wait_until(lambda: Escalation.objects.filter(hold=hold).exists())
     assert PeriodicRun.objects.filter(task="approvals.tasks.escalate_waiting_holds").exists()
-    assert wait_until(lambda: Notification.objects.filter(event="escalated", user=fiona, channel="email", status="sent").exists())
+    assert wait_until(
+        lambda: Notification.objects.filter(event="escalated", user=fiona, channel="email", status="sent").exists()
+    )
 
 
 # Expiring while waiting for the next approval
@@ -248,10 +243,24 @@ def test_beat_runs_the_sweep_on_a_real_worker(celery_processes, platform_client,
 def test_a_hold_expiring_while_waiting_for_approval_tells_its_approvers_and_the_auditors(refund, alice, bob, audrey):
     waiting_policy = policy()
     Approval.objects.create(
-        hold=refund, policy=waiting_policy, policy_name=waiting_policy.name, approvals_required=2, approver=alice,
-        payload_digest=refund.payload_digest, round=1, position=1, created_at=refund.first_seen_at + timedelta(minutes=5),
-        items=[{"item_id": "A-1", "action": "edit", "original_data": {"order_id": "A-1", "amount": "1200.00"},
-                "data": {"order_id": "A-1", "amount": "1000.00"}, "comment": ""}],
+        hold=refund,
+        policy=waiting_policy,
+        policy_name=waiting_policy.name,
+        approvals_required=2,
+        approver=alice,
+        payload_digest=refund.payload_digest,
+        round=1,
+        position=1,
+        created_at=refund.first_seen_at + timedelta(minutes=5),
+        items=[
+            {
+                "item_id": "A-1",
+                "action": "edit",
+                "original_data": {"order_id": "A-1", "amount": "1200.00"},
+                "data": {"order_id": "A-1", "amount": "1000.00"},
+                "comment": "",
+            }
+        ],
     )
 
     with time_machine.travel(refund.expires_at + timedelta(seconds=1), tick=False):
@@ -267,8 +276,16 @@ def test_a_hold_expiring_while_waiting_for_approval_tells_its_approvers_and_the_
 def test_an_approver_waiting_on_an_open_hold_can_turn_off_its_expiry_and_then_hears_nothing(refund, alice, bob, client):
     waiting_policy = policy()
     Approval.objects.create(
-        hold=refund, policy=waiting_policy, policy_name=waiting_policy.name, approvals_required=2, approver=alice,
-        payload_digest=refund.payload_digest, round=1, position=1, created_at=refund.first_seen_at, items=[],
+        hold=refund,
+        policy=waiting_policy,
+        policy_name=waiting_policy.name,
+        approvals_required=2,
+        approver=alice,
+        payload_digest=refund.payload_digest,
+        round=1,
+        position=1,
+        created_at=refund.first_seen_at,
+        items=[],
     )
     client.force_login(bob)
     assert "Expired undecided" not in client.get(reverse("notification-preferences")).content.decode()
@@ -307,7 +324,9 @@ def test_the_sweep_reads_only_the_holds_an_escalating_policys_globs_match(platfo
     assert [e.hold for e in sweep_at(later)] == billing
 
 
-def test_a_run_escalates_at_most_a_batch_oldest_first_and_the_next_run_the_rest(platform_client, platform_state, fiona, monkeypatch):
+def test_a_run_escalates_at_most_a_batch_oldest_first_and_the_next_run_the_rest(
+    platform_client, platform_state, fiona, monkeypatch
+):
     monkeypatch.setattr(escalation, "BATCH", 2)
     holds = [add_refund(platform_client, platform_state, f"h_{n}") for n in range(3)]
     policy()

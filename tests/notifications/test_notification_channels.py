@@ -1,7 +1,5 @@
 """Notifications leave through real channels, sent by a real Celery worker: SMTP, signed webhooks, the bell."""
 
-from tests.helpers.processes import free_port
-
 import hashlib
 import hmac
 import json
@@ -14,22 +12,20 @@ from django.utils import timezone
 from notifications import notify, sending
 from notifications.models import Notification, WebhookChannel
 from teams.scopes import viewer_of
+from tests.helpers.processes import free_port
 from tests.helpers.waiting import wait_until
 
 SECRET = "webhook-secret"
-
-
-
-
-
-
 
 
 @pytest.mark.django_db(transaction=True)
 def test_email_goes_through_smtp_with_text_and_html_parts(celery_processes, smtp_server, samples, audrey, settings):
     controller, inbox = smtp_server
     celery_processes(
-        "worker", EMAIL_BACKEND="smtp", EMAIL_HOST="127.0.0.1", EMAIL_PORT=str(controller.port),
+        "worker",
+        EMAIL_BACKEND="smtp",
+        EMAIL_HOST="127.0.0.1",
+        EMAIL_PORT=str(controller.port),
         SITE_URL="https://review.example.com",
     )
     settings.SITE_URL = "https://review.example.com"
@@ -38,7 +34,11 @@ def test_email_goes_through_smtp_with_text_and_html_parts(celery_processes, smtp
 
     wait_until(lambda: inbox)
     message = inbox[0]
-    parts = {part.get_content_type(): part.get_payload(decode=True).decode() for part in message.walk() if not part.is_multipart()}
+    parts = {
+        part.get_content_type(): part.get_payload(decode=True).decode()
+        for part in message.walk()
+        if not part.is_multipart()
+    }
     assert message["To"] == "audrey@example.com"
     assert message["Subject"].startswith("[Review Queue] Expired undecided: Refund 49.90 on order A-1001?")
     assert f"https://review.example.com/holds/{samples['h_12'].pk}/" in parts["text/plain"]
@@ -63,7 +63,9 @@ def test_a_webhook_gets_a_signed_slack_compatible_body(celery_processes, webhook
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_failing_webhook_is_retried_then_sent_and_every_attempt_recorded(celery_processes, webhook_receiver, samples, audrey):
+def test_a_failing_webhook_is_retried_then_sent_and_every_attempt_recorded(
+    celery_processes, webhook_receiver, samples, audrey
+):
     WebhookChannel.objects.create(name="ops", url=webhook_receiver.url, secret=SECRET, events=["expired"])
     webhook_receiver.statuses.extend([503, 500])
     celery_processes("worker", DELIVERY_RETRY_BASE_SECONDS="0.2")
@@ -92,7 +94,9 @@ def test_a_webhook_that_refuses_is_marked_failing_for_admins(celery_processes, w
 @pytest.mark.django_db
 def test_an_unreachable_channel_gives_up_after_the_retry_limit(samples, audrey, settings):
     settings.NOTIFY_RETRY_LIMIT = 2
-    WebhookChannel.objects.create(name="gone", url=f"http://127.0.0.1:{free_port()}/", secret=SECRET, events=["expired"])
+    WebhookChannel.objects.create(
+        name="gone", url=f"http://127.0.0.1:{free_port()}/", secret=SECRET, events=["expired"]
+    )
     notify.expired([samples["h_12"]])
     webhook = Notification.objects.get(channel="webhook")
 
@@ -125,7 +129,9 @@ def test_preferences_choose_the_channels_per_event(client, alice):
     client.force_login(alice)
 
     page = client.get(reverse("notification-preferences")).content.decode()
-    saved = client.post(reverse("notification-preferences"), {"new_holds": ["email"], "expiring_soon": ["in_app"]}, follow=True)
+    saved = client.post(
+        reverse("notification-preferences"), {"new_holds": ["email"], "expiring_soon": ["in_app"]}, follow=True
+    )
 
     assert "New holds" in page and "Expired undecided" not in page  # auditors' event
     assert b"Your notification preferences are saved." in saved.content
@@ -202,8 +208,17 @@ def test_the_bell_of_a_reviewer_who_sees_every_hold_counts_their_own_unread_unre
     ]
     for number, (user, channel, read_at, resolved_at) in enumerate(kinds):
         Notification.objects.create(
-            event="expired", subject_key=f"hold:{number}", channel=channel, recipient_key=f"user:{user.pk}", user=user,
-            title="t", body="b", created_at=now, next_attempt_at=now, read_at=read_at, resolved_at=resolved_at,
+            event="expired",
+            subject_key=f"hold:{number}",
+            channel=channel,
+            recipient_key=f"user:{user.pk}",
+            user=user,
+            title="t",
+            body="b",
+            created_at=now,
+            next_attempt_at=now,
+            read_at=read_at,
+            resolved_at=resolved_at,
         )
 
     unread_in_inbox = notify.in_app_for(viewer_of(alice)).filter(read_at__isnull=True, resolved_at__isnull=True).count()

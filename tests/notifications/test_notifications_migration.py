@@ -20,29 +20,62 @@ def before_the_move() -> list[tuple[str, str | None]]:
 def test_rows_written_under_holds_are_read_through_the_notifications_app():
     try:
         old = migrate(before_the_move())
-        webhook_type = old.get_model("contenttypes", "ContentType").objects.get(app_label="holds", model="webhookchannel")
+        webhook_type = old.get_model("contenttypes", "ContentType").objects.get(
+            app_label="holds", model="webhookchannel"
+        )
         now = timezone.now()
         user = old.get_model("auth", "User").objects.create(username="alice", email="alice@example.com")
         hold = old.get_model("holds", "Hold").objects.create(
-            env="default", hold_id="h_1", run_id="r_1", agent="refunds", capability="refund", question="Refund?",
-            created_at=now, first_seen_at=now, last_synced_at=now, payload={}, payload_digest="0" * 64,
+            env="default",
+            hold_id="h_1",
+            run_id="r_1",
+            agent="refunds",
+            capability="refund",
+            question="Refund?",
+            created_at=now,
+            first_seen_at=now,
+            last_synced_at=now,
+            payload={},
+            payload_digest="0" * 64,
         )
         decision = old.get_model("holds", "Decision").objects.create(
-            hold=hold, reviewer=user, created_at=now, next_attempt_at=now, state="not_applied",
+            hold=hold,
+            reviewer=user,
+            created_at=now,
+            next_attempt_at=now,
+            state="not_applied",
         )
         webhook = old.get_model("holds", "WebhookChannel").objects.create(
-            name="ops", url="https://hooks.example.com/ops", secret="s3cret", events=["expired"],
+            name="ops",
+            url="https://hooks.example.com/ops",
+            secret="s3cret",
+            events=["expired"],
         )
         notification = old.get_model("holds", "Notification").objects.create(
-            event="not_applied", subject_key=f"decision:{decision.pk}", channel="webhook",
-            recipient_key=f"webhook:{webhook.pk}", webhook=webhook, hold=hold, decision=decision,
-            title="Decision not applied", body="Refused", created_at=now, next_attempt_at=now, status="sent",
+            event="not_applied",
+            subject_key=f"decision:{decision.pk}",
+            channel="webhook",
+            recipient_key=f"webhook:{webhook.pk}",
+            webhook=webhook,
+            hold=hold,
+            decision=decision,
+            title="Decision not applied",
+            body="Refused",
+            created_at=now,
+            next_attempt_at=now,
+            status="sent",
         )
         old.get_model("holds", "NotificationAttempt").objects.create(notification=notification, at=now, outcome="sent")
-        old.get_model("holds", "NotificationSettings").objects.create(user=user, channels_by_event={"expired": ["email"]})
+        old.get_model("holds", "NotificationSettings").objects.create(
+            user=user, channels_by_event={"expired": ["email"]}
+        )
         old.get_model("holds", "DigestState").objects.create(pk=1, started_at=now, last_run_at=now)
         old.get_model("admin", "LogEntry").objects.create(
-            user=user, content_type=webhook_type, object_id=str(webhook.pk), object_repr="ops", action_flag=CHANGE,
+            user=user,
+            content_type=webhook_type,
+            object_id=str(webhook.pk),
+            object_repr="ops",
+            action_flag=CHANGE,
         )
 
         migrate(latest())

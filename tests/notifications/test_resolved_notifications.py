@@ -9,10 +9,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from holds.deciding import decisions
 from holds import expiry
-from holds.mirror import sync
+from holds.deciding import decisions
 from holds.deciding.decisions import ItemChoice
+from holds.mirror import sync
 from holds.models import Hold
 from notifications import notify, sending
 from notifications.models import Notification, NotificationAttempt
@@ -167,9 +167,7 @@ def test_a_withdrawn_decision_puts_the_reminder_back_in_the_bell(samples, alice,
     assert reminder(alice, hold).resolved_at is None
 
 
-def test_a_still_undelivered_alert_is_resolved_once_the_decision_is_applied(
-    samples, alice, platform_client, settings
-):
+def test_a_still_undelivered_alert_is_resolved_once_the_decision_is_applied(samples, alice, platform_client, settings):
     settings.UNDO_SECONDS = 0
     settings.DELIVERY_ALERT_MINUTES = 10
     hold = samples["h_12"]
@@ -184,7 +182,9 @@ def test_a_still_undelivered_alert_is_resolved_once_the_decision_is_applied(
     assert alert.resolved_reason == "decided by Alice Adams" and notify.unread_count(viewer_of(alice)) == 0
 
 
-def test_a_not_applied_alert_is_not_resolved_by_the_refusal_it_reports(samples, alice, platform_client, platform_state, settings):
+def test_a_not_applied_alert_is_not_resolved_by_the_refusal_it_reports(
+    samples, alice, platform_client, platform_state, settings
+):
     settings.UNDO_SECONDS = 0
     hold = samples["h_12"]
     decision = decisions.submit(hold, alice, approve_all(hold))
@@ -220,7 +220,9 @@ def digest_email():
     return Notification.objects.get(event="new_holds", channel="email")
 
 
-def test_a_digest_never_mentions_a_hold_decided_before_it_was_written(samples, alice, settings, platform_client, platform_state):
+def test_a_digest_never_mentions_a_hold_decided_before_it_was_written(
+    samples, alice, settings, platform_client, platform_state
+):
     subscribe_to_digests(alice, settings)
     held = new_holds(platform_client, platform_state, "Refund the first", "Refund the second")
     decisions.submit(held["Refund the first"], alice, approve_all(held["Refund the first"]))

@@ -26,7 +26,9 @@ RECEIVERS_BODY = "internal page: root:x:0:0 and the admin token hunter2"
 
 
 @contextlib.contextmanager
-def receiver(status: int = 200, body: str = "ok", host: str = "127.0.0.1", port: int = 0, tls: ssl.SSLContext | None = None):
+def receiver(
+    status: int = 200, body: str = "ok", host: str = "127.0.0.1", port: int = 0, tls: ssl.SSLContext | None = None
+):
     """An HTTP(S) receiver answering ``status`` with ``body``; ``.received`` keeps each request's headers."""
     received = []
 
@@ -94,6 +96,7 @@ def sent(notification: Notification) -> Notification:
 
 # The address policy
 
+
 @pytest.mark.parametrize(
     "address, kind",
     [
@@ -137,6 +140,7 @@ def test_an_operator_may_allow_a_network_but_never_the_metadata_service(settings
 
 # At save time: a field error in the admin
 
+
 def webhook_form(url: str) -> dict:
     return {"name": "ops", "url": url, "secret": "s3cret", "events": ["expired"], "active": "on"}
 
@@ -178,6 +182,7 @@ def test_the_admin_saves_a_webhook_to_a_public_address_or_an_allowed_network(adm
 
 
 # At send time: nothing connects
+
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "2130706433", "[::ffff:127.0.0.1]"])
 def test_a_webhook_to_a_refused_address_connects_to_nothing(samples, settings, host):
@@ -229,25 +234,35 @@ def self_signed(tmp_path, name: str) -> tuple[str, str]:
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
     now = datetime.datetime.now(datetime.UTC)
     certificate = (
-        x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(hours=1))
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
         .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .sign(key, hashes.SHA256())
     )
     cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
     cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    key_file.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
     return str(cert_file), str(key_file)
 
 
 def test_over_https_the_checked_address_is_reached_with_the_names_sni_and_certificate(samples, monkeypatch, tmp_path):
     real_getaddrinfo = socket.getaddrinfo
     monkeypatch.setattr(
-        socket, "getaddrinfo",
-        lambda host, port, *args, **kwargs: [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
-        if host == "hooks.test" else real_getaddrinfo(host, port, *args, **kwargs),
+        socket,
+        "getaddrinfo",
+        lambda host, port, *args, **kwargs: (
+            [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+            if host == "hooks.test"
+            else real_getaddrinfo(host, port, *args, **kwargs)
+        ),
     )
     cert_file, key_file = self_signed(tmp_path, "hooks.test")
     monkeypatch.setenv("SSL_CERT_FILE", cert_file)  # the worker's trust store: this certificate alone
@@ -265,6 +280,7 @@ def test_over_https_the_checked_address_is_reached_with_the_names_sni_and_certif
 
 
 # What a failure records: a status and fixed words
+
 
 @pytest.mark.parametrize(
     "status, outcome, recorded",

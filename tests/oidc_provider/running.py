@@ -44,7 +44,11 @@ class IdentityProvider:
     def manage(self, *arguments: str) -> None:
         subprocess.run(
             [sys.executable, "-m", "tests.oidc_provider", *arguments],
-            cwd=ROOT, env=self.environment, check=True, capture_output=True, timeout=60,
+            cwd=ROOT,
+            env=self.environment,
+            check=True,
+            capture_output=True,
+            timeout=60,
         )
 
     def start(self, redirect_uri: str) -> None:
@@ -54,7 +58,10 @@ class IdentityProvider:
         with self.log.open("w") as log:
             self.server = subprocess.Popen(
                 [sys.executable, "-m", "tests.oidc_provider", "runserver", f"127.0.0.1:{self.port}", "--noreload"],
-                cwd=ROOT, env=self.environment, stdout=log, stderr=subprocess.STDOUT,
+                cwd=ROOT,
+                env=self.environment,
+                stdout=log,
+                stderr=subprocess.STDOUT,
             )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:

@@ -28,14 +28,19 @@ def served_names(client, settings) -> set[str]:
     settings.METRICS_TOKEN = TOKEN
     response = client.get("/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
     assert response.status_code == 200
-    return {sample.name for family in text_string_to_metric_families(response.content.decode()) for sample in family.samples}
+    return {
+        sample.name for family in text_string_to_metric_families(response.content.decode()) for sample in family.samples
+    }
 
 
 def test_the_rules_cover_what_operators_must_hear_about():
     names = {rule["alert"] for rule in rules()}
 
     assert {
-        "ReviewQueueSyncFailing", "ReviewQueueDeliveryRetrying", "ReviewQueueOldestHoldOverAnHour", "ReviewQueueAuditChainBroken",
+        "ReviewQueueSyncFailing",
+        "ReviewQueueDeliveryRetrying",
+        "ReviewQueueOldestHoldOverAnHour",
+        "ReviewQueueAuditChainBroken",
     } <= names
     assert all(rule["annotations"]["summary"] for rule in rules())
 

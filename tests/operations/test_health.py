@@ -54,7 +54,9 @@ def test_readyz_is_200_when_database_broker_syncs_and_beat_are_all_fine(client, 
     assert all(check["ok"] for check in body["checks"].values())
 
 
-def test_readyz_is_503_naming_an_env_whose_last_sync_is_older_than_three_intervals(client, everything_running, settings):
+def test_readyz_is_503_naming_an_env_whose_last_sync_is_older_than_three_intervals(
+    client, everything_running, settings
+):
     SyncState.objects.filter(env="default").update(
         last_success_at=timezone.now() - timedelta(seconds=3 * settings.SYNC_INTERVAL_SECONDS + 5)
     )
@@ -93,7 +95,9 @@ def test_readyz_and_the_queue_banner_agree_on_when_beat_and_sync_are_stale(clien
         SyncState.objects.filter(env="default").update(last_success_at=timezone.now() - age)
         checks = readyz(client).json()["checks"]
         freshness = queue.freshness(timezone.now())
-        verdicts.append((checks["beat"]["ok"], freshness.periodic_stopped, checks["sync:default"]["ok"], freshness.stale))
+        verdicts.append(
+            (checks["beat"]["ok"], freshness.periodic_stopped, checks["sync:default"]["ok"], freshness.stale)
+        )
 
     assert verdicts == [(True, False, True, False), (False, True, False, True)]
 
@@ -127,10 +131,16 @@ def test_a_down_database_is_reported_as_down_without_its_dsn(client, settings):
     body = json.loads(response.content)
     assert body["checks"]["database"] == {"ok": False, "detail": "down: cannot connect"}
     assert "sync:default" not in body["checks"]
-    assert b"s3cr3t" not in response.content and b"5432" not in response.content and b"port" not in response.content.lower()
+    assert (
+        b"s3cr3t" not in response.content
+        and b"5432" not in response.content
+        and b"port" not in response.content.lower()
+    )
 
 
-def test_anyone_learns_only_whether_it_is_ready_and_the_metrics_scrapers_learn_why(client, everything_running, settings):
+def test_anyone_learns_only_whether_it_is_ready_and_the_metrics_scrapers_learn_why(
+    client, everything_running, settings
+):
     settings.AGENTOS_ENVS = ["default", "secret-project"]
     settings.METRICS_ALLOWED_IPS = [ipaddress.ip_network("10.0.0.0/8")]
 

@@ -22,7 +22,9 @@ def test_the_periodic_tasks_that_beat_sends_are_recorded_as_a_worker_runs_them(c
     celery_processes("beat", SYNC_INTERVAL_SECONDS="1")
 
     first = wait_until(lambda: PeriodicRun.objects.filter(task="holds.tasks.sync_holds").first())
-    later = wait_until(lambda: PeriodicRun.objects.filter(task="holds.tasks.sync_holds", last_run_at__gt=first.last_run_at).first())
+    later = wait_until(
+        lambda: PeriodicRun.objects.filter(task="holds.tasks.sync_holds", last_run_at__gt=first.last_run_at).first()
+    )
 
     assert later.last_run_at > first.last_run_at
     assert PeriodicRun.objects.filter(task="holds.tasks.sync_holds").count() == 1
@@ -35,7 +37,9 @@ def test_a_task_beat_does_not_schedule_is_not_recorded():
     assert list(PeriodicRun.objects.values_list("task", flat=True)) == ["holds.tasks.sweep_expiries"]
 
 
-def test_the_queue_says_beat_has_stopped_once_no_periodic_task_ran_for_three_sync_intervals(alice_client, samples, settings):
+def test_the_queue_says_beat_has_stopped_once_no_periodic_task_ran_for_three_sync_intervals(
+    alice_client, samples, settings
+):
     last_run = timezone.now()
     heartbeat.record_run("holds.tasks.sync_holds", last_run)
     interval = timedelta(seconds=settings.SYNC_INTERVAL_SECONDS)
@@ -50,7 +54,9 @@ def test_the_queue_says_beat_has_stopped_once_no_periodic_task_ran_for_three_syn
     assert b"syncs, expiries, reminders and re-sends of decisions are stopped" in stopped.content
 
 
-def test_a_beat_banner_names_beat_even_while_the_platform_is_unreachable(alice_client, samples, platform_client, platform_state, settings):
+def test_a_beat_banner_names_beat_even_while_the_platform_is_unreachable(
+    alice_client, samples, platform_client, platform_state, settings
+):
     from holds.mirror import sync
 
     heartbeat.record_run("holds.tasks.sync_holds", timezone.now() - timedelta(hours=1))
@@ -65,4 +71,6 @@ def test_a_beat_banner_names_beat_even_while_the_platform_is_unreachable(alice_c
 def test_a_queue_that_was_never_synced_asks_whether_beat_runs(alice_client):
     response = alice_client.get(reverse("queue"))
 
-    assert b"Not synced with the platform yet, and no periodic task has run: is Celery beat running?" in response.content
+    assert (
+        b"Not synced with the platform yet, and no periodic task has run: is Celery beat running?" in response.content
+    )

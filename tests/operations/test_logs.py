@@ -45,7 +45,9 @@ def test_a_request_is_logged_with_its_request_id_user_and_hold(alice_client, jso
     assert line["timestamp"].endswith("+00:00")
 
 
-@pytest.mark.parametrize("incoming", ["short", "x" * 200, "ok-but\r\nSet-Cookie: a=b", "<script>alert(1)</script>", "id with spaces"])
+@pytest.mark.parametrize(
+    "incoming", ["short", "x" * 200, "ok-but\r\nSet-Cookie: a=b", "<script>alert(1)</script>", "id with spaces"]
+)
 def test_an_insane_incoming_request_id_is_replaced_by_a_new_one(client, incoming):
     response = client.get("/healthz", headers={"X-Request-ID": incoming})
 
@@ -80,7 +82,9 @@ def test_a_worker_with_log_format_json_logs_its_tasks_with_task_and_decision_ids
     decision = decisions.submit(hold, alice, [ItemChoice(item.item_id, "approve") for item in hold.items.all()])
 
     def task_lines():
-        lines = [json.loads(line) for line in (tmp_path / "worker.log").read_text().splitlines() if line.startswith("{")]
+        lines = [
+            json.loads(line) for line in (tmp_path / "worker.log").read_text().splitlines() if line.startswith("{")
+        ]
         return [line for line in lines if line.get("decision_id") == str(decision.pk)]
 
     lines = wait_until(lambda: len(task_lines()) >= 2 and task_lines(), timeout=30)
@@ -97,7 +101,9 @@ def test_a_worker_with_log_format_json_logs_its_tasks_with_task_and_decision_ids
 def test_an_unknown_log_format_stops_start_up_naming_the_variable():
     checked = subprocess.run(
         [sys.executable, "manage.py", "check"],
-        cwd=ROOT, capture_output=True, text=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
         env={**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "LOG_FORMAT": "xml"},
     )
 

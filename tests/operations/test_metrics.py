@@ -10,8 +10,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from holds import assignments, notes
 from holds.deciding import decisions
-from holds.mirror import sync
 from holds.deciding.decisions import ItemChoice
+from holds.mirror import sync
 from holds.models import Decision, Hold, SyncState
 from notifications.models import Notification
 from operations import auditcheck
@@ -151,7 +151,9 @@ def test_each_sync_is_counted_per_env_with_its_failures_and_duration(scraper, sa
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_sync_whose_counters_cannot_be_written_still_fails_with_its_own_error(platform_client, platform_state, monkeypatch):
+def test_a_sync_whose_counters_cannot_be_written_still_fails_with_its_own_error(
+    platform_client, platform_state, monkeypatch
+):
     from django.db import connection
 
     platform_state.add_hold("default", {})
@@ -176,12 +178,16 @@ def test_notifications_are_counted_sent_and_failed_per_channel(scraper, alice):
     Notification.objects.create(subject_key="1", channel="email", recipient_key="user:1", status="sent", **common)
     Notification.objects.create(subject_key="2", channel="email", recipient_key="user:1", status="failed", **common)
     Notification.objects.create(subject_key="3", channel="in_app", recipient_key="user:1", status="sent", **common)
-    Notification.objects.create(subject_key="4", channel="webhook", recipient_key="webhook:1", status="pending", **common)
+    Notification.objects.create(
+        subject_key="4", channel="webhook", recipient_key="webhook:1", status="pending", **common
+    )
 
     metrics = scraper()
 
     assert metrics["reviewqueue_notifications_sent_total"] == {
-        (("channel", "email"),): 1, (("channel", "in_app"),): 1, (("channel", "webhook"),): 0,
+        (("channel", "email"),): 1,
+        (("channel", "in_app"),): 1,
+        (("channel", "webhook"),): 0,
     }
     assert metrics["reviewqueue_notifications_failed_total"][(("channel", "email"),)] == 1
 
@@ -339,7 +345,10 @@ def test_assignments_and_notes_are_counted_by_assignee_with_the_oldest_assignmen
 
     metrics = scraper()
 
-    assert metrics["reviewqueue_open_holds_assigned"] == {(("assignee", "bob"),): 2, (("assignee", "Finance leads"),): 1}
+    assert metrics["reviewqueue_open_holds_assigned"] == {
+        (("assignee", "bob"),): 2,
+        (("assignee", "Finance leads"),): 1,
+    }
     assert abs(metrics["reviewqueue_oldest_open_assignment_age_seconds"][()] - 7200) < 60
     notes_per_hold = metrics["reviewqueue_notes_per_open_hold_bucket"]
     open_count = Hold.objects.filter(status="open").count()

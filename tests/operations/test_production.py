@@ -55,10 +55,16 @@ def own_redis(settings):
 @pytest.fixture
 def clean_checkout(tmp_path) -> Path:
     """The checkout's tracked and untracked-but-not-ignored files, as a fresh clone would have them."""
-    listed = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-        cwd=ROOT, capture_output=True, check=True,
-    ).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     copy = tmp_path / "checkout"
     for relative in filter(None, listed):
         source = ROOT / relative
@@ -94,13 +100,16 @@ def test_the_readme_production_setup_syncs_holds_and_serves_the_login_page(
 ):
     platform_state.load_samples()
     exports, commands = production_section(ROOT / "README.md")
-    environment = production_environment(exports, {
-        "SECRET_KEY": secrets.token_urlsafe(50),
-        "DATABASE_URL": fresh_database,
-        "REDIS_URL": own_redis,
-        "AGENTOS_URL": simulated_platform.url,
-        "AGENTOS_API_KEY": API_KEY,
-    })
+    environment = production_environment(
+        exports,
+        {
+            "SECRET_KEY": secrets.token_urlsafe(50),
+            "DATABASE_URL": fresh_database,
+            "REDIS_URL": own_redis,
+            "AGENTOS_URL": simulated_platform.url,
+            "AGENTOS_API_KEY": API_KEY,
+        },
+    )
     port = free_port()
     logs = tmp_path / "logs"
     logs.mkdir()
@@ -113,13 +122,21 @@ def test_the_readme_production_setup_syncs_holds_and_serves_the_login_page(
         if program[0].endswith(("gunicorn", "celery")):
             background(program, cwd=clean_checkout, env=environment, stdout=log, stderr=subprocess.STDOUT)
         else:
-            finished = subprocess.run(program, cwd=clean_checkout, env=environment, stdout=log,
-                                      stderr=subprocess.STDOUT, timeout=ONE_SHOT_TIMEOUT)
+            finished = subprocess.run(
+                program,
+                cwd=clean_checkout,
+                env=environment,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                timeout=ONE_SHOT_TIMEOUT,
+            )
             assert finished.returncode == 0, f"{command!r} failed:\n{Path(log.name).read_text()}"
 
     open_hold_ids = {hold["hold_id"] for hold in platform_state.list_open("default", limit=100)[0]}
     assert open_hold_ids
-    synced = wait_until(lambda: (ids := mirrored_hold_ids(fresh_database)) >= open_hold_ids and ids, timeout=90, interval=0.5)
+    synced = wait_until(
+        lambda: (ids := mirrored_hold_ids(fresh_database)) >= open_hold_ids and ids, timeout=90, interval=0.5
+    )
     assert synced == open_hold_ids
 
     headers = {"Host": environment["ALLOWED_HOSTS"].split(",")[0]}
@@ -132,7 +149,9 @@ def test_the_readme_production_setup_syncs_holds_and_serves_the_login_page(
         assert stylesheet and web.get(stylesheet.group(1)).status_code == 200  # collectstatic's output is served
         # The probes, as the README's Kubernetes example sends them: ready once every env synced and beat ran.
         assert web.get("/healthz").json() == {"status": "alive"}
-        ready = wait_until(lambda: (response := web.get("/readyz")).status_code == 200 and response, timeout=90, interval=1)
+        ready = wait_until(
+            lambda: (response := web.get("/readyz")).status_code == 200 and response, timeout=90, interval=1
+        )
         assert ready.json() == {"status": "ready"}  # the checks behind it are for the metrics scrapers alone
 
 

@@ -18,7 +18,11 @@ def start_django(code: str = "", **variables) -> subprocess.CompletedProcess:
     environment |= variables
     return subprocess.run(
         [sys.executable, "-c", f"import django; django.setup(); {code}"],
-        env=environment, cwd=ROOT, capture_output=True, text=True, timeout=60,
+        env=environment,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
@@ -66,7 +70,9 @@ def test_production_mail_is_smtp_unless_console_mail_is_chosen(tmp_path):
 
     unset = start_django(code, DEBUG="0", EMAIL_BACKEND="", REVIEWQUEUE_VAR_DIR=str(tmp_path))
     chosen = start_django(code, DEBUG="0", EMAIL_BACKEND="console", REVIEWQUEUE_VAR_DIR=str(tmp_path))
-    smtp = start_django(code, DEBUG="0", EMAIL_BACKEND="", EMAIL_HOST="smtp.example.com", REVIEWQUEUE_VAR_DIR=str(tmp_path))
+    smtp = start_django(
+        code, DEBUG="0", EMAIL_BACKEND="", EMAIL_HOST="smtp.example.com", REVIEWQUEUE_VAR_DIR=str(tmp_path)
+    )
     quickstart = start_django(code, DEBUG="1", EMAIL_BACKEND="", REVIEWQUEUE_VAR_DIR=str(tmp_path))
 
     assert "EMAIL_HOST" in unset.stderr.splitlines()[-1]
@@ -77,10 +83,15 @@ def test_only_the_quickstart_installs_the_simulated_platform(tmp_path):
     code = "from django.apps import apps; print(apps.is_installed('simulator'))"
 
     production = start_django(code, DEBUG="0", AGENTOS_API_KEY="k", REVIEWQUEUE_VAR_DIR=str(tmp_path))
-    quickstart = start_django(code + "; from django.core.management import get_commands; print(get_commands()['runplatform'])",
-                              DEBUG="1", REVIEWQUEUE_VAR_DIR=str(tmp_path))
+    quickstart = start_django(
+        code + "; from django.core.management import get_commands; print(get_commands()['runplatform'])",
+        DEBUG="1",
+        REVIEWQUEUE_VAR_DIR=str(tmp_path),
+    )
 
-    assert (production.stdout, quickstart.stdout) == ("False\n", "True\nsimulator\n"), production.stderr + quickstart.stderr
+    assert (production.stdout, quickstart.stdout) == ("False\n", "True\nsimulator\n"), (
+        production.stderr + quickstart.stderr
+    )
 
 
 def readme_production_environment() -> dict[str, str]:
@@ -108,7 +119,11 @@ def test_check_deploy_finds_no_issue_in_the_readmes_production_environment():
 
     checked = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        env=environment, cwd=ROOT, capture_output=True, text=True, timeout=60,
+        env=environment,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
     assert "SITE_URL" in environment and "EMAIL_HOST" in environment
@@ -123,8 +138,11 @@ def test_an_https_site_redirects_to_https_sends_hsts_and_trusts_the_proxys_https
     )
 
     https = start_django(
-        code, SITE_URL="https://review.example.com", PROXY_HTTPS_HEADER="X-Forwarded-Proto",
-        SESSION_IDLE_MINUTES="30", REVIEWQUEUE_VAR_DIR=str(tmp_path),
+        code,
+        SITE_URL="https://review.example.com",
+        PROXY_HTTPS_HEADER="X-Forwarded-Proto",
+        SESSION_IDLE_MINUTES="30",
+        REVIEWQUEUE_VAR_DIR=str(tmp_path),
     )
     plain = start_django(code, REVIEWQUEUE_VAR_DIR=str(tmp_path))
 

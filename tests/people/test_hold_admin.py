@@ -65,7 +65,9 @@ def test_filters_narrow_by_env_status_and_agent_and_offer_the_recorded_values(
     assert listed(decided) == {"h_13"}
     assert listed(by_agent) == {"h_14", "h_16", "h_19"}
     assert listed(elsewhere) == set()
-    agent_choices = {choice["display"] for choice in by_agent.context["cl"].filter_specs[2].choices(by_agent.context["cl"])}
+    agent_choices = {
+        choice["display"] for choice in by_agent.context["cl"].filter_specs[2].choices(by_agent.context["cl"])
+    }
     assert {"upsonic-support", "support-agno", "llamaindex-support", "support-openai-agents"} <= agent_choices
 
 
@@ -96,8 +98,13 @@ def test_nobody_can_add_change_or_delete_a_hold(admin_user_client, samples):
     assert b"<textarea" not in page.content and b'name="items-0-item_id"' not in page.content
     assert posted.status_code == 403
     assert admin_user_client.get(reverse("admin:holds_hold_add")).status_code == 403
-    assert admin_user_client.post(reverse("admin:holds_hold_delete", args=[hold.pk]), {"post": "yes"}).status_code == 403
-    assert admin_user_client.post(CHANGELIST, {"action": "delete_selected", "_selected_action": [hold.pk]}).status_code != 302
+    assert (
+        admin_user_client.post(reverse("admin:holds_hold_delete", args=[hold.pk]), {"post": "yes"}).status_code == 403
+    )
+    assert (
+        admin_user_client.post(CHANGELIST, {"action": "delete_selected", "_selected_action": [hold.pk]}).status_code
+        != 302
+    )
     hold.refresh_from_db()
     assert hold.question != "Refund everything?" and Hold.objects.count() == len(samples)
 

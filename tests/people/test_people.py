@@ -61,8 +61,9 @@ def test_the_person_filter_puts_the_email_in_a_tooltip_and_escapes_the_name(alic
     hostile = make_user("mallory", first_name="<b>Mal</b>")
     hostile.email = 'm"@example.com'
 
-
-    assert render("{{ user|person }}", user=alice) == '<span class="person" title="alice@example.com">Alice Adams</span>'
+    assert (
+        render("{{ user|person }}", user=alice) == '<span class="person" title="alice@example.com">Alice Adams</span>'
+    )
     assert render("{{ user|person }}", user=hostile) == (
         '<span class="person" title="m&quot;@example.com">&lt;b&gt;Mal&lt;/b&gt;</span>'
     )
@@ -80,7 +81,10 @@ def test_the_time_zone_is_the_sites_until_a_person_chooses_one(alice_client, ali
 
     assert response.status_code == 302
     assert Preference.objects.get(user=alice).time_zone == "Europe/Paris"
-    assert "<option selected>Europe/Paris</option>" in alice_client.get(reverse("notification-preferences")).content.decode()
+    assert (
+        "<option selected>Europe/Paris</option>"
+        in alice_client.get(reverse("notification-preferences")).content.decode()
+    )
 
 
 @pytest.mark.parametrize("hostile", ["Mars/Olympus_Mons", "../../etc/passwd", "europe/paris", "", "x" * 5000])
@@ -138,7 +142,7 @@ def test_every_time_on_the_hold_page_names_the_zone_chosen(alice_client, samples
 
     assert_every_time_names_its_zone(page, "CET", "Europe/Paris")
     paris = timezone.localtime(hold.created_at, zones.ZoneInfo("Europe/Paris"))
-    assert f'{paris:%Y-%m-%d %H:%M:%S} CET</time>' in page
+    assert f"{paris:%Y-%m-%d %H:%M:%S} CET</time>" in page
 
 
 def test_every_time_on_the_audit_list_names_the_zone_chosen(client, alice, samples):
@@ -152,7 +156,7 @@ def test_every_time_on_the_audit_list_names_the_zone_chosen(client, alice, sampl
     assert_every_time_names_its_zone(page, "IST", "Asia/Kolkata")
     claimed = AuditEvent.objects.filter(kind=EventKind.CLAIMED).get()
     kolkata = timezone.localtime(claimed.at, zones.ZoneInfo("Asia/Kolkata"))
-    assert f'>{kolkata:%Y-%m-%d %H:%M:%S} IST</time>' in page
+    assert f">{kolkata:%Y-%m-%d %H:%M:%S} IST</time>" in page
 
 
 def test_a_relative_time_carries_the_exact_time_for_the_script_and_the_tooltip(alice):

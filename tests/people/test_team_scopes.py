@@ -4,10 +4,6 @@ Two teams share the platform: Billing's agent ``billing-bot`` and Support's ``su
 Carol reviews for Billing only; Alice is in no scoped group and sees both, as before scopes.
 """
 
-from tests.helpers.users import add_hold
-
-from tests.helpers.users import scoped_group
-
 import base64
 import re
 from datetime import timedelta
@@ -25,8 +21,8 @@ from playwright.sync_api import expect
 
 from audit.models import AuditEvent, EventKind
 from holds.deciding import decisions
-from holds.mirror import sync
 from holds.deciding.decisions import ItemChoice
+from holds.mirror import sync
 from holds.models import Decision, Hold, HoldViewer
 from notifications import notify
 from notifications.models import Notification, WebhookChannel
@@ -34,17 +30,13 @@ from reviewqueue import roles
 from teams import scopes
 from teams.models import TeamScope
 from teams.scopes import viewer_of
-from tests.helpers.users import make_user
 from tests.helpers.browser import close_quietly, signed_in_page
 from tests.helpers.urls import named_urls
+from tests.helpers.users import add_hold, make_user, scoped_group
 
 pytestmark = pytest.mark.django_db
 
 PIXEL = base64.b64encode(b"\x89PNG\r\n\x1a\n").decode()
-
-
-
-
 
 
 @pytest.fixture
@@ -145,8 +137,17 @@ def per_hold_urls() -> list[tuple[str, str]]:
 def test_the_matrix_covers_the_hold_page_and_every_action_on_it():
     names = {name for name, _ in per_hold_urls()}
     assert names >= {
-        "hold", "hold-review", "decision-status", "decision-undo", "take-over", "release", "claim-hold",
-        "hold-heartbeat", "leave-hold", "run-context", "hold-file",
+        "hold",
+        "hold-review",
+        "decision-status",
+        "decision-undo",
+        "take-over",
+        "release",
+        "claim-hold",
+        "hold-heartbeat",
+        "leave-hold",
+        "run-context",
+        "hold-file",
     }
 
 
@@ -186,7 +187,7 @@ def test_a_forged_bulk_decision_naming_another_teams_hold_treats_it_as_unknown(c
     forged = carol_client.post(reverse("bulk-review"), {**chosen, "digest": digest, "confirm": "yes"})
 
     assert summary.context["plan"].unknown == [support.pk]
-    assert f"Hold #{support.pk}: <span class=\"left-out-reason\">no such hold.</span>" in summary.content.decode()
+    assert f'Hold #{support.pk}: <span class="left-out-reason">no such hold.</span>' in summary.content.decode()
     assert "support-bot" not in summary.content.decode()
     assert forged.status_code == 409
     assert not Decision.objects.exists()
@@ -194,7 +195,9 @@ def test_a_forged_bulk_decision_naming_another_teams_hold_treats_it_as_unknown(c
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
-def test_in_the_browser_a_scoped_reviewer_works_through_their_teams_holds_only(browser, live_server, carol, support, billing):  # noqa: F811
+def test_in_the_browser_a_scoped_reviewer_works_through_their_teams_holds_only(
+    browser, live_server, carol, support, billing
+):  # noqa: F811
     page = signed_in_page(browser, live_server, "carol")
     try:
         expect(page.locator("tr.hold-row")).to_have_count(1)
@@ -246,7 +249,8 @@ def test_a_reviewers_roles_and_scopes_are_read_in_one_query_a_request(carol_clie
 
     assert page.status_code == 200
     reading = [
-        query["sql"] for query in queries.captured_queries
+        query["sql"]
+        for query in queries.captured_queries
         if ("auth_group" in query["sql"] or "teams_teamscope" in query["sql"])
         and "approvals_approvalpolicy" not in query["sql"]  # the policies name their groups: read once a process
         and "page_assignment" not in query["sql"]  # the hold, read with the group it may be assigned to
@@ -305,7 +309,9 @@ def test_the_new_holds_digest_lists_each_reviewer_only_the_holds_in_scope(carol,
         assert found.exists()
         return {(n.channel, n.title, tuple(h["pk"] for h in n.holds)) for n in found}
 
-    assert digest_of(user=carol) == {(channel, "1 new hold to review", (billing.pk,)) for channel in ("in_app", "email")}
+    assert digest_of(user=carol) == {
+        (channel, "1 new hold to review", (billing.pk,)) for channel in ("in_app", "email")
+    }
     assert "support-bot" not in "".join(Notification.objects.filter(user=carol).values_list("body", flat=True))
     assert {holds for _, _, holds in digest_of(user=alice)} == {(billing.pk, support.pk)}
     assert {holds for _, _, holds in digest_of(webhook__isnull=False)} == {(billing.pk, support.pk)}
@@ -331,25 +337,48 @@ def agents_matching(pattern: str) -> set[str]:
     return set(scopes.visible(Hold.objects.all(), viewer_of(user)).values_list("agent", flat=True))
 
 
-HOSTILE_AGENTS = ["a.b", "axb", "a*b", "(.*)", "a|b", "a", "b", r"a\b", "[x]", "x", "a+b", "aab", "a$", "^a", "a\nb", "ünï", "%_%"]
+HOSTILE_AGENTS = [
+    "a.b",
+    "axb",
+    "a*b",
+    "(.*)",
+    "a|b",
+    "a",
+    "b",
+    r"a\b",
+    "[x]",
+    "x",
+    "a+b",
+    "aab",
+    "a$",
+    "^a",
+    "a\nb",
+    "ünï",
+    "%_%",
+]
 
 
-@pytest.mark.parametrize("pattern, expected", [
-    ("a.b", {"a.b"}),
-    ("a?b", {"a.b", "axb", "a*b", "a|b", "a+b", "aab", "a\nb", r"a\b"}),
-    ("(.*)", {"(.*)"}),
-    ("a|b", {"a|b"}),
-    (r"a\b", {r"a\b"}),
-    ("[[]x]", {"[x]"}),
-    ("[!a-z]*", {"(.*)", "[x]", "ünï", "%_%", "^a"}),
-    ("a[*]b", {"a*b"}),
-    ("a$", {"a$"}),
-    ("^a", {"^a"}),
-    ("ü*", {"ünï"}),
-    ("%_%", {"%_%"}),
-    ("*", set(HOSTILE_AGENTS)),
-])
-def test_a_pattern_matches_only_what_the_glob_says_however_the_names_look(platform_state, platform_client, pattern, expected):
+@pytest.mark.parametrize(
+    "pattern, expected",
+    [
+        ("a.b", {"a.b"}),
+        ("a?b", {"a.b", "axb", "a*b", "a|b", "a+b", "aab", "a\nb", r"a\b"}),
+        ("(.*)", {"(.*)"}),
+        ("a|b", {"a|b"}),
+        (r"a\b", {r"a\b"}),
+        ("[[]x]", {"[x]"}),
+        ("[!a-z]*", {"(.*)", "[x]", "ünï", "%_%", "^a"}),
+        ("a[*]b", {"a*b"}),
+        ("a$", {"a$"}),
+        ("^a", {"^a"}),
+        ("ü*", {"ünï"}),
+        ("%_%", {"%_%"}),
+        ("*", set(HOSTILE_AGENTS)),
+    ],
+)
+def test_a_pattern_matches_only_what_the_glob_says_however_the_names_look(
+    platform_state, platform_client, pattern, expected
+):
     for agent in HOSTILE_AGENTS:
         platform_state.add_hold("default", {"agent": agent})
     sync.sync_env(platform_client, "default")
@@ -358,12 +387,15 @@ def test_a_pattern_matches_only_what_the_glob_says_however_the_names_look(platfo
     assert expected == {agent for agent in HOSTILE_AGENTS if scopes.glob_matches(pattern, agent)}
 
 
-@pytest.mark.parametrize("patterns, problem", [
-    ("prod-[eu", "no “]” closes"),
-    ("billing-*\n[]", "no “]” closes"),
-    ("[z-a]", "runs backwards"),
-    ("x" * 301, "longer than 300"),
-])
+@pytest.mark.parametrize(
+    "patterns, problem",
+    [
+        ("prod-[eu", "no “]” closes"),
+        ("billing-*\n[]", "no “]” closes"),
+        ("[z-a]", "runs backwards"),
+        ("x" * 301, "longer than 300"),
+    ],
+)
 def test_a_pattern_the_queue_could_not_read_is_refused_with_a_clear_message(patterns, problem):
     with pytest.raises(scopes.InvalidPattern, match=problem):
         scopes.check_patterns(patterns)
@@ -387,7 +419,9 @@ def matches_in_postgres(regex: str, value: str) -> bool:
         return cursor.fetchone()[0]
 
 
-@settings(max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(pattern=st.lists(GLOB_ALPHABET, min_size=1, max_size=8).map("".join).filter(valid_glob), value=VALUES)
 @example(pattern="[]-a]", value="^")
 @example(pattern="[!]]", value="\n")
@@ -415,8 +449,11 @@ def admin_client(client):
 def group_form(group: Group, **scope) -> dict:
     form = {
         "name": group.name,
-        "team_scope-TOTAL_FORMS": "1", "team_scope-INITIAL_FORMS": "0", "team_scope-MIN_NUM_FORMS": "0",
-        "team_scope-MAX_NUM_FORMS": "1", "team_scope-0-group": str(group.pk),
+        "team_scope-TOTAL_FORMS": "1",
+        "team_scope-INITIAL_FORMS": "0",
+        "team_scope-MIN_NUM_FORMS": "0",
+        "team_scope-MAX_NUM_FORMS": "1",
+        "team_scope-0-group": str(group.pk),
     }
     form.update({f"team_scope-0-{field}": value for field, value in scope.items()})
     return form
@@ -425,7 +462,9 @@ def group_form(group: Group, **scope) -> dict:
 def test_an_admin_scopes_a_group_on_its_page_and_the_audit_records_the_patterns(admin_client):
     group = Group.objects.create(name="Billing")
 
-    response = admin_client.post(reverse("admin:auth_group_change", args=[group.pk]), group_form(group, agent_patterns="billing-*"))
+    response = admin_client.post(
+        reverse("admin:auth_group_change", args=[group.pk]), group_form(group, agent_patterns="billing-*")
+    )
 
     assert response.status_code == 302
     assert TeamScope.objects.get(group=group).agent_patterns == "billing-*"
@@ -436,8 +475,10 @@ def test_an_admin_scopes_a_group_on_its_page_and_the_audit_records_the_patterns(
 
 def test_removing_a_groups_scope_is_audited_with_the_patterns_it_had(admin_client):
     group = scoped_group("Billing", agent="billing-*")
-    form = {**group_form(group, id=str(group.team_scope.pk), agent_patterns="billing-*", DELETE="on"),
-            "team_scope-INITIAL_FORMS": "1"}
+    form = {
+        **group_form(group, id=str(group.team_scope.pk), agent_patterns="billing-*", DELETE="on"),
+        "team_scope-INITIAL_FORMS": "1",
+    }
 
     response = admin_client.post(reverse("admin:auth_group_change", args=[group.pk]), form)
 
@@ -448,7 +489,12 @@ def test_removing_a_groups_scope_is_audited_with_the_patterns_it_had(admin_clien
 
 def test_a_scope_changed_in_its_own_list_is_audited_with_its_values(admin_client):
     scope = TeamScope.objects.get(group=scoped_group("Billing", agent="billing-*"))
-    form = {"group": str(scope.group_id), "env_patterns": "prod-*", "agent_patterns": "billing-*", "capability_patterns": ""}
+    form = {
+        "group": str(scope.group_id),
+        "env_patterns": "prod-*",
+        "agent_patterns": "billing-*",
+        "capability_patterns": "",
+    }
 
     response = admin_client.post(reverse("admin:teams_teamscope_change", args=[scope.pk]), form)
 
@@ -460,7 +506,9 @@ def test_a_scope_changed_in_its_own_list_is_audited_with_its_values(admin_client
 def test_the_admin_refuses_an_unclosed_bracket_with_a_field_error(admin_client):
     group = Group.objects.create(name="Billing")
 
-    response = admin_client.post(reverse("admin:auth_group_change", args=[group.pk]), group_form(group, env_patterns="prod-[eu"))
+    response = admin_client.post(
+        reverse("admin:auth_group_change", args=[group.pk]), group_form(group, env_patterns="prod-[eu")
+    )
 
     assert response.status_code == 200
     assert "a “[” opens a set that no “]” closes" in response.content.decode()

@@ -7,8 +7,8 @@ import redis
 import time_machine
 from django.utils import timezone
 
-from holds.deciding import decisions
 from holds import tasks
+from holds.deciding import decisions
 from holds.deciding.decisions import ItemChoice
 from holds.models import Decision, Hold
 from reviewqueue import backoff
@@ -22,14 +22,18 @@ def approve_all(hold):
 
 
 def posted_decisions(platform_state, hold):
-    return [r for r in platform_state.requests if r["method"] == "POST" and f"/holds/{hold.hold_id}/decision" in r["path"]]
+    return [
+        r for r in platform_state.requests if r["method"] == "POST" and f"/holds/{hold.hold_id}/decision" in r["path"]
+    ]
 
 
 def test_an_applied_decision_records_the_platforms_answer(samples, alice, platform_client, platform_state):
     hold = samples["h_13"]
     choices = [
         ItemChoice("toolu_01A9xQ2mZ", "approve"),
-        ItemChoice("toolu_01B7kR4pW", "edit", {"order_id": "A-1002", "amount": "100.00", "reason": "changed mind"}, "partial"),
+        ItemChoice(
+            "toolu_01B7kR4pW", "edit", {"order_id": "A-1002", "amount": "100.00", "reason": "changed mind"}, "partial"
+        ),
     ]
     decision = decisions.submit(hold, alice, choices)
 
@@ -42,7 +46,12 @@ def test_an_applied_decision_records_the_platforms_answer(samples, alice, platfo
     assert posted_decisions(platform_state, hold)[0]["body"] == {
         "items": [
             {"id": "toolu_01A9xQ2mZ", "action": "approve"},
-            {"id": "toolu_01B7kR4pW", "action": "edit", "data": {"order_id": "A-1002", "amount": "100.00", "reason": "changed mind"}, "comment": "partial"},
+            {
+                "id": "toolu_01B7kR4pW",
+                "action": "edit",
+                "data": {"order_id": "A-1002", "amount": "100.00", "reason": "changed mind"},
+                "comment": "partial",
+            },
         ],
         "decided_by": "alice@example.com",
     }
@@ -112,7 +121,9 @@ def test_an_unavailable_platform_schedules_a_retry_with_the_same_key(samples, al
     assert list(decision.delivery_attempts.values_list("outcome", flat=True)) == ["retry", "applied"]
 
 
-def test_a_second_attempt_while_the_first_holds_the_lease_does_nothing(samples, alice, platform_client, platform_state, settings):
+def test_a_second_attempt_while_the_first_holds_the_lease_does_nothing(
+    samples, alice, platform_client, platform_state, settings
+):
     settings.DELIVERY_RETRY_BASE_SECONDS = 30  # the retry is due well after the clock slack
     hold = samples["h_12"]
     decision = decisions.submit(hold, alice, approve_all(hold))
@@ -182,7 +193,9 @@ def test_a_platform_outage_delays_a_decision_without_losing_it(celery_processes,
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_decision_made_while_no_worker_runs_is_delivered_when_one_starts(celery_processes, samples, alice, platform_state):
+def test_a_decision_made_while_no_worker_runs_is_delivered_when_one_starts(
+    celery_processes, samples, alice, platform_state
+):
     hold = samples["h_12"]
     decision = decisions.submit(hold, alice, approve_all(hold))
     assert posted_decisions(platform_state, hold) == []
@@ -209,7 +222,9 @@ def test_a_decision_whose_task_was_lost_is_requeued(celery_processes, samples, a
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_decision_whose_worker_died_mid_post_is_sent_again_with_the_same_key(celery_processes, samples, alice, platform_state):
+def test_a_decision_whose_worker_died_mid_post_is_sent_again_with_the_same_key(
+    celery_processes, samples, alice, platform_state
+):
     hold = samples["h_12"]
     quick_timeouts = {"AGENTOS_CONNECT_TIMEOUT": "1", "AGENTOS_READ_TIMEOUT": "3"}  # a short lease: a short test
     platform_state.push_faults([{"delay": 2, "path_contains": "/decision"}])

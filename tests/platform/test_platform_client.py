@@ -60,7 +60,9 @@ def test_get_hold_returns_typed_fields(platform_client, platform_state):
     hold = platform_client.get_hold("default", created["hold_id"])
 
     assert hold.question == "Refund 49.90 on order A-1001?"
-    assert hold.items[0] == platform.HoldItem(id="A-1001", title="A-1001 · 49.90", data={"order_id": "A-1001", "amount": "49.90"})
+    assert hold.items[0] == platform.HoldItem(
+        id="A-1001", title="A-1001 · 49.90", data={"order_id": "A-1001", "amount": "49.90"}
+    )
     assert hold.files[0].content_type == "image/jpeg"
     assert hold.created_at is not None and hold.created_at.tzinfo is not None
 
@@ -136,7 +138,10 @@ def test_a_slow_platform_hits_the_read_timeout(platform_state, simulated_platfor
     settings.AGENTOS_READ_TIMEOUT = 0.3
     platform_state.push_faults([{"delay": 1.5}])
 
-    with platform.PlatformClient.from_settings() as client, pytest.raises(platform.PlatformUnavailable, match="in time"):
+    with (
+        platform.PlatformClient.from_settings() as client,
+        pytest.raises(platform.PlatformUnavailable, match="in time"),
+    ):
         client.get_hold("default", "h_any")
 
 
@@ -194,9 +199,8 @@ def test_streams_a_file_with_its_content_type(platform_client, platform_state):
 def test_a_missing_file_is_not_found(platform_client, platform_state):
     hold_id = add_hold(platform_state)["hold_id"]
 
-    with pytest.raises(platform.NotFound):
-        with platform_client.stream_file("default", hold_id, "f_missing"):
-            pass
+    with pytest.raises(platform.NotFound), platform_client.stream_file("default", hold_id, "f_missing"):
+        pass
 
 
 def test_ids_with_slashes_stay_one_path_segment(platform_client, platform_state):
@@ -221,7 +225,9 @@ def test_a_malformed_hold_is_listed_apart_and_the_rest_of_its_page_is_read(platf
 
 
 def test_numbers_python_or_postgres_cannot_hold_are_kept_as_the_text_sent(platform_client, platform_state):
-    hold_id = add_hold(platform_state, items=[{"id": "A-1", "data": {"nan": float("nan"), "big": 10**4100, "ok": 1.5}}])["hold_id"]
+    hold_id = add_hold(
+        platform_state, items=[{"id": "A-1", "data": {"nan": float("nan"), "big": 10**4100, "ok": 1.5}}]
+    )["hold_id"]
 
     data = platform_client.get_hold("default", hold_id).items[0].data
 

@@ -27,7 +27,12 @@ HOSTILE_IDS = [
 
 def hold_named(platform_state, hostile_id: str) -> dict:
     """A hold whose hold id, run id and file id are all ``hostile_id``."""
-    file = {"id": hostile_id, "name": "note.txt", "content_type": "text/plain", "content_base64": base64.b64encode(b"hi").decode()}
+    file = {
+        "id": hostile_id,
+        "name": "note.txt",
+        "content_type": "text/plain",
+        "content_base64": base64.b64encode(b"hi").decode(),
+    }
     return platform_state.add_hold("default", {"hold_id": hostile_id, "run_id": hostile_id, "files": [file]})
 
 
@@ -88,7 +93,9 @@ def test_a_hold_naming_a_dot_id_breaks_the_contract(field, dot_id):
 def test_a_mirrored_file_id_of_dot_dot_fetches_nothing_from_the_platform(alice_client, samples, platform_state):
     """The finding: ``/holds/<pk>/files/%2e%2e`` once answered the hold's own JSON from ``GET /holds/<id>``."""
     hold = samples["h_12"]
-    Hold.objects.filter(pk=hold.pk).update(files=[{"id": "..", "name": "photo.jpg", "content_type": "image/jpeg", "size": 3}])
+    Hold.objects.filter(pk=hold.pk).update(
+        files=[{"id": "..", "name": "photo.jpg", "content_type": "image/jpeg", "size": 3}]
+    )
     platform_state.clear_requests()
 
     as_the_finding_sent_it = reverse("hold-file", args=[hold.pk, "f"]).removesuffix("f") + "%2e%2e"

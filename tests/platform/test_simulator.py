@@ -14,7 +14,6 @@ import pytest
 from django.core.management import call_command
 
 from simulator.management.commands import runplatform
-
 from simulator.samples import generated_holds, sample_holds
 from simulator.server import PlatformServer
 from simulator.state import PlatformState
@@ -293,8 +292,12 @@ def test_unknown_paths_and_methods_are_answered_in_json(api):
 def test_a_valid_decision_is_applied_and_resumes_the_run(api):
     body = {
         "items": [
-            {"id": "toolu_01A9xQ2mZ", "action": "edit", "data": {"order_id": "A-1001", "amount": "20.00"},
-             "comment": "partial refund"},
+            {
+                "id": "toolu_01A9xQ2mZ",
+                "action": "edit",
+                "data": {"order_id": "A-1001", "amount": "20.00"},
+                "comment": "partial refund",
+            },
             {"id": "toolu_01B7kR4pW", "action": "reject", "comment": "changed mind is not a defect"},
         ],
         "decided_by": "alice@example.com",
@@ -408,8 +411,13 @@ def test_two_reviewers_at_once_decide_a_hold_only_once(api, server):
 
     def decide_with(key: str) -> None:
         headers = {"Authorization": f"Bearer {API_KEY}", "Idempotency-Key": key}
-        answers.append(httpx.post(f"{server.url}/v0/envs/default/holds/h_12/decision",
-                                  json={"items": [{"id": "A-1001", "action": "approve"}]}, headers=headers))
+        answers.append(
+            httpx.post(
+                f"{server.url}/v0/envs/default/holds/h_12/decision",
+                json={"items": [{"id": "A-1001", "action": "approve"}]},
+                headers=headers,
+            )
+        )
 
     threads = [threading.Thread(target=decide_with, args=(f"reviewer-{n}",)) for n in range(4)]
     for thread in threads:
@@ -528,10 +536,16 @@ def test_a_chunked_body_is_refused_and_the_connection_closed(api):
 
 
 def test_control_adds_holds_with_defaults(control, state):
-    answer = control.post("/holds", json={"env": "staging", "holds": [
-        {"question": "Refund 10.00?", "customer_message": "please"},
-        {"expires_at": None, "actions": ["approve", "reject"], "items": [{"id": "call_1", "data": {"n": 1}}]},
-    ]})
+    answer = control.post(
+        "/holds",
+        json={
+            "env": "staging",
+            "holds": [
+                {"question": "Refund 10.00?", "customer_message": "please"},
+                {"expires_at": None, "actions": ["approve", "reject"], "items": [{"id": "call_1", "data": {"n": 1}}]},
+            ],
+        },
+    )
 
     assert answer.status_code == 201
     first, second = answer.json()["holds"]
@@ -557,8 +571,17 @@ def test_control_generates_holds(control, state):
 
 
 @pytest.mark.parametrize(
-    "body", [{}, {"holds": "h"}, {"generate": -1}, {"generate": True}, {"holds": [{"status": "maybe"}]},
-             {"holds": [{"hold_id": "h_12"}]}, {"holds": [{"items": []}]}, {"holds": [{"created_at": "soon"}]}],
+    "body",
+    [
+        {},
+        {"holds": "h"},
+        {"generate": -1},
+        {"generate": True},
+        {"holds": [{"status": "maybe"}]},
+        {"holds": [{"hold_id": "h_12"}]},
+        {"holds": [{"items": []}]},
+        {"holds": [{"created_at": "soon"}]},
+    ],
 )
 def test_control_refuses_unusable_holds(control, body):
     answer = control.post("/holds", json=body)
@@ -572,8 +595,10 @@ def test_control_decides_cancels_and_expires(control, api):
     expired = control.post("/holds/h_14/expire", json={"env": "default"}).json()
 
     assert decided["status"] == "decided"
-    assert decided["decision"]["items"] == [{"id": "toolu_01A9xQ2mZ", "action": "approve"},
-                                            {"id": "toolu_01B7kR4pW", "action": "approve"}]
+    assert decided["decision"]["items"] == [
+        {"id": "toolu_01A9xQ2mZ", "action": "approve"},
+        {"id": "toolu_01B7kR4pW", "action": "approve"},
+    ]
     assert cancelled["status"] == "cancelled" and api.get("/runs/r_41").json()["status"] == "failed"
     assert expired["status"] == "expired" and expired["expires_at"] is not None
     assert api.get("/runs/r_43").json()["output"] == {"answer": "Nobody decided in time."}
@@ -666,7 +691,11 @@ def test_generated_holds_cycle_through_the_framework_shapes():
 
     assert len({hold["hold_id"] for hold in holds}) == len({hold["run_id"] for hold in holds}) == 24
     assert {hold["agent"] for hold in holds[:4]} == {
-        "llamaindex-support", "upsonic-support", "support-agno", "support-openai-agents"}
+        "llamaindex-support",
+        "upsonic-support",
+        "support-agno",
+        "support-openai-agents",
+    }
     amounts = [item["data"]["amount"] for hold in holds for item in hold["items"]]
     assert all(re.fullmatch(r"\d+\.\d\d", amount) for amount in amounts)
     lifetimes = [parse_iso(hold["expires_at"]) - now for hold in holds if hold["expires_at"]]
@@ -679,9 +708,9 @@ def assert_valid_png(content: bytes) -> None:
     assert content[:8] == b"\x89PNG\r\n\x1a\n"
     position, kinds, pixels = 8, [], b""
     while position < len(content):
-        (length,) = struct.unpack(">I", content[position:position + 4])
-        kind, data = content[position + 4:position + 8], content[position + 8:position + 8 + length]
-        (crc,) = struct.unpack(">I", content[position + 8 + length:position + 12 + length])
+        (length,) = struct.unpack(">I", content[position : position + 4])
+        kind, data = content[position + 4 : position + 8], content[position + 8 : position + 8 + length]
+        (crc,) = struct.unpack(">I", content[position + 8 + length : position + 12 + length])
         assert zlib.crc32(kind + data) == crc
         kinds.append(kind)
         pixels += data if kind == b"IDAT" else b""
@@ -706,8 +735,9 @@ def test_runplatform_serves_samples_and_generated_holds_until_ctrl_c(monkeypatch
 
     monkeypatch.setattr(runplatform, "wait_for_ctrl_c", fetch_then_interrupt)
 
-    call_command("runplatform", "--port", "0", "--api-key", "command-key", "--env", "staging", "--generate", "3",
-                 stdout=printed)
+    call_command(
+        "runplatform", "--port", "0", "--api-key", "command-key", "--env", "staging", "--generate", "3", stdout=printed
+    )
 
     assert "12 open holds in default, 3 open holds in staging" in printed.getvalue()
     assert "command-key" not in printed.getvalue()

@@ -22,8 +22,10 @@ BOOKKEEPING = ("holds_syncstate", "operations_syncstats")
 
 def writes(queries) -> list[str]:
     return [
-        q["sql"] for q in queries
-        if q["sql"].split()[0] in ("INSERT", "UPDATE", "DELETE", "COPY") and not any(table in q["sql"] for table in BOOKKEEPING)
+        q["sql"]
+        for q in queries
+        if q["sql"].split()[0] in ("INSERT", "UPDATE", "DELETE", "COPY")
+        and not any(table in q["sql"] for table in BOOKKEEPING)
     ]
 
 
@@ -216,8 +218,11 @@ def mirrored_rows() -> dict[str, list[dict]]:
         "items": list(HoldItem.objects.order_by("pk").values()),
         "audit": list(AuditEvent.objects.order_by("sequence").values()),
         "head": list(AuditChainHead.objects.values()),
-        "quarantine": list(QuarantinedHold.objects.order_by("key").values(
-            "env", "key", "hold_id", "reason", "excerpt", "first_seen_at", "last_seen_at", "times_seen")),
+        "quarantine": list(
+            QuarantinedHold.objects.order_by("key").values(
+                "env", "key", "hold_id", "reason", "excerpt", "first_seen_at", "last_seen_at", "times_seen"
+            )
+        ),
     }
 
 
@@ -239,10 +244,23 @@ def restore_sequences(positions) -> None:
             cursor.execute("SELECT setval(%s, %s, %s)", [sequence, last_value, is_called])
 
 
-def test_copy_writes_exactly_the_rows_the_orm_writes_hostile_text_included(platform_client, platform_state, monkeypatch):
+def test_copy_writes_exactly_the_rows_the_orm_writes_hostile_text_included(
+    platform_client, platform_state, monkeypatch
+):
     platform_state.load_samples()  # h_16 is the untrusted-text fixture: markup, RTL marks, emoji
-    platform_state.add_hold("default", {"question": "Refund\x00 now\udfff", "items": [
-        {"id": "call_" + "9" * 400, "title": "t\ud800\t\\N\n", "data": {"note\x00": "a\x00b\\.", "amount": 1e20, "tiny": -0.0}}]})
+    platform_state.add_hold(
+        "default",
+        {
+            "question": "Refund\x00 now\udfff",
+            "items": [
+                {
+                    "id": "call_" + "9" * 400,
+                    "title": "t\ud800\t\\N\n",
+                    "data": {"note\x00": "a\x00b\\.", "amount": 1e20, "tiny": -0.0},
+                }
+            ],
+        },
+    )
     platform_state.add_hold("default", {"agent": "a" * 250})  # quarantined by either path
     platform_state.generate("default", 30)
     frozen = datetime(2026, 11, 30, 3, 0, 0, 123456, tzinfo=UTC)
@@ -271,8 +289,15 @@ def test_copy_writes_exactly_the_rows_the_orm_writes_hostile_text_included(platf
 
 
 def test_one_hostile_hold_neither_blocks_the_others_nor_breaks_the_database(platform_client, platform_state):
-    platform_state.add_hold("default", {"question": "Refund\x00 now", "items": [
-        {"id": "call_" + "9" * 400, "title": "t\ud800", "data": {"note\x00": "a\x00b", "amount": "1.00"}}]})
+    platform_state.add_hold(
+        "default",
+        {
+            "question": "Refund\x00 now",
+            "items": [
+                {"id": "call_" + "9" * 400, "title": "t\ud800", "data": {"note\x00": "a\x00b", "amount": "1.00"}}
+            ],
+        },
+    )
     platform_state.add_hold("default", {"question": "An ordinary refund"})
 
     result = sync.sync_env(platform_client, "default")
@@ -325,7 +350,9 @@ def test_a_hold_expired_here_while_sync_writes_its_change_stays_closed(platform_
     assert hold.closed_at is not None
 
 
-def test_an_expiry_learned_by_sync_tells_the_auditors_and_ends_the_claim(platform_client, platform_state, alice, audrey):
+def test_an_expiry_learned_by_sync_tells_the_auditors_and_ends_the_claim(
+    platform_client, platform_state, alice, audrey
+):
     from holds.deciding import claims
     from notifications.models import Notification
 

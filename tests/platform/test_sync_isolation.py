@@ -72,7 +72,9 @@ def second_item_like_the_first():
 
 
 def file(**changes):
-    return lambda hold: hold | {"files": [{"id": "f_1", "name": "photo.jpg", "content_type": "image/jpeg", "size": 3} | changes]}
+    return lambda hold: (
+        hold | {"files": [{"id": "f_1", "name": "photo.jpg", "content_type": "image/jpeg", "size": 3} | changes]}
+    )
 
 
 def nested(depth: int, leaf="deep"):
@@ -92,7 +94,10 @@ def stored(**expected):
     def check(hold_id):
         hold = Hold.objects.get(env="default", hold_id=hold_id)
         item = hold.items.first()
-        seen = {name: getattr(hold, name) if hasattr(hold, name) else getattr(item, name.removeprefix("item_")) for name in expected}
+        seen = {
+            name: getattr(hold, name) if hasattr(hold, name) else getattr(item, name.removeprefix("item_"))
+            for name in expected
+        }
         assert seen == expected
         assert not QuarantinedHold.objects.exists()
 
@@ -114,23 +119,41 @@ def quarantined(reason: str, hold_id=None):
 
 HOSTILE = [
     # hold_id
-    pytest.param(fields(hold_id="h_" + "7" * 5000), quarantined("hold_id is 5,002 characters long", "h_" + "7" * 1997 + "…"), id="hold_id too long"),
+    pytest.param(
+        fields(hold_id="h_" + "7" * 5000),
+        quarantined("hold_id is 5,002 characters long", "h_" + "7" * 1997 + "…"),
+        id="hold_id too long",
+    ),
     pytest.param(fields(hold_id=12), quarantined("hold_id is a number", "12"), id="hold_id a number"),
     pytest.param(fields(hold_id=None), quarantined("hold_id is null", ""), id="hold_id null"),
     pytest.param(without("hold_id"), quarantined("hold_id is missing", ""), id="hold_id missing"),
     pytest.param(fields(hold_id=""), quarantined("hold_id is empty text", ""), id="hold_id empty"),
-    pytest.param(fields(hold_id={"id": "h_1"}), quarantined("hold_id is an object", '{"id": "h_1"}'), id="hold_id an object"),
+    pytest.param(
+        fields(hold_id={"id": "h_1"}), quarantined("hold_id is an object", '{"id": "h_1"}'), id="hold_id an object"
+    ),
     pytest.param(fields(hold_id="h_\x00"), quarantined("hold_id holds a NUL", "h_\ufffd"), id="hold_id with NUL"),
-    pytest.param(fields(hold_id=".."), quarantined("hold_id is '..', which a request path cannot carry", ".."), id="hold_id .."),
-    pytest.param(fields(hold_id="."), quarantined("hold_id is '.', which a request path cannot carry", "."), id="hold_id ."),
+    pytest.param(
+        fields(hold_id=".."), quarantined("hold_id is '..', which a request path cannot carry", ".."), id="hold_id .."
+    ),
+    pytest.param(
+        fields(hold_id="."), quarantined("hold_id is '.', which a request path cannot carry", "."), id="hold_id ."
+    ),
     # run_id
-    pytest.param(fields(run_id="r_" + "7" * 5000), quarantined("run_id is 5,002 characters long"), id="run_id too long"),
+    pytest.param(
+        fields(run_id="r_" + "7" * 5000), quarantined("run_id is 5,002 characters long"), id="run_id too long"
+    ),
     pytest.param(fields(run_id=["r_1"]), quarantined("run_id is an array, not text"), id="run_id an array"),
     pytest.param(fields(run_id=None), stored(run_id=""), id="run_id null"),
     pytest.param(fields(run_id=".."), quarantined("run_id is '..', which a request path cannot carry"), id="run_id .."),
-    pytest.param(fields(run_id="r_\ud800"), quarantined("run_id holds a NUL or a lone surrogate"), id="run_id lone surrogate"),
+    pytest.param(
+        fields(run_id="r_\ud800"), quarantined("run_id holds a NUL or a lone surrogate"), id="run_id lone surrogate"
+    ),
     # agent, capability, status
-    pytest.param(fields(agent="a" * 250), quarantined("agent is 250 characters long; Review Queue stores at most 200"), id="agent 250 characters"),
+    pytest.param(
+        fields(agent="a" * 250),
+        quarantined("agent is 250 characters long; Review Queue stores at most 200"),
+        id="agent 250 characters",
+    ),
     pytest.param(fields(agent="a" * 200), stored(agent="a" * 200), id="agent 200 characters"),
     pytest.param(fields(agent={"name": "x"}), quarantined("agent is an object, not text"), id="agent an object"),
     pytest.param(fields(agent="bot\x00"), stored(agent="bot\ufffd"), id="agent with NUL"),
@@ -140,10 +163,18 @@ HOSTILE = [
     pytest.param(fields(status="teleported"), stored(status="open"), id="status unknown"),
     pytest.param(fields(status=None), stored(status="open"), id="status null"),
     # question, intent, details
-    pytest.param(fields(question={"text": "Refund?"}), quarantined("question is an object, not text"), id="question an object"),
+    pytest.param(
+        fields(question={"text": "Refund?"}), quarantined("question is an object, not text"), id="question an object"
+    ),
     pytest.param(fields(question=None), stored(question=""), id="question null"),
-    pytest.param(fields(question="?" * 1_000_000), stored(question="?" * 1_000_000), id="question a million characters"),
-    pytest.param(fields(question="Refund\x00 now\udfff"), stored(question="Refund\ufffd now\ufffd"), id="question NUL and lone surrogate"),
+    pytest.param(
+        fields(question="?" * 1_000_000), stored(question="?" * 1_000_000), id="question a million characters"
+    ),
+    pytest.param(
+        fields(question="Refund\x00 now\udfff"),
+        stored(question="Refund\ufffd now\ufffd"),
+        id="question NUL and lone surrogate",
+    ),
     pytest.param(fields(intent=3.5), quarantined("intent is a number, not text"), id="intent a number"),
     pytest.param(fields(details=["a", "b"]), quarantined("details is an array, not text"), id="details an array"),
     pytest.param(fields(details=True), quarantined("details is a boolean, not text"), id="details a boolean"),
@@ -155,10 +186,18 @@ HOSTILE = [
     # items
     pytest.param(fields(items="A-1"), quarantined("items is text, not an array"), id="items text"),
     pytest.param(fields(items=["A-1"]), quarantined("items must all be objects"), id="item not an object"),
-    pytest.param(lambda hold: hold | {"items": [{"title": "t", "data": {}}]}, quarantined("an item id is missing"), id="item id missing"),
+    pytest.param(
+        lambda hold: hold | {"items": [{"title": "t", "data": {}}]},
+        quarantined("an item id is missing"),
+        id="item id missing",
+    ),
     pytest.param(item(id=12), quarantined("an item id is a number, not an id"), id="item id a number"),
     pytest.param(item(id=None), quarantined("an item id is null, not an id"), id="item id null"),
-    pytest.param(item(id="call_" + "9" * 496), quarantined("item id is 501 characters long; Review Queue stores at most 500"), id="item id too long"),
+    pytest.param(
+        item(id="call_" + "9" * 496),
+        quarantined("item id is 501 characters long; Review Queue stores at most 500"),
+        id="item id too long",
+    ),
     pytest.param(item(id="call_\x00"), quarantined("item id holds a NUL"), id="item id with NUL"),
     pytest.param(second_item_like_the_first(), quarantined("two items have the same id"), id="item ids repeat"),
     pytest.param(item(title={"t": 1}), quarantined("title is an object, not text"), id="item title an object"),
@@ -166,9 +205,21 @@ HOSTILE = [
     pytest.param(item(data="refund"), quarantined("is text, not an object"), id="item data text"),
     pytest.param(item(data=[1, 2]), quarantined("is an array, not an object"), id="item data an array"),
     pytest.param(item(data=None), stored(item_data=None), id="item data null"),
-    pytest.param(item(data={"amount": float("nan"), "limit": float("inf")}), stored(item_data={"amount": "NaN", "limit": "Infinity"}), id="item data NaN and Infinity"),
-    pytest.param(item(data={"amount": 10**4100}), stored(item_data={"amount": "1" + "0" * 4100}), id="item data a 4,101-digit integer"),
-    pytest.param(item(data={"amount": 1e308, "tiny": -0.0}), stored(item_data={"amount": 10**308, "tiny": 0.0}), id="item data huge float"),
+    pytest.param(
+        item(data={"amount": float("nan"), "limit": float("inf")}),
+        stored(item_data={"amount": "NaN", "limit": "Infinity"}),
+        id="item data NaN and Infinity",
+    ),
+    pytest.param(
+        item(data={"amount": 10**4100}),
+        stored(item_data={"amount": "1" + "0" * 4100}),
+        id="item data a 4,101-digit integer",
+    ),
+    pytest.param(
+        item(data={"amount": 1e308, "tiny": -0.0}),
+        stored(item_data={"amount": 10**308, "tiny": 0.0}),
+        id="item data huge float",
+    ),
     pytest.param(item(data={"note\x00": "a\x00b"}), stored(item_data={"note\ufffd": "a\ufffdb"}), id="item data NUL"),
     pytest.param(item(data=nested(50)), stored(item_data=nested(50)), id="item data nested 50 levels"),
     pytest.param(item(data=nested(100)), quarantined("more than 64 levels deep"), id="item data nested 100 levels"),
@@ -181,21 +232,45 @@ HOSTILE = [
     pytest.param(file(id=".."), quarantined("a file id is '..', which a request path cannot carry"), id="file id .."),
     pytest.param(file(id="."), quarantined("a file id is '.', which a request path cannot carry"), id="file id ."),
     pytest.param(file(name=["photo.jpg"]), quarantined("name is an array, not text"), id="file name an array"),
-    pytest.param(file(size="large"), stored(files=[{"id": "f_1", "name": "photo.jpg", "content_type": "image/jpeg", "size": None}]), id="file size text"),
-    pytest.param(file(size=10**30), stored(files=[{"id": "f_1", "name": "photo.jpg", "content_type": "image/jpeg", "size": 10**30}]), id="file size huge"),
+    pytest.param(
+        file(size="large"),
+        stored(files=[{"id": "f_1", "name": "photo.jpg", "content_type": "image/jpeg", "size": None}]),
+        id="file size text",
+    ),
+    pytest.param(
+        file(size=10**30),
+        stored(files=[{"id": "f_1", "name": "photo.jpg", "content_type": "image/jpeg", "size": 10**30}]),
+        id="file size huge",
+    ),
     # times and the decision
-    pytest.param(fields(created_at="yesterday"), quarantined("created_at is not an ISO-8601 time"), id="created_at not a time"),
-    pytest.param(fields(created_at=1764410400), quarantined("created_at is not an ISO-8601 time"), id="created_at a number"),
-    pytest.param(fields(created_at="0001-01-01T00:00:00+01:00"), quarantined("created_at is not an ISO-8601 time"), id="created_at before year 1"),
-    pytest.param(fields(expires_at="9999-12-31T23:59:59-01:00"), quarantined("expires_at is not an ISO-8601 time"), id="expires_at after year 9999"),
-    pytest.param(fields(expires_at={"in": "1h"}), quarantined("expires_at is not an ISO-8601 time"), id="expires_at an object"),
+    pytest.param(
+        fields(created_at="yesterday"), quarantined("created_at is not an ISO-8601 time"), id="created_at not a time"
+    ),
+    pytest.param(
+        fields(created_at=1764410400), quarantined("created_at is not an ISO-8601 time"), id="created_at a number"
+    ),
+    pytest.param(
+        fields(created_at="0001-01-01T00:00:00+01:00"),
+        quarantined("created_at is not an ISO-8601 time"),
+        id="created_at before year 1",
+    ),
+    pytest.param(
+        fields(expires_at="9999-12-31T23:59:59-01:00"),
+        quarantined("expires_at is not an ISO-8601 time"),
+        id="expires_at after year 9999",
+    ),
+    pytest.param(
+        fields(expires_at={"in": "1h"}), quarantined("expires_at is not an ISO-8601 time"), id="expires_at an object"
+    ),
     pytest.param(fields(expires_at=None), stored(expires_at=None), id="expires_at null"),
     pytest.param(fields(decision="approved"), quarantined("decision is text, not an object"), id="decision text"),
     # the hold itself
     pytest.param(instead("h_1"), quarantined("the hold is text, not an object", ""), id="hold text"),
     pytest.param(instead(None), quarantined("the hold is null, not an object", ""), id="hold null"),
     pytest.param(instead([]), quarantined("the hold is an array, not an object", ""), id="hold an array"),
-    pytest.param(fields(surprise=nested(70)), quarantined("more than 64 levels deep"), id="unknown field nested 70 levels"),
+    pytest.param(
+        fields(surprise=nested(70)), quarantined("more than 64 levels deep"), id="unknown field nested 70 levels"
+    ),
 ]
 
 
@@ -298,15 +373,21 @@ def test_the_queue_counts_quarantined_holds_and_an_admin_reads_why(platform_clie
     assert detail.status_code == 200 and 'name="reason"' not in detail.content.decode()  # shown, not editable
 
 
-@pytest.mark.parametrize("failure, banner", [
-    ("platform", "Platform unreachable since"),
-    ("ours", "because of an error in Review Queue, see the worker's log."),
-])
-def test_the_banner_names_whose_error_stops_the_sync(platform_client, platform_state, alice_client, monkeypatch, failure, banner):
+@pytest.mark.parametrize(
+    "failure, banner",
+    [
+        ("platform", "Platform unreachable since"),
+        ("ours", "because of an error in Review Queue, see the worker's log."),
+    ],
+)
+def test_the_banner_names_whose_error_stops_the_sync(
+    platform_client, platform_state, alice_client, monkeypatch, failure, banner
+):
     if failure == "platform":
         platform_state.push_faults([{"status": 503}])
         sync.sync_env(platform_client, "default")
     else:
+
         def broken(*arguments):
             raise RuntimeError("connection to db.internal:5432 refused for user rq")
 

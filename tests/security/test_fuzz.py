@@ -10,8 +10,6 @@ that breaks after its 200 fails too. The examples are derandomized: every run tr
 requests, against Postgres and the simulated platform over HTTP. ``-s`` shows the tally.
 """
 
-from tests.helpers.urls import real_path_values
-
 import base64
 import json
 from collections import Counter
@@ -27,16 +25,16 @@ from hypothesis import strategies as st
 from audit import events
 from audit.models import AuditEvent, EventKind
 from holds.deciding import decisions
-from holds.queue import listing as queue
 from holds.deciding.decisions import ItemChoice
 from holds.models import Decision, Hold
+from holds.queue import listing as queue
 from notifications import notify
 from notifications.models import Notification, WebhookChannel
 from reviewqueue import readers
-from tests.helpers.users import make_user
 from tests.helpers.forms import fields_of
 from tests.helpers.reviewing import review_form
-from tests.helpers.urls import named_urls
+from tests.helpers.urls import named_urls, real_path_values
+from tests.helpers.users import make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -44,8 +42,33 @@ EXAMPLES = 1200
 ROLES = ("anonymous", "reviewer", "auditor", "admin")
 
 QUERY_PARAMS = {
-    "queue": ["agent", "capability", "env", "expiring", "claim", "q", "min_amount", "max_amount", "sort", "after", "loaded_at"],
-    "audit:list": ["since", "until", "kind", "reviewer", "agent", "action", "outcome", "hold", "run", "item", "q", "after"],
+    "queue": [
+        "agent",
+        "capability",
+        "env",
+        "expiring",
+        "claim",
+        "q",
+        "min_amount",
+        "max_amount",
+        "sort",
+        "after",
+        "loaded_at",
+    ],
+    "audit:list": [
+        "since",
+        "until",
+        "kind",
+        "reviewer",
+        "agent",
+        "action",
+        "outcome",
+        "hold",
+        "run",
+        "item",
+        "q",
+        "after",
+    ],
     "audit:export": ["since", "until", "kind", "reviewer", "agent", "action", "outcome", "hold", "run", "item", "q"],
     "audit:stats": ["since", "until"],
     "hold-file": ["inline"],
@@ -65,17 +88,84 @@ FORM_FIELDS = {
     "admin:auth_user_password_change": ["password1", "password2", "usable_password"],
 }
 ADMIN_CHANGELIST_FORM = ["action", "_selected_action", "select_across", "index"]
-WEIGHTED = {"queue", "hold-review", "bulk-review", "notifications-read", "notification-preferences", "audit:list", "audit:export"}
+WEIGHTED = {
+    "queue",
+    "hold-review",
+    "bulk-review",
+    "notifications-read",
+    "notification-preferences",
+    "audit:list",
+    "audit:export",
+}
 
 HOSTILE = [
-    "", " ", "\x00", "a\x00b", "²", "١٢٣", "１２", "9" * 5000, "0" * 5000 + "1", "-1", "0", "+1", " 1 ", "1.5", "-0",
-    str(2**31), str(2**63), str(10**30), "1e309", "-1e309", "Infinity", "-Infinity", "NaN", "nan", "inf",
-    "2026-02-30", "9999-12-31", "0001-01-01", "10000-01-01", "2026-01-01T00:00:00+00:00", "0001-01-01T00:00:00+01:00",
-    "9999-12-31T23:59:59-01:00", "2026-01-01T00:00:00", "yesterday",
-    "[" + "1" * 5000 + "]", "[1e309]", "[-1e309]", '["\\u0000"]', '["\\ud800"]', '{"\\u0000": 1}', "[" * 5000, "{}", "[]",
-    "null", "true", '{"a": NaN}', "1" * 5000,
-    "<script>alert(1)</script>", "' OR 1=1 --", "%", "%00", "_", "\\", "../../etc/passwd", "x" * 10_000, "\u202e", "🧾",
-    "approve", "reject", "edit", "yes", "mine", "unclaimed", "15m", "claimed", "in_app", "email",
+    "",
+    " ",
+    "\x00",
+    "a\x00b",
+    "²",
+    "١٢٣",
+    "１２",
+    "9" * 5000,
+    "0" * 5000 + "1",
+    "-1",
+    "0",
+    "+1",
+    " 1 ",
+    "1.5",
+    "-0",
+    str(2**31),
+    str(2**63),
+    str(10**30),
+    "1e309",
+    "-1e309",
+    "Infinity",
+    "-Infinity",
+    "NaN",
+    "nan",
+    "inf",
+    "2026-02-30",
+    "9999-12-31",
+    "0001-01-01",
+    "10000-01-01",
+    "2026-01-01T00:00:00+00:00",
+    "0001-01-01T00:00:00+01:00",
+    "9999-12-31T23:59:59-01:00",
+    "2026-01-01T00:00:00",
+    "yesterday",
+    "[" + "1" * 5000 + "]",
+    "[1e309]",
+    "[-1e309]",
+    '["\\u0000"]',
+    '["\\ud800"]',
+    '{"\\u0000": 1}',
+    "[" * 5000,
+    "{}",
+    "[]",
+    "null",
+    "true",
+    '{"a": NaN}',
+    "1" * 5000,
+    "<script>alert(1)</script>",
+    "' OR 1=1 --",
+    "%",
+    "%00",
+    "_",
+    "\\",
+    "../../etc/passwd",
+    "x" * 10_000,
+    "\u202e",
+    "🧾",
+    "approve",
+    "reject",
+    "edit",
+    "yes",
+    "mine",
+    "unclaimed",
+    "15m",
+    "claimed",
+    "in_app",
+    "email",
 ]
 JSON_SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
 JSON_VALUES = st.recursive(JSON_SCALARS, lambda inner: st.lists(inner, max_size=4), max_leaves=6)
@@ -111,7 +201,14 @@ def admin_fields(superuser) -> tuple[dict[str, list[str]], dict[str, list[str]]]
         for list_filter in model_admin.list_filter:
             field = list_filter[0] if isinstance(list_filter, tuple) else list_filter
             if isinstance(field, str):
-                filters += [field, f"{field}__exact", f"{field}__isnull", f"{field}__gte", f"{field}__lt", f"{field}__id__exact"]
+                filters += [
+                    field,
+                    f"{field}__exact",
+                    f"{field}__isnull",
+                    f"{field}__gte",
+                    f"{field}__lt",
+                    f"{field}__id__exact",
+                ]
             else:
                 filters.append(field.parameter_name)
         queries[f"{base}_changelist"] = ADMIN_LIST_PARAMS + filters
@@ -119,8 +216,6 @@ def admin_fields(superuser) -> tuple[dict[str, list[str]], dict[str, list[str]]]
         form_fields = list(model_admin.get_form(request).base_fields) + ["_save", "_continue"]
         forms[f"{base}_add"] = forms[f"{base}_change"] = form_fields
     return queries, forms
-
-
 
 
 def fitting_role(name: str) -> str:
@@ -135,23 +230,39 @@ def fitting_role(name: str) -> str:
 def world(samples, alice, audrey, platform_client):
     """A lived-in app: holds, a delivered decision, audit events, notifications, a webhook; the values it offers."""
     root = make_user("root", is_staff=True, is_superuser=True)
-    decision = decisions.submit(samples["h_13"], alice, [ItemChoice("toolu_01A9xQ2mZ", "approve"),
-                                                         ItemChoice("toolu_01B7kR4pW", "reject", None, "no")])
+    decision = decisions.submit(
+        samples["h_13"],
+        alice,
+        [ItemChoice("toolu_01A9xQ2mZ", "approve"), ItemChoice("toolu_01B7kR4pW", "reject", None, "no")],
+    )
     decisions.deliver(decision.pk, platform_client)
     notify.expired([samples["h_12"]])
     events.record(EventKind.SETTING_CHANGED, payload={"note": "fuzz"})
     WebhookChannel.objects.create(name="ops", url="https://hooks.example.com/ops", secret="s3cret", events=["expired"])
     holds = list(Hold.objects.all())
     audit_rows = list(AuditEvent.objects.all())
-    ids = sorted({str(pk) for model in (Hold, Decision, AuditEvent, Notification, WebhookChannel)
-                  for pk in model.objects.values_list("pk", flat=True)} | {str(alice.pk), str(audrey.pk), str(root.pk)})
+    ids = sorted(
+        {
+            str(pk)
+            for model in (Hold, Decision, AuditEvent, Notification, WebhookChannel)
+            for pk in model.objects.values_list("pk", flat=True)
+        }
+        | {str(alice.pk), str(audrey.pk), str(root.pk)}
+    )
     offered = {
         "ids": ids,
         "files": ["f_1", "f_9", "f_404"],
         "cursors": [queue.cursor_of(hold, sort) for hold in holds for sort in queue.ORDERS]
         + [readers.write_cursor(row.at, row.sequence) for row in audit_rows],
-        "words": sorted({hold.agent for hold in holds} | {hold.capability for hold in holds} | {hold.hold_id for hold in holds}
-                        | {hold.run_id for hold in holds} | set(EventKind.values) | set(queue.ORDERS) | {"default", "2026-01-01", "1", "49.90"}),
+        "words": sorted(
+            {hold.agent for hold in holds}
+            | {hold.capability for hold in holds}
+            | {hold.hold_id for hold in holds}
+            | {hold.run_id for hold in holds}
+            | set(EventKind.values)
+            | set(queue.ORDERS)
+            | {"default", "2026-01-01", "1", "49.90"}
+        ),
         "apps": ["holds", "audit", "auth", "axes", "notificationattempt", "notification", "hold", "user", "groups"],
     }
     users = {"reviewer": alice, "auditor": audrey, "admin": root}
@@ -174,7 +285,9 @@ def test_no_request_from_any_role_gets_a_5xx_or_a_broken_stream(world):
     holds_by_pk = {str(hold.pk): hold for hold in world["holds"]}
     statuses, tried = Counter(), Counter()
 
-    offered_values = st.sampled_from(offered["ids"] + offered["files"] + offered["cursors"] + offered["words"] + offered["apps"])
+    offered_values = st.sampled_from(
+        offered["ids"] + offered["files"] + offered["cursors"] + offered["words"] + offered["apps"]
+    )
     values = st.one_of(offered_values, HOSTILE_VALUES)
 
     def fields(draw, names: list[str], most: int | None = None) -> dict[str, str | list[str]]:
@@ -189,7 +302,9 @@ def test_no_request_from_any_role_gets_a_5xx_or_a_broken_stream(world):
     def requests(draw):
         name, path_format, params = draw(st.one_of(st.sampled_from(app_urls), st.sampled_from(admin_urls)))
         role = draw(st.one_of(st.just(fitting_role(name)), st.sampled_from(ROLES)))
-        path_params = {param: draw(mostly(st.sampled_from(real_paths[name, param]), HOSTILE_VALUES)) for param in params}
+        path_params = {
+            param: draw(mostly(st.sampled_from(real_paths[name, param]), HOSTILE_VALUES)) for param in params
+        }
         path = "/" + path_format % {param: quote(value, safe="") for param, value in path_params.items()}
         has_form = name in form_fields or name == "hold-review"
         method = draw(mostly(st.just("POST" if has_form else "GET"), st.just("GET" if has_form else "POST")))
@@ -217,20 +332,32 @@ def test_no_request_from_any_role_gets_a_5xx_or_a_broken_stream(world):
         assert response.status_code < 500 or not_ready, (role, method, url, form)  # readiness says 503 by design
         return response
 
-    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+    )
     @given(requests())
     def fuzz(request):
         role, method, path, query, form, htmx = request
         response = send(role, method, path, query, form, htmx)
-        if method == "POST" and path.endswith("/review") and response.status_code == 200 and b"confirm-form" in response.content:
+        if (
+            method == "POST"
+            and path.endswith("/review")
+            and response.status_code == 200
+            and b"confirm-form" in response.content
+        ):
             send(role, "POST", path, {}, fields_of(response.content.decode(), "confirm-form") | {"confirm": "yes"}, {})
 
     fuzz()
 
     total = sum(tried.values())
-    print(f"\nfuzz: {total} requests over {len(urls)} URLs; by role {dict(sorted(tried.items()))}; "
-          f"statuses {dict(sorted(statuses.items()))}")
+    print(
+        f"\nfuzz: {total} requests over {len(urls)} URLs; by role {dict(sorted(tried.items()))}; "
+        f"statuses {dict(sorted(statuses.items()))}"
+    )
     assert total >= 1000
     assert statuses[200] and statuses[400], "the fuzz reached neither working pages nor the readers' refusals"
 
@@ -238,5 +365,13 @@ def test_no_request_from_any_role_gets_a_5xx_or_a_broken_stream(world):
 def test_the_fuzz_covers_every_named_url():
     names = {name for name, _, _ in named_urls()}
 
-    assert {"queue", "hold-review", "audit:export", "hold-file", "notifications-read", "admin:autocomplete",
-            "admin:audit_auditevent_changelist", "admin:notifications_webhookchannel_change"} <= names
+    assert {
+        "queue",
+        "hold-review",
+        "audit:export",
+        "hold-file",
+        "notifications-read",
+        "admin:autocomplete",
+        "admin:audit_auditevent_changelist",
+        "admin:notifications_webhookchannel_change",
+    } <= names

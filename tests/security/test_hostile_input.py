@@ -17,8 +17,8 @@ from notifications import notify
 from notifications.models import Notification, WebhookChannel
 from reviewqueue import roles
 from teams.scopes import viewer_of
-from tests.helpers.users import make_user
 from tests.helpers.reviewing import field_name, review_form
+from tests.helpers.users import make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -95,7 +95,9 @@ def test_a_filtered_export_still_streams_every_matching_row(ada_client):
 
 
 def test_a_queue_cursor_holding_infinity_is_a_400(alice_client, samples):
-    response = alice_client.get(reverse("queue"), {"after": raw_cursor(["expiry", "", "2026-01-01T00:00:00+00:00", float("inf")])})
+    response = alice_client.get(
+        reverse("queue"), {"after": raw_cursor(["expiry", "", "2026-01-01T00:00:00+00:00", float("inf")])}
+    )
 
     assert_plain_400(response, "after", "page link")
 
@@ -114,7 +116,9 @@ def test_the_queue_pages_still_follow_their_own_cursors(alice_client, samples, m
     while url:
         response = alice_client.get(url)
         seen += [row.hold.hold_id for row in response.context["rows"]]
-        url = reverse("queue") + f"?after={response.context['next_cursor']}" if response.context["next_cursor"] else None
+        url = (
+            reverse("queue") + f"?after={response.context['next_cursor']}" if response.context["next_cursor"] else None
+        )
 
     assert sorted(seen) == sorted(samples)
 
@@ -124,15 +128,21 @@ def test_the_queue_pages_still_follow_their_own_cursors(alice_client, samples, m
 
 @pytest.mark.parametrize(
     "typed, message",
-    [("[" + "1" * 5000 + "]", "the number is too long"), ("[1e309]", "the number is too large"),
-     ('["\\u0000"]', "cannot hold \\u0000"), ('["\\ud800"]', "unpaired surrogate")],
+    [
+        ("[" + "1" * 5000 + "]", "the number is too long"),
+        ("[1e309]", "the number is too large"),
+        ('["\\u0000"]', "cannot hold \\u0000"),
+        ('["\\ud800"]', "unpaired surrogate"),
+    ],
 )
 def test_a_json_number_or_text_postgres_cannot_store_is_a_field_error(alice_client, samples, typed, message):
     hold = samples["h_19"]
     skus = field_name(hold, 0, "skus")
 
     summary = alice_client.post(reverse("hold-review", args=[hold.pk]), review_form(hold, **{skus: typed}))
-    confirmed = alice_client.post(reverse("hold-review", args=[hold.pk]), review_form(hold, confirm="yes", **{skus: typed}))
+    confirmed = alice_client.post(
+        reverse("hold-review", args=[hold.pk]), review_form(hold, confirm="yes", **{skus: typed})
+    )
 
     assert summary.status_code == 422 and confirmed.status_code == 422
     assert message in summary.content.decode()
@@ -142,7 +152,9 @@ def test_a_json_number_or_text_postgres_cannot_store_is_a_field_error(alice_clie
 def test_a_nul_in_the_review_form_is_a_400_and_nothing_is_decided(alice_client, samples):
     hold = samples["h_12"]
 
-    response = alice_client.post(reverse("hold-review", args=[hold.pk]), review_form(hold, confirm="yes", **{"item-0-comment": "ok\x00"}))
+    response = alice_client.post(
+        reverse("hold-review", args=[hold.pk]), review_form(hold, confirm="yes", **{"item-0-comment": "ok\x00"})
+    )
 
     assert_plain_400(response, "NUL")
     assert not Decision.objects.filter(hold=hold).exists()
@@ -180,8 +192,15 @@ def test_marking_one_notification_as_read_still_works(client, samples, audrey):
         ("admin:audit_auditevent_changelist", {"kind__exact": "\x00"}),
         ("admin:notifications_notification_changelist", {"status__exact": "\x00"}),
         ("admin:notifications_notification_changelist", {"q": "\x00"}),
-        ("admin:autocomplete", {"app_label": "notifications", "model_name": "notificationattempt", "field_name": "notification",
-                                "term": "\x00"}),
+        (
+            "admin:autocomplete",
+            {
+                "app_label": "notifications",
+                "model_name": "notificationattempt",
+                "field_name": "notification",
+                "term": "\x00",
+            },
+        ),
     ],
 )
 def test_a_nul_in_an_admin_filter_search_or_autocomplete_is_a_400(admin_client, url, query):
@@ -192,19 +211,29 @@ def test_a_nul_in_an_admin_filter_search_or_autocomplete_is_a_400(admin_client, 
 
 def test_admin_filters_and_autocomplete_still_answer(admin_client):
     filtered = admin_client.get(reverse("admin:audit_auditevent_changelist"), {"kind__exact": "claimed"})
-    completed = admin_client.get(reverse("admin:autocomplete"), {
-        "app_label": "notifications", "model_name": "notificationattempt", "field_name": "notification", "term": "x"})
+    completed = admin_client.get(
+        reverse("admin:autocomplete"),
+        {"app_label": "notifications", "model_name": "notificationattempt", "field_name": "notification", "term": "x"},
+    )
 
     assert filtered.status_code == 200 and completed.status_code == 200
 
 
 def webhook_form(**overrides):
-    return {"name": "ops", "url": "https://hooks.example.com/ops", "secret": "", "events": ["expired"], "active": "on",
-            **overrides}
+    return {
+        "name": "ops",
+        "url": "https://hooks.example.com/ops",
+        "secret": "",
+        "events": ["expired"],
+        "active": "on",
+        **overrides,
+    }
 
 
 def test_a_webhook_channel_with_a_huge_number_for_events_is_a_field_error(admin_client):
-    response = admin_client.post(reverse("admin:notifications_webhookchannel_add"), webhook_form(secret="s3cret", events=MANY_NINES))
+    response = admin_client.post(
+        reverse("admin:notifications_webhookchannel_add"), webhook_form(secret="s3cret", events=MANY_NINES)
+    )
 
     assert response.status_code == 200
     assert "events" in response.context["adminform"].form.errors
@@ -212,8 +241,10 @@ def test_a_webhook_channel_with_a_huge_number_for_events_is_a_field_error(admin_
 
 
 def test_a_webhook_channel_takes_its_events_from_the_offered_choices(admin_client):
-    response = admin_client.post(reverse("admin:notifications_webhookchannel_add"),
-                                 webhook_form(secret="s3cret", events=["expired", "not_applied"]))
+    response = admin_client.post(
+        reverse("admin:notifications_webhookchannel_add"),
+        webhook_form(secret="s3cret", events=["expired", "not_applied"]),
+    )
 
     assert response.status_code == 302
     assert WebhookChannel.objects.get().events == ["expired", "not_applied"]
@@ -231,8 +262,9 @@ def test_a_new_webhook_channel_needs_a_secret(admin_client):
 
 
 def test_the_webhook_secret_is_never_shown_back(admin_client):
-    channel = WebhookChannel.objects.create(name="ops", url="https://hooks.example.com/ops", secret="s3cret-value",
-                                            events=["expired"])
+    channel = WebhookChannel.objects.create(
+        name="ops", url="https://hooks.example.com/ops", secret="s3cret-value", events=["expired"]
+    )
 
     page = admin_client.get(reverse("admin:notifications_webhookchannel_change", args=[channel.pk])).content.decode()
 
@@ -241,8 +273,9 @@ def test_the_webhook_secret_is_never_shown_back(admin_client):
 
 
 def test_a_blank_secret_on_change_keeps_the_secret_and_a_new_one_replaces_it(admin_client):
-    channel = WebhookChannel.objects.create(name="ops", url="https://hooks.example.com/ops", secret="s3cret-value",
-                                            events=["expired"])
+    channel = WebhookChannel.objects.create(
+        name="ops", url="https://hooks.example.com/ops", secret="s3cret-value", events=["expired"]
+    )
     change = reverse("admin:notifications_webhookchannel_change", args=[channel.pk])
 
     kept = admin_client.post(change, webhook_form(url="https://hooks.example.com/new"))
@@ -264,7 +297,9 @@ def test_a_blank_secret_on_change_keeps_the_secret_and_a_new_one_replaces_it(adm
     ],
 )
 @pytest.mark.parametrize("posted", ["", "0", "x"])
-def test_an_action_that_posts_no_usable_id_is_a_400_and_changes_nothing(alice_client, samples, url, name, missing, posted):
+def test_an_action_that_posts_no_usable_id_is_a_400_and_changes_nothing(
+    alice_client, samples, url, name, missing, posted
+):
     hold = samples["h_12"]
 
     response = alice_client.post(reverse(url, args=[hold.pk]), {name: posted})

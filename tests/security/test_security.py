@@ -190,7 +190,9 @@ def test_no_page_or_download_with_hold_or_audit_data_may_be_cached(alice_client,
         reverse("audit:hold-timeline", args=[samples["h_12"].pk]),
     ]
 
-    for client, url in [(alice_client, url) for url in reviewer_pages] + [(auditor_client, url) for url in auditor_pages]:
+    for client, url in [(alice_client, url) for url in reviewer_pages] + [
+        (auditor_client, url) for url in auditor_pages
+    ]:
         response = client.get(url)
         assert response.status_code == 200, url
         assert response["Cache-Control"] == "private, no-store", url
@@ -324,8 +326,16 @@ def test_the_main_pages_run_under_the_policy_without_a_single_violation(browser,
     expect(page.get_by_role("heading", name="Open holds")).to_be_visible()
     seen = {}
     for url in [
-        "/", f"/holds/{hold.pk}/", "/notifications/", "/notifications/preferences", "/audit/", "/audit/stats/",
-        f"/audit/holds/{hold.pk}/", "/admin/", "/admin/holds/hold/", f"/admin/auth/user/{carol.pk}/change/",
+        "/",
+        f"/holds/{hold.pk}/",
+        "/notifications/",
+        "/notifications/preferences",
+        "/audit/",
+        "/audit/stats/",
+        f"/audit/holds/{hold.pk}/",
+        "/admin/",
+        "/admin/holds/hold/",
+        f"/admin/auth/user/{carol.pk}/change/",
     ]:
         page.goto(url)
         page.wait_for_load_state("networkidle")
@@ -340,4 +350,3 @@ def test_the_main_pages_run_under_the_policy_without_a_single_violation(browser,
 
     assert {url: found for url, found in seen.items() if found} == {}
     assert [problem for problem in problems if "Content Security Policy" in problem or "eval" in problem] == []
-

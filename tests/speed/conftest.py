@@ -10,7 +10,8 @@ from holds.mirror import sync
 def thousands_of_open_holds(platform_client, platform_state):
     """3,000 generated open holds and one with order A-55010, mirrored by one sync, with fresh statistics."""
     wanted = platform_state.add_hold(
-        "default", {"agent": "refund-bot", "items": [{"id": "A-55010", "data": {"order_id": "A-55010", "amount": "12.00"}}]}
+        "default",
+        {"agent": "refund-bot", "items": [{"id": "A-55010", "data": {"order_id": "A-55010", "amount": "12.00"}}]},
     )["hold_id"]
     platform_state.generate("default", 3000)
     sync.sync_env(platform_client, "default")

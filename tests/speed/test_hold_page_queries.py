@@ -63,7 +63,10 @@ def test_an_open_hold_shows_its_form_and_who_else_is_looking_in_at_most_8_querie
     page, statements = open_page(signed_in(alice), hold)
 
     assert_nothing_wasted(statements)
-    assert 'id="decide-form"' in page and '<strong><span class="person" title="bob@example.com">Bob Brown</span></strong> is looking at this.' in page
+    assert (
+        'id="decide-form"' in page
+        and '<strong><span class="person" title="bob@example.com">Bob Brown</span></strong> is looking at this.' in page
+    )
     assert HoldViewer.objects.filter(hold=hold, user=alice).exists()  # noted in the same statement
     assert HoldFirstOpened.objects.filter(hold=hold, user=alice).exists()  # and so is the first opening
 
@@ -77,8 +80,14 @@ def test_a_hold_with_a_live_decision_shows_it_in_at_most_8_queries(samples, alic
 
     for statements in (alices_statements, bobs_statements):
         assert_nothing_wasted(statements)
-    assert 'Decided by <strong><span class="person" title="alice@example.com">Alice Adams</span></strong>' in alices_page and 'id="undo-form"' in alices_page
-    assert 'Decided by <strong><span class="person" title="alice@example.com">Alice Adams</span></strong>' in bobs_page and 'id="undo-form"' not in bobs_page
+    assert (
+        'Decided by <strong><span class="person" title="alice@example.com">Alice Adams</span></strong>' in alices_page
+        and 'id="undo-form"' in alices_page
+    )
+    assert (
+        'Decided by <strong><span class="person" title="alice@example.com">Alice Adams</span></strong>' in bobs_page
+        and 'id="undo-form"' not in bobs_page
+    )
     assert 'id="decide-form"' not in bobs_page
     assert not HoldViewer.objects.filter(hold=hold).exists()  # a decided hold notes nobody's presence
 
@@ -93,7 +102,7 @@ def test_after_an_undo_the_form_comes_back_as_it_was_sent_in_at_most_8_queries(s
     assert_nothing_wasted(statements)
     assert "Undone at" in page and 'id="decide-form"' in page
     assert 'value="approve" checked' in page and ">fine by me</textarea>" in page
-    assert 'data-deciding' in page  # the undo gave alice her claim back
+    assert "data-deciding" in page  # the undo gave alice her claim back
 
 
 @pytest.mark.django_db(transaction=True)
@@ -114,7 +123,10 @@ def test_a_hold_waiting_for_its_second_approval_shows_the_round_in_at_most_8_que
 
     hold = samples["h_12"]
     ApprovalPolicy.objects.create(  # the page checks that bob is in the group the second approval needs
-        name="Two for h_12", env_pattern="default", agent_pattern=hold.agent, approvals_required=2,
+        name="Two for h_12",
+        env_pattern="default",
+        agent_pattern=hold.agent,
+        approvals_required=2,
         later_approver_group=Group.objects.get(name=roles.REVIEWERS),
     )
     decisions.submit(hold, alice, approve_all(hold))

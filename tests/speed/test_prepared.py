@@ -13,11 +13,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from holds import heartbeat
-from holds.queue import listing as queue
 from holds.models import Hold, SyncState
+from holds.queue import listing as queue
 from reviewqueue.sql import prepared
-from tests.helpers.processes import suite_database_url
-from tests.helpers.processes import start_django
+from tests.helpers.processes import start_django, suite_database_url
 
 pytestmark = pytest.mark.django_db
 
@@ -113,8 +112,9 @@ def saved_plan(queryset) -> str:
             cursor.execute("RESET plan_cache_mode")
 
 
-@pytest.mark.parametrize("sort, index", [("expiry", "hold_queue_order"), ("age", "hold_queue_oldest"),
-                                         ("amount", "hold_queue_largest")])
+@pytest.mark.parametrize(
+    "sort, index", [("expiry", "hold_queue_order"), ("age", "hold_queue_oldest"), ("amount", "hold_queue_largest")]
+)
 def test_the_saved_plan_of_the_queue_in_each_order_reads_its_index(thousands_of_open_holds, sort, index):  # noqa: F811
     # The open holds' indexes are partial, and the largest-first one indexes an expression: a plan for any
     # parameters can use them only because the SQL writes the open status and the -1 as literals.
@@ -201,4 +201,6 @@ def test_a_prepared_read_is_counted_and_fails_as_djangos_do(samples):
     ):
         cursor.execute("SELECT no_such_column FROM holds_hold WHERE id = %s", [1])
 
-    assert [query["sql"] for query in queries.captured_queries] == ["SELECT no_such_column FROM holds_hold WHERE id = 1"]
+    assert [query["sql"] for query in queries.captured_queries] == [
+        "SELECT no_such_column FROM holds_hold WHERE id = 1"
+    ]

@@ -14,15 +14,16 @@ import time_machine
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from django.template.loader import get_template
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone, translation
 
 from approvals.badges import Badge
-from holds.queue import listing as queue, rows as queue_rows
 from holds.mirror import sync
 from holds.models import Hold
+from holds.queue import listing as queue
+from holds.queue import rows as queue_rows
 from reviewqueue import softcache
 
 pytestmark = pytest.mark.django_db
@@ -39,7 +40,9 @@ def look(request, client, bob):
         if request.param == "page":
             response = client.get(reverse("queue"))
         else:
-            response = client.get(reverse("queue"), {"loaded_at": opened}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="queue-body")
+            response = client.get(
+                reverse("queue"), {"loaded_at": opened}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="queue-body"
+            )
         assert response.status_code == 200
         html = response.content.decode()
         return {row.hold.hold_id: _row_html(html, row.hold.pk) for row in response.context["rows"]}
@@ -92,7 +95,9 @@ def test_rows_read_once_are_kept_by_the_process_and_served_when_the_shared_cache
     with CaptureQueriesContext(connection) as queries:
         again = client.get(reverse("queue")).content.decode()
 
-    assert "Refund the broken kettle?" in again and _row_html(again, Hold.objects.get().pk) == _row_html(first, Hold.objects.get().pk)
+    assert "Refund the broken kettle?" in again and _row_html(again, Hold.objects.get().pk) == _row_html(
+        first, Hold.objects.get().pk
+    )
     assert not [query for query in queries.captured_queries if "holds_holditem" in query["sql"]]
 
 
@@ -108,7 +113,9 @@ def test_a_hold_decided_on_the_platform_leaves_at_the_next_refresh(look, platfor
 
 
 def test_an_expired_hold_leaves_at_the_next_refresh(look, platform_client, platform_state):
-    expiring = _hold(platform_state, platform_client, expires_at=(platform_state.now() + timedelta(minutes=5)).isoformat())
+    expiring = _hold(
+        platform_state, platform_client, expires_at=(platform_state.now() + timedelta(minutes=5)).isoformat()
+    )
     lasting = _hold(platform_state, platform_client, expires_at=None)
     with time_machine.travel(timezone.now(), tick=False) as traveller:
         assert set(look()) == {expiring, lasting}
@@ -146,7 +153,9 @@ def test_a_claim_that_runs_out_shows_at_the_next_refresh(look, client, alice, pl
 
 
 def test_each_urgency_band_shows_as_the_clock_moves_on(look, platform_client, platform_state):
-    hold_id = _hold(platform_state, platform_client, expires_at=(platform_state.now() + timedelta(minutes=75)).isoformat())
+    hold_id = _hold(
+        platform_state, platform_client, expires_at=(platform_state.now() + timedelta(minutes=75)).isoformat()
+    )
     with time_machine.travel(timezone.now(), tick=False) as traveller:
         assert _bands(look()[hold_id]) == set()
 
@@ -190,7 +199,9 @@ def test_new_content_from_sync_shows_at_the_next_refresh(look, platform_client, 
     assert "31.50" in _cell(after, "amount")
 
 
-def test_a_hold_that_arrives_is_marked_new_in_the_refresh_and_not_in_a_fresh_page(client, bob, platform_client, platform_state):
+def test_a_hold_that_arrives_is_marked_new_in_the_refresh_and_not_in_a_fresh_page(
+    client, bob, platform_client, platform_state
+):
     client.force_login(bob)
     opened = timezone.now().isoformat()
     hold_id = _hold(platform_state, platform_client)
@@ -209,9 +220,17 @@ def test_each_cell_names_its_column_and_its_label_for_the_phone_layout(look, pla
     row = look()[hold_id]
 
     cells = re.findall(r'<td class="([^"]*)" data-label="([^"]*)"', row)
-    assert [(next(name for name in classes.split() if name.startswith("cell-")), label) for classes, label in cells] == [
-        ("cell-select", "Select"), ("cell-question", "Question"), ("cell-agent", "Agent"), ("cell-items", "Items"),
-        ("cell-amount", "Amount"), ("cell-age", "Age"), ("cell-left", "Time left"), ("cell-reviewer", "Reviewing"),
+    assert [
+        (next(name for name in classes.split() if name.startswith("cell-")), label) for classes, label in cells
+    ] == [
+        ("cell-select", "Select"),
+        ("cell-question", "Question"),
+        ("cell-agent", "Agent"),
+        ("cell-items", "Items"),
+        ("cell-amount", "Amount"),
+        ("cell-age", "Age"),
+        ("cell-left", "Time left"),
+        ("cell-reviewer", "Reviewing"),
     ]
     assert row.count("<td") == len(cells)
 
@@ -242,18 +261,37 @@ def test_the_process_keeps_only_the_values_it_used_last(monkeypatch):
 def _listed(**changes) -> queue.Listed:
     moment = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
     values = {
-        "pk": 7, "hold_id": "h_7", "env": "default", "agent": "refund-bot", "capability": "refund",
-        "payload_digest": "d" * 64, "created_at": moment, "expires_at": moment + timedelta(hours=2),
-        "first_seen_at": moment, "amount": Decimal("49.90"), "claimed_by_id": None, "claim_expires_at": None,
-        "claimant_username": None, "claimant_first_name": None, "claimant_last_name": None, "claimant_email": None,
-        "open_approvals": 0, "assigned_to": "",
+        "pk": 7,
+        "hold_id": "h_7",
+        "env": "default",
+        "agent": "refund-bot",
+        "capability": "refund",
+        "payload_digest": "d" * 64,
+        "created_at": moment,
+        "expires_at": moment + timedelta(hours=2),
+        "first_seen_at": moment,
+        "amount": Decimal("49.90"),
+        "claimed_by_id": None,
+        "claim_expires_at": None,
+        "claimant_username": None,
+        "claimant_first_name": None,
+        "claimant_last_name": None,
+        "claimant_email": None,
+        "open_approvals": 0,
+        "assigned_to": "",
     }
     return queue.Listed(**(values | changes))
 
 
 NOW = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
-CLAIMED = {"claimed_by_id": 3, "claim_expires_at": NOW + timedelta(minutes=5), "claimant_username": "bob",
-           "claimant_first_name": "Bob", "claimant_last_name": "Brown", "claimant_email": "bob@example.com"}
+CLAIMED = {
+    "claimed_by_id": 3,
+    "claim_expires_at": NOW + timedelta(minutes=5),
+    "claimant_username": "bob",
+    "claimant_first_name": "Bob",
+    "claimant_last_name": "Brown",
+    "claimant_email": "bob@example.com",
+}
 
 
 @pytest.mark.parametrize(
@@ -270,7 +308,12 @@ CLAIMED = {"claimed_by_id": 3, "claim_expires_at": NOW + timedelta(minutes=5), "
         ({}, CLAIMED, None, None),
         (CLAIMED, {**CLAIMED, "claimant_first_name": "Robert"}, None, None),
         (CLAIMED, {**CLAIMED, "claimant_email": "robert@example.com"}, None, None),
-        (CLAIMED, {**CLAIMED, "claim_expires_at": NOW - timedelta(seconds=1)}, None, None),  # an expired claim shows nobody
+        (
+            CLAIMED,
+            {**CLAIMED, "claim_expires_at": NOW - timedelta(seconds=1)},
+            None,
+            None,
+        ),  # an expired claim shows nobody
         ({}, {}, datetime(2026, 12, 1, 8, 0, tzinfo=UTC), None),  # new to the reviewer
         ({}, {}, None, Badge("1 of 2 approvals", "")),
         ({}, {}, None, Badge("1 of 2 approvals", "amount 1,200.00 > 500")),

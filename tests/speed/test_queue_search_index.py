@@ -46,4 +46,3 @@ def test_the_trigram_index_keeps_a_short_pending_list(db):
         (options,) = cursor.fetchone()
 
     assert "gin_pending_list_limit=64" in options
-

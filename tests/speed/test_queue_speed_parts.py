@@ -13,11 +13,11 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from holds.deciding import decisions
 from holds import expiry
-from holds.queue import listing as queue
+from holds.deciding import decisions
 from holds.mirror import sync
 from holds.models import FilterValue, Hold
+from holds.queue import listing as queue
 from notifications import notify
 from teams import scopes
 
@@ -53,7 +53,9 @@ def test_each_agent_is_offered_from_the_sync_that_brings_it_to_the_sync_after_it
 
     # A reviewer's decision, once the platform has it: gone at the next sync.
     billing = Hold.objects.get(hold_id=decided_here)
-    decision = decisions.submit(billing, alice, [decisions.ItemChoice(item.item_id, "approve") for item in billing.items.all()])
+    decision = decisions.submit(
+        billing, alice, [decisions.ItemChoice(item.item_id, "approve") for item in billing.items.all()]
+    )
     decisions.deliver(decision.pk, platform_client)
     assert Hold.objects.get(hold_id=decided_here).status == Hold.Status.DECIDED
     sync.sync_env(platform_client, "default")
@@ -98,7 +100,9 @@ def test_the_filter_choices_come_from_the_cache_until_a_sync_changes_them(alice,
     assert queue.filter_values(scopes.viewer_of(alice), queue.sync_states())["agent"] == ["billing-bot", "refund-bot"]
 
 
-def test_a_capability_too_long_to_index_is_stored_and_queued_but_not_offered(alice_client, platform_client, platform_state):
+def test_a_capability_too_long_to_index_is_stored_and_queued_but_not_offered(
+    alice_client, platform_client, platform_state
+):
     hold_id = hold(platform_state, "refund-bot", "c" * 5000)
     sync.sync_env(platform_client, "default")
     assert Hold.objects.filter(hold_id=hold_id, status=Hold.Status.OPEN).exists()
@@ -141,7 +145,9 @@ def test_a_search_by_any_id_or_value_finds_it_among_the_open_holds_through_their
     assert index["columns"] == ["search_text"] and index["type"] == "gin"
 
 
-def test_the_queues_refresh_counts_no_bell_and_the_page_shows_its_count(alice_client, alice, platform_client, platform_state):
+def test_the_queues_refresh_counts_no_bell_and_the_page_shows_its_count(
+    alice_client, alice, platform_client, platform_state
+):
     hold(platform_state, "refund-bot")
     sync.sync_env(platform_client, "default")
     notify.expiring_soon([Hold.objects.get()], timezone.now())
@@ -153,10 +159,14 @@ def test_the_queues_refresh_counts_no_bell_and_the_page_shows_its_count(alice_cl
 
     assert "Notifications: 1 unread" in page
     assert refresh.status_code == 200 and "Notifications:" not in refresh.content.decode()
-    assert len(read) == 5 and not [sql for sql in read if "holds_notification" in sql]  # session, user, groups, syncs, holds
+    assert len(read) == 5 and not [
+        sql for sql in read if "holds_notification" in sql
+    ]  # session, user, groups, syncs, holds
 
 
-def test_the_open_holds_are_the_same_read_directly_or_as_another_querys_subquery(alice, platform_client, platform_state):
+def test_the_open_holds_are_the_same_read_directly_or_as_another_querys_subquery(
+    alice, platform_client, platform_state
+):
     hold(platform_state, "refund-bot")
     hold(platform_state, "billing-bot")
     sync.sync_env(platform_client, "default")
@@ -169,7 +179,9 @@ def test_the_open_holds_are_the_same_read_directly_or_as_another_querys_subquery
     assert direct == nested == {"refund-bot"}
 
 
-def test_the_filter_form_comes_from_the_cache_and_shows_each_reviewers_own_choices(alice_client, platform_client, platform_state):
+def test_the_filter_form_comes_from_the_cache_and_shows_each_reviewers_own_choices(
+    alice_client, platform_client, platform_state
+):
     hold(platform_state, "refund-bot")
     sync.sync_env(platform_client, "default")
     alice_client.get(reverse("queue"))
@@ -178,8 +190,8 @@ def test_the_filter_form_comes_from_the_cache_and_shows_each_reviewers_own_choic
         chosen = alice_client.get(reverse("queue"), {"agent": "refund-bot", "q": '"><b>x'}).content.decode()
     plain = alice_client.get(reverse("queue")).content.decode()
 
-    assert '<option selected>refund-bot</option>' in chosen and 'value="&quot;&gt;&lt;b&gt;x"' in chosen
-    assert '<option selected>' not in plain and 'name="q" value=""' in plain
+    assert "<option selected>refund-bot</option>" in chosen and 'value="&quot;&gt;&lt;b&gt;x"' in chosen
+    assert "<option selected>" not in plain and 'name="q" value=""' in plain
     assert not [query for query in queries.captured_queries if "holds_filtervalue" in query["sql"]]
 
 

@@ -14,9 +14,9 @@ from django.test import RequestFactory
 from reviewqueue import roles
 from sso import accounts, claims, role_mapping
 from sso.backend import SingleSignOnBackend
+from tests.helpers.processes import start_django
 from tests.helpers.users import make_user
 from tests.oidc_provider.running import IdentityProvider
-from tests.helpers.processes import start_django
 
 SSO_ENVIRONMENT = {
     "OIDC_RP_CLIENT_ID": "review-queue",
@@ -58,7 +58,12 @@ def test_the_oidc_variables_configure_it(tmp_path):
 
     backends, scopes, algorithm, reviewer_groups, auditor_groups, pkce, nonce = started.stdout.strip().split("|")
     assert backends == "['sso.backend.SingleSignOnBackend', 'reviewqueue.signin.PasswordBackend']"
-    assert (scopes, algorithm, reviewer_groups, auditor_groups) == ("openid email profile", "RS256", "['rq-reviewers', 'rq-leads']", "[]")
+    assert (scopes, algorithm, reviewer_groups, auditor_groups) == (
+        "openid email profile",
+        "RS256",
+        "['rq-reviewers', 'rq-leads']",
+        "[]",
+    )
     assert pkce == nonce == "True"
 
 
@@ -126,7 +131,10 @@ def test_a_new_person_whose_username_is_taken_here_is_refused(sso_on, db):
 
 
 def test_a_password_sign_in_still_works_beside_single_sign_on(sso_on, client, alice):
-    assert SingleSignOnBackend().authenticate(RequestFactory().get("/?code=c&state=s"), username="alice", password="pw") is None
+    assert (
+        SingleSignOnBackend().authenticate(RequestFactory().get("/?code=c&state=s"), username="alice", password="pw")
+        is None
+    )
 
     response = client.post("/login/", {"username": "alice", "password": "pw"})
 

@@ -17,7 +17,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, name, days, as_json: bool, **options):
         try:
-            window = int(readers.choice(days, "--days", [str(choice) for choice in replay.WINDOWS]) or replay.DEFAULT_WINDOW)
+            window = int(
+                readers.choice(days, "--days", [str(choice) for choice in replay.WINDOWS]) or replay.DEFAULT_WINDOW
+            )
         except readers.BadValue as error:
             raise CommandError(str(error)) from None
         policy = ApprovalPolicy.objects.filter(name=name).first()
@@ -32,6 +34,7 @@ class Command(BaseCommand):
         self.stdout.write(f"  would have approved by itself {result.would_approve}")
         self.stdout.write(f"  would have needed people {result.would_need_more}")
         self.stdout.write(f"  its default outcome would have decided {result.would_default}")
-        self.stdout.write(f"  approved by it, though people rejected them: {', '.join(result.people_rejected) or 'none'}")
+        self.stdout.write(
+            f"  approved by it, though people rejected them: {', '.join(result.people_rejected) or 'none'}"
+        )
         self.stdout.write(f"  approved by it, though people edited them: {', '.join(result.people_edited) or 'none'}")
-

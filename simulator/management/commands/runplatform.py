@@ -22,11 +22,17 @@ class Command(BaseCommand):
             help="the Bearer key clients must send (default: settings.AGENTOS_API_KEY, else dev-key)",
         )
         parser.add_argument(
-            "--env", action="append", default=[], dest="envs",
+            "--env",
+            action="append",
+            default=[],
+            dest="envs",
             help="an extra environment to serve; repeatable (samples go to 'default')",
         )
         parser.add_argument(
-            "--generate", type=int, default=0, metavar="N",
+            "--generate",
+            type=int,
+            default=0,
+            metavar="N",
             help="add N generated holds to each environment",
         )
         parser.add_argument("--no-samples", action="store_true", help="start without samples")
@@ -39,15 +45,11 @@ class Command(BaseCommand):
         if options["generate"]:
             for env in envs:
                 state.generate(env, options["generate"])
-        server = PlatformServer(
-            state, host=options["host"], port=options["port"], api_key=options["api_key"]
-        )
+        server = PlatformServer(state, host=options["host"], port=options["port"], api_key=options["api_key"])
         with server:
             counts = ", ".join(f"{state.count_holds(env, 'open')} open holds in {env}" for env in envs)
             # Never print the key itself: this line ends up in terminals and CI logs.
-            self.stdout.write(
-                f"Simulated AgentOS platform at {server.url} ({counts}); Ctrl+C stops it."
-            )
+            self.stdout.write(f"Simulated AgentOS platform at {server.url} ({counts}); Ctrl+C stops it.")
             try:
                 wait_for_ctrl_c()
             except KeyboardInterrupt:
