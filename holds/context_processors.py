@@ -1,4 +1,4 @@
-from holds.queue import listing as queue
+from holds.queue import display as queue_display
 from reviewqueue import roles
 
 
@@ -14,5 +14,5 @@ def navigation(request):
 
 
 def countdowns(request):
-    """The rules of the live countdowns, which base.html hands to app.js: ``holds.queue.listing.COUNTDOWN``."""
-    return {"countdown_rules": queue.COUNTDOWN}
+    """The rules of the live countdowns, which base.html hands to app.js: ``holds.queue.display.COUNTDOWN``."""
+    return {"countdown_rules": queue_display.COUNTDOWN}

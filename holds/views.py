@@ -16,7 +16,10 @@ from holds import approval_page, assignments, notes
 from holds.deciding import claims, decisions, form_layout, presence, review
 from holds.mirror import platform, runs
 from holds.models import Decision, Hold, Note
+from holds.queue import display as queue_display
 from holds.queue import filter_form as queue_filters
+from holds.queue import filter_values as queue_filter_values
+from holds.queue import freshness as queue_freshness
 from holds.queue import listing as holds_queue
 from holds.queue import rows as queue_rows
 from notifications import away
@@ -45,20 +48,20 @@ def _queue(request):
     holds, next_cursor = holds_queue.page(matching, request.GET.get("after", ""), filters)
     loaded_at = _loaded_at(request, now)
     new_holds = matching.filter(first_seen_at__gt=loaded_at) if loaded_at < now else None
-    states, new_count = holds_queue.sync_states_and_new_count(new_holds, filters)
+    states, new_count = queue_freshness.sync_states_and_new_count(new_holds, filters)
     rows = queue_rows.rows(holds, now, loaded_at, badges.badges(holds))
     context = {
         "rows": rows,
         "next_cursor": next_cursor,
         "filters": filters,
-        "freshness": holds_queue.freshness(now, states),
+        "freshness": queue_freshness.freshness(now, states),
         "loaded_at": loaded_at.isoformat(),
         "new_count": new_count,
         "now": now,
     }
     if request.htmx and request.htmx.target == "queue-body":
         return render(request, "holds/_queue_body.html", context)
-    choices = holds_queue.filter_values(request.viewer, states)  # no other team's agents
+    choices = queue_filter_values.filter_values(request.viewer, states)  # no other team's agents
     return render(request, "holds/queue.html", context | {"filter_form": queue_filters.form(filters, choices)})
 
 
@@ -101,7 +104,7 @@ def _hold_context(
             "decidable": decidable,
             "closed_reason": closed,
             "previewable": [file for file in hold.files if file.get("content_type") in INLINE_IMAGE_TYPES],
-            "urgency": holds_queue.urgency(hold, now),
+            "urgency": queue_display.urgency(hold, now),
             "expired": bool(hold.expires_at and hold.expires_at <= now),
             "error": error,
             # An assignment ends with the hold's decision or closing (``holds.assignments``): shown while it can be

@@ -52,7 +52,7 @@ from audit.models import AuditEvent, EventKind
 from holds import expiry, signals
 from holds.mirror import amounts, platform
 from holds.models import Hold, HoldItem, QuarantinedHold, SyncState
-from holds.queue import listing as holds_queue
+from holds.queue import filter_values as queue_filter_values
 from notifications import notify
 from reviewqueue.jsonvalues import UNSTORABLE, may_need_storable, scalars, storable
 from reviewqueue.sql import writes
@@ -127,7 +127,7 @@ def sync_env(client: platform.PlatformClient, env: str) -> SyncResult:
         result.closed = _record_vanished_holds(client, env, vanished)
         if result.created or result.updated or vanished or result.open != previous.open_count:
             # The filters' choices change only with the open holds; an unchanged resync neither reads nor writes them.
-            holds_queue.replace_filter_values(
+            queue_filter_values.replace_filter_values(
                 env, {(listed.hold.agent, listed.hold.capability) for listed in remote.values()}
             )
         _confirm_expired_here(client, env)

@@ -10,24 +10,18 @@ under a reviewer.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, ClassVar
 
-from django.conf import settings
-from django.db import connection, transaction
-from django.db.models import Expression, F, Func, Q, QuerySet
+from django.db.models import Expression, F, Q, QuerySet
 from django.utils import timezone
 
 from approvals import rounds
-from holds import assignments, heartbeat
-from holds.deciding import describe
-from holds.models import FilterValue, Hold, SyncState
-from reviewqueue import processcache, readers, softcache
-from reviewqueue.jsonvalues import AMOUNT_KEYS
+from holds import assignments
+from holds.models import Hold
+from reviewqueue import processcache, readers
 from reviewqueue.sql import expressions, prepared
 from reviewqueue.sql.expressions import RowSQL
 from reviewqueue.viewer import Viewer
@@ -40,18 +34,10 @@ EXPIRING_WITHIN = {
     "4h": timedelta(hours=4),
     "24h": timedelta(days=1),
 }
-URGENT = timedelta(minutes=15)
-SOON = timedelta(hours=1)
 # How a page's live countdown words the time left, by its largest unit: "2d 3h", "2h 05m", "4m 09s" ({mm} and {ss}
 # are the minutes and seconds in two digits).
-COUNTDOWN_WORDS = {"expired": "expired", "days": "{d}d {h}h", "hours": "{h}h {mm}m", "minutes": "{m}m {ss}s"}
 # What app.js needs to keep the countdowns and their urgency bands (``urgency``) current: the page carries it
 # (base.html's "countdown-rules"), so that the browser keeps no copy of these rules.
-COUNTDOWN = {
-    "urgent_ms": URGENT // timedelta(milliseconds=1),
-    "soon_ms": SOON // timedelta(milliseconds=1),
-    "words": COUNTDOWN_WORDS,
-}
 CLAIM_CHOICES = ("mine", "unclaimed")
 APPROVAL_CHOICES = ("mine",)  # "mine": holds whose open round of approvals the reviewer may join
 ASSIGNED_CHOICES = ("me",)  # "me": holds assigned to the reviewer or to one of their groups
@@ -316,189 +302,6 @@ def cursor_of(hold: Listed | Hold, sort: str = DEFAULT_SORT) -> str:
 
 # A longer value is never offered (the filter still takes it from a link): the unique index on
 # FilterValue holds an env, agent and capability together, in a few thousand bytes at most.
-LONGEST_FILTER_VALUE = 200
-
-
-def filter_values(viewer, states: list[SyncState] | None = None) -> dict[str, list[str]]:
-    """The values the filters offer ``viewer``: those of the open holds at each env's last sync that they
-    may see (one small query; see ``scopes.offered_values``).
-
-    Given the envs' ``states`` (see ``sync_states``), the values are read from the cache,
-    under a key naming each env's ``filter_values_version``, which sync changes together
-    with the values (``replace_filter_values``): the key changes only when they do. It
-    names each state's id too, which a database restored or rolled back (as tests do)
-    does not give out again, so that values cached for another database are never read.
-    """
-    return scopes.offered_values(viewer, [scopes.Combination(*row) for row in _filter_combinations(states)])
-
-
-def _filter_combinations(states: list[SyncState] | None) -> list[tuple[str, str, str]]:
-    key = _filter_values_key(states) if states else None
-    if key:
-        cached = softcache.get_many([key], "the filter choices", content_keyed=True)
-        if key in cached:
-            return cached[key]
-    rows = FilterValue.objects.filter(env__in=settings.AGENTOS_ENVS).order_by()
-    combinations = sorted(rows.values_list("env", "agent", "capability"))
-    if key:
-        softcache.set_many({key: combinations}, FILTER_VALUES_SECONDS, "the filter choices", content_keyed=True)
-    return combinations
-
-
-FILTER_VALUES_SECONDS = 24 * 3600  # values nobody reads again (replaced, say) leave the cache within a day
-
-
-def _filter_values_key(states: list[SyncState]) -> str:
-    versions = sorted((state.env, state.pk, state.filter_values_version) for state in states)
-    return (
-        "queue-filter-combinations:"
-        + hashlib.sha256(repr((sorted(settings.AGENTOS_ENVS), versions)).encode()).hexdigest()
-    )
-
-
-def replace_filter_values(env: str, agents_and_capabilities: set[tuple[str, str]]) -> None:
-    """Make the filters offer, for ``env``, exactly these agents with these capabilities (sync's call; writes only
-    the difference). A value longer than ``LONGEST_FILTER_VALUE`` is stored blank, so never offered.
-
-    A change also changes the env's ``filter_values_version``, in the same transaction,
-    so that no reader can pair the new version with the old values.
-    """
-    wanted = {(_offerable(agent), _offerable(capability)) for agent, capability in agents_and_capabilities}
-    stored = set(FilterValue.objects.filter(env=env).values_list("agent", "capability"))
-    if wanted == stored:
-        return
-    with transaction.atomic():
-        for agent, capability in stored - wanted:
-            FilterValue.objects.filter(env=env, agent=agent, capability=capability).delete()
-        FilterValue.objects.bulk_create(
-            [FilterValue(env=env, agent=agent, capability=capability) for agent, capability in sorted(wanted - stored)],
-            ignore_conflicts=True,
-        )
-        SyncState.objects.filter(env=env).update(filter_values_version=str(uuid.uuid4()))
-
-
-def _offerable(value: str) -> str:
-    return value if len(value) <= LONGEST_FILTER_VALUE else ""
-
-
-def amounts(hold: Hold) -> list[str]:
-    """The amounts the hold's items carry, as the agent wrote them (``describe.amount_text``)."""
-    found = []
-    for item in hold.items.all():
-        if isinstance(item.data, dict):
-            for key in AMOUNT_KEYS:
-                if key in item.data:
-                    found.append(describe.amount_text(item.data, key))
-    return found
-
-
-def urgency(hold: Hold, now: datetime) -> str:
-    """ "urgent" under ``URGENT`` left, "soon" under ``SOON``, else "" (app.js moves a page's bands on, see
-    ``COUNTDOWN``)."""
-    if hold.expires_at is None:
-        return ""
-    left = hold.expires_at - now
-    return "urgent" if left < URGENT else "soon" if left < SOON else ""
-
-
-@dataclasses.dataclass(frozen=True)
-class Freshness:
-    stale: bool
-    failing_since: datetime | None
-    last_success_at: datetime | None
-    last_error: str
-    periodic_last_run_at: datetime | None = None  # when beat's tasks last ran: None if never
-    periodic_stopped: bool = False  # they ran, but not for three sync intervals: beat or every worker is down
-    failing_here: bool = False  # the failing sync broke on an error in Review Queue, not on the platform
-    quarantined: int = 0  # listed holds that sync could not mirror (see QuarantinedHold)
-
-
-def sync_states() -> list[SyncState]:
-    """The envs' sync states, each with ``periodic_last_run_at``: when a periodic task last ran."""
-    return _sync_states()
-
-
-def sync_states_and_new_count(
-    new_holds: QuerySet[Hold] | None, filters: Filters = Filters()
-) -> tuple[list[SyncState], int]:
-    """The envs' sync states (as ``sync_states``) and how many ``new_holds`` there are (0 for None), in one query.
-
-    ``new_holds`` are the queue's under ``filters``: the query is prepared, as ``page``'s is, only when they filter
-    nothing.
-    """
-    if new_holds is None:
-        return sync_states(), 0
-    if connection.vendor != "postgresql":  # the quickstart's SQLite: the same reads, one by one
-        return sync_states(), new_holds.count()
-    # COUNT as a plain function, not an aggregate: one scalar subquery, without a GROUP BY.
-    counted = new_holds.order_by().annotate(count=Func(F("pk"), function="COUNT")).values("count")
-    states = _sync_states(counted.query.sql_with_params(), prepare=not filters.active)
-    return states, states[0].new_count if states else new_holds.count()  # no env has synced yet: counted apart
-
-
-def _sync_states(new_count: tuple[str, tuple] | None = None, prepare: bool = True) -> list[SyncState]:
-    """The envs' states with when a periodic task last ran and, given the scalar query ``new_count``, its value as
-    ``new_count``.
-
-    On PostgreSQL in one statement, unless told otherwise prepared (reviewqueue/sql/prepared.py): every queue page
-    and refresh asks, and building the queries cost the page more than running them, so their SQL is built once a
-    process (``_sync_state_queries``).
-    """
-    if connection.vendor != "postgresql":
-        last_run_at = heartbeat.last_run_at()
-        states = list(_states(tuple(settings.AGENTOS_ENVS)))
-        for state in states:
-            state.periodic_last_run_at = last_run_at
-        return states
-    states_sql, last_run_sql = _sync_state_queries(tuple(settings.AGENTOS_ENVS))
-    scalars = (last_run_sql, new_count) if new_count else (last_run_sql,)
-    states = []
-    for row in prepared.read(states_sql, scalars, prepare=prepare):
-        state = SyncState.from_db(connection.alias, _STATE_FIELDS, row[: len(_STATE_FIELDS)])
-        state.periodic_last_run_at, *counted = row[len(_STATE_FIELDS) :]
-        state.new_count = counted[0] if counted else None
-        states.append(state)
-    return states
-
-
-_STATE_FIELDS = [field.attname for field in SyncState._meta.concrete_fields]
-
-
-def _states(envs: tuple[str, ...]) -> QuerySet[SyncState]:
-    return SyncState.objects.filter(env__in=envs)
-
-
-@processcache.cached
-def _sync_state_queries(envs: tuple[str, ...]) -> tuple[tuple[str, tuple], tuple[str, tuple]]:
-    """The SQL of the envs' states (``_STATE_FIELDS``, the columns named one by one, as a prepared statement's must
-    stay as they were) and of when a periodic task last ran: the same on every call, so built once a process."""
-    return (
-        _states(envs).values_list(*_STATE_FIELDS).query.sql_with_params(),
-        heartbeat.last_run().query.sql_with_params(),
-    )
-
-
-def freshness(now: datetime, states: list[SyncState] | None = None) -> Freshness:
-    """Whether the mirror can be trusted: a failed last sync, none for three intervals, or a stopped beat is stale.
-
-    ``states`` are the envs' states as ``sync_states`` reads them (read here when not given).
-    """
-    states = sync_states() if states is None else states
-    periodic_last_run_at = states[0].periodic_last_run_at if states else heartbeat.last_run_at()
-    periodic_stopped = heartbeat.stopped(periodic_last_run_at, now)
-    failing = [state for state in states if state.failing]
-    successes = [state.last_success_at for state in states if state.last_success_at]
-    last_success = min(successes) if len(successes) == len(settings.AGENTOS_ENVS) else None
-    return Freshness(
-        stale=bool(failing) or last_success is None or heartbeat.overdue(last_success, now) or periodic_stopped,
-        failing_since=min((state.failing_since for state in failing), default=None),
-        last_success_at=last_success,
-        last_error=failing[0].last_error if failing else "",
-        periodic_last_run_at=periodic_last_run_at,
-        periodic_stopped=periodic_stopped,
-        failing_here=bool(failing) and failing[0].error_source == SyncState.ErrorSource.REVIEW_QUEUE,
-        quarantined=sum(state.quarantined_count for state in states),
-    )
 
 
 def next_for(viewer: Viewer, now: datetime) -> Hold | None:

@@ -28,6 +28,7 @@ from django.utils.safestring import SafeString, mark_safe
 from approvals.badges import Badge
 from holds.deciding import describe
 from holds.models import Hold
+from holds.queue import display as queue_display
 from holds.queue import listing as holds_queue
 from people import relative
 from reviewqueue import processcache, softcache
@@ -55,7 +56,7 @@ class Row:
         self.hold = listed
         self.approvals = approvals  # the approval badge, for a hold that needs several approvals or has some
         self.assigned_to = listed.assigned_to  # whom the hold is assigned to, a username or a group's name, or ""
-        self.urgency = holds_queue.urgency(listed, now)
+        self.urgency = queue_display.urgency(listed, now)
         self.claimant = _claimant(listed, now)
         self.new = listed.first_seen_at > loaded_at
         self.question = ""
@@ -101,7 +102,7 @@ def rows(
         fresh = {}
         for row_key, row in missing.items():
             whole = by_pk[row.hold.pk]
-            row.question, row.items, row.amounts = whole.question, list(whole.items.all()), holds_queue.amounts(whole)
+            row.question, row.items, row.amounts = whole.question, list(whole.items.all()), queue_display.amounts(whole)
             cached[row_key] = partial.render({"row": row, "hold_url": hold_url})
             if whole.payload_digest == row.hold.payload_digest:
                 fresh[row_key] = cached[row_key]

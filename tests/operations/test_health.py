@@ -86,7 +86,7 @@ def test_readyz_is_503_when_beat_has_been_silent_for_minutes(client, everything_
 
 
 def test_readyz_and_the_queue_banner_agree_on_when_beat_and_sync_are_stale(client, everything_running, settings):
-    from holds.queue import listing as queue
+    from holds.queue import freshness as queue_freshness
 
     interval = timedelta(seconds=settings.SYNC_INTERVAL_SECONDS)
     verdicts = []
@@ -94,7 +94,7 @@ def test_readyz_and_the_queue_banner_agree_on_when_beat_and_sync_are_stale(clien
         heartbeat.record_run("holds.tasks.sync_holds", timezone.now() - age)
         SyncState.objects.filter(env="default").update(last_success_at=timezone.now() - age)
         checks = readyz(client).json()["checks"]
-        freshness = queue.freshness(timezone.now())
+        freshness = queue_freshness.freshness(timezone.now())
         verdicts.append(
             (checks["beat"]["ok"], freshness.periodic_stopped, checks["sync:default"]["ok"], freshness.stale)
         )

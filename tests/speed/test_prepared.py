@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from holds import heartbeat
 from holds.models import Hold, SyncState
+from holds.queue import freshness as queue_freshness
 from holds.queue import listing as queue
 from reviewqueue.sql import prepared
 from tests.helpers.processes import start_django, suite_database_url
@@ -181,7 +182,7 @@ def test_a_prepared_read_gives_the_rows_the_orm_gives(samples, bob, sort):
 def test_the_sync_states_read_in_one_statement_are_the_orms(samples):
     heartbeat.record_run(next(iter(heartbeat.periodic_task_names())))
     with CaptureQueriesContext(connection) as queries:
-        (state,) = queue.sync_states()
+        (state,) = queue_freshness.sync_states()
 
     assert len(queries) == 1
     stored = SyncState.objects.get()

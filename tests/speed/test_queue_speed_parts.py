@@ -17,6 +17,8 @@ from holds import expiry
 from holds.deciding import decisions
 from holds.mirror import sync
 from holds.models import FilterValue, Hold
+from holds.queue import filter_values as queue_filter_values
+from holds.queue import freshness as queue_freshness
 from holds.queue import listing as queue
 from notifications import notify
 from teams import scopes
@@ -85,19 +87,26 @@ def test_an_unchanged_resync_neither_reads_nor_writes_the_filter_values(alice_cl
     assert offered(alice_client, "agent") == ["refund-bot"]
 
 
+def offered_to(user) -> dict[str, list[str]]:
+    return queue_filter_values.filter_values(scopes.viewer_of(user), queue_freshness.sync_states())
+
+
 def test_the_filter_choices_come_from_the_cache_until_a_sync_changes_them(alice, platform_client, platform_state):
     hold(platform_state, "refund-bot")
     sync.sync_env(platform_client, "default")
-    assert queue.filter_values(scopes.viewer_of(alice), queue.sync_states())["agent"] == ["refund-bot"]
+    assert offered_to(alice)["agent"] == ["refund-bot"]
 
     sync.sync_env(platform_client, "default")  # unchanged: the cached choices still hold
     with CaptureQueriesContext(connection) as queries:
-        assert queue.filter_values(scopes.viewer_of(alice), queue.sync_states())["agent"] == ["refund-bot"]
+        assert offered_to(alice)["agent"] == ["refund-bot"]
     assert not [query for query in queries.captured_queries if "holds_filtervalue" in query["sql"]]
 
     hold(platform_state, "billing-bot")
     sync.sync_env(platform_client, "default")
-    assert queue.filter_values(scopes.viewer_of(alice), queue.sync_states())["agent"] == ["billing-bot", "refund-bot"]
+    assert offered_to(alice)["agent"] == [
+        "billing-bot",
+        "refund-bot",
+    ]
 
 
 def test_a_capability_too_long_to_index_is_stored_and_queued_but_not_offered(
@@ -126,7 +135,7 @@ def test_the_filter_choices_read_no_hold(alice, platform_client, platform_state)
     sync.sync_env(platform_client, "default")
     viewer = scopes.viewer_of(alice)  # read with her roles, once a request
     with CaptureQueriesContext(connection) as queries:
-        choices = queue.filter_values(viewer)
+        choices = queue_filter_values.filter_values(viewer)
     assert len(queries.captured_queries) == 1 and "holds_hold" not in queries.captured_queries[0]["sql"]
     assert choices["env"] == ["default"] and choices["agent"]
 

@@ -1,0 +1,46 @@
+"""How a queue row shows a hold: its amounts as the agent wrote them, and its urgency, which the page's countdown
+moves on (app.js reads ``COUNTDOWN`` from the page).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from holds.deciding import describe
+from holds.models import Hold
+from reviewqueue.jsonvalues import AMOUNT_KEYS
+
+URGENT = timedelta(minutes=15)
+
+
+SOON = timedelta(hours=1)
+
+
+COUNTDOWN_WORDS = {"expired": "expired", "days": "{d}d {h}h", "hours": "{h}h {mm}m", "minutes": "{m}m {ss}s"}
+
+
+COUNTDOWN = {
+    "urgent_ms": URGENT // timedelta(milliseconds=1),
+    "soon_ms": SOON // timedelta(milliseconds=1),
+    "words": COUNTDOWN_WORDS,
+}
+
+
+def amounts(hold: Hold) -> list[str]:
+    """The amounts the hold's items carry, as the agent wrote them (``describe.amount_text``)."""
+    found = []
+    for item in hold.items.all():
+        if isinstance(item.data, dict):
+            for key in AMOUNT_KEYS:
+                if key in item.data:
+                    found.append(describe.amount_text(item.data, key))
+    return found
+
+
+def urgency(hold: Hold, now: datetime) -> str:
+    """ "urgent" under ``URGENT`` left, "soon" under ``SOON``, else "" (app.js moves a page's bands on, see
+    ``COUNTDOWN``)."""
+    if hold.expires_at is None:
+        return ""
+    left = hold.expires_at - now
+    return "urgent" if left < URGENT else "soon" if left < SOON else ""
