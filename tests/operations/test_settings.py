@@ -8,22 +8,7 @@ import sys
 
 import pytest
 
-from tests.helpers.processes import ROOT
-
-
-def start_django(code: str = "", **variables) -> subprocess.CompletedProcess:
-    """Set Django up in a fresh process with exactly these variables (and no database or Redis URL)."""
-    environment = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
-    environment |= {"DJANGO_SETTINGS_MODULE": "reviewqueue.settings", "SECRET_KEY": "s", "EMAIL_BACKEND": "console"}
-    environment |= variables
-    return subprocess.run(
-        [sys.executable, "-c", f"import django; django.setup(); {code}"],
-        env=environment,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+from tests.helpers.processes import ROOT, start_django
 
 
 @pytest.mark.parametrize(
