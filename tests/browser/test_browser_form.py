@@ -16,7 +16,7 @@ ONE_ITEM_HOLDS_WITH_AN_AMOUNT = ["h_12", "h_14", "h_15", "h_16", "h_17"]
 
 
 @pytest.fixture
-def sign_in(browser, live_server, samples, alice):  # noqa: F811
+def sign_in(browser, live_server, samples, alice):
     """A function opening a page of the given size with Alice signed in; no worker: nothing here is sent."""
     contexts = []
 

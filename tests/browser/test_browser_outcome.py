@@ -8,7 +8,7 @@ from tests.helpers.browser import applied, open_hold
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_after_approving_with_edits_the_run_moves_on_and_the_countdown_stops(reviewer_page, samples, platform_state):  # noqa: F811
+def test_after_approving_with_edits_the_run_moves_on_and_the_countdown_stops(reviewer_page, samples, platform_state):
     page, hold = reviewer_page, samples["h_12"]
     open_hold(page, hold)
     expires = page.locator("dt:text-is('Expires') + dd")

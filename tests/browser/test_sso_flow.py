@@ -40,7 +40,7 @@ def sso_on(settings, identity_provider):
 
 
 @pytest.fixture
-def new_page(browser, live_server):  # noqa: F811
+def new_page(browser, live_server):
     """A page in a fresh browser (no cookies: signed in neither here nor at the provider)."""
     contexts = []
 

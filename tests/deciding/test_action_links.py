@@ -33,7 +33,7 @@ SITE = "https://review.example.com"
 
 
 @pytest.fixture
-def mail(smtp_server, settings):  # noqa: F811
+def mail(smtp_server, settings):
     """Mail sent in this process through SMTP to a real aiosmtpd server; answers its inbox."""
     controller, inbox = smtp_server
     settings.MAILERS = {
@@ -200,7 +200,7 @@ def test_a_webhook_carries_links_bound_to_nobody_and_whoever_opens_one_decides_a
     samples,
     alice,
     bob,
-    settings,  # noqa: F811
+    settings,
 ):
     settings.SITE_URL = SITE
     hold = samples["h_12"]
@@ -360,7 +360,7 @@ def test_a_hold_changed_on_the_platform_since_the_message_offers_the_hold_page(
     alice,
     refund,
     platform_state,
-    platform_client,  # noqa: F811
+    platform_client,
 ):
     link = reverse("action-link", args=[action_links.make(refund, "approve", alice)])
     raise_on_the_platform(platform_state, platform_client, refund, "5000.00")
@@ -378,7 +378,7 @@ def test_four_eyes_through_two_links_records_one_approval_each_and_the_second_se
     alice,
     bob,
     large_refunds,
-    refund,  # noqa: F811
+    refund,
 ):
     large_refunds.later_approver_group = Group.objects.create(name="Finance leads")
     large_refunds.save()

@@ -301,7 +301,7 @@ def test_the_assignee_hears_of_it_in_the_bell_by_email_and_through_a_webhook(
     settings,
     alice,
     bob,
-    billing,  # noqa: F811
+    billing,
 ):
     controller, inbox = smtp_server
     WebhookChannel.objects.create(name="chat", url=webhook_receiver.url, secret="s", events=["assigned"])

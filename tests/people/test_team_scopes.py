@@ -197,7 +197,7 @@ def test_a_forged_bulk_decision_naming_another_teams_hold_treats_it_as_unknown(c
 @pytest.mark.django_db(transaction=True)
 def test_in_the_browser_a_scoped_reviewer_works_through_their_teams_holds_only(
     browser, live_server, carol, support, billing
-):  # noqa: F811
+):
     page = signed_in_page(browser, live_server, "carol")
     try:
         expect(page.locator("tr.hold-row")).to_have_count(1)

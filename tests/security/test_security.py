@@ -304,7 +304,7 @@ def test_every_poll_in_the_templates_says_it_is_a_background_poll():
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
-def test_the_main_pages_run_under_the_policy_without_a_single_violation(browser, live_server, samples):  # noqa: F811
+def test_the_main_pages_run_under_the_policy_without_a_single_violation(browser, live_server, samples):
     make_user("root", roles.REVIEWERS, roles.AUDITORS, is_staff=True, is_superuser=True)
     carol = make_user("carol", roles.REVIEWERS)
     hold = samples["h_14"]

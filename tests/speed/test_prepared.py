@@ -116,7 +116,7 @@ def saved_plan(queryset) -> str:
 @pytest.mark.parametrize(
     "sort, index", [("expiry", "hold_queue_order"), ("age", "hold_queue_oldest"), ("amount", "hold_queue_largest")]
 )
-def test_the_saved_plan_of_the_queue_in_each_order_reads_its_index(thousands_of_open_holds, sort, index):  # noqa: F811
+def test_the_saved_plan_of_the_queue_in_each_order_reads_its_index(thousands_of_open_holds, sort, index):
     # The open holds' indexes are partial, and the largest-first one indexes an expression: a plan for any
     # parameters can use them only because the SQL writes the open status and the -1 as literals.
     filters, order = queue.Filters(sort=sort), queue.ORDERS[sort]
@@ -132,7 +132,7 @@ def test_the_saved_plan_of_the_queue_in_each_order_reads_its_index(thousands_of_
         assert "Seq Scan on holds_hold" not in plan, plan
 
 
-def test_a_search_is_planned_for_its_own_words_not_prepared(alice_client, thousands_of_open_holds):  # noqa: F811
+def test_a_search_is_planned_for_its_own_words_not_prepared(alice_client, thousands_of_open_holds):
     # For any words, PostgreSQL would keep a plan that reads every hold the trigram index finds and sorts them:
     # several times slower for a common word than the plan for that word, which stops after a page.
     loaded_at = (timezone.now() - timedelta(minutes=5)).isoformat()
