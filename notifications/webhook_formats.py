@@ -93,7 +93,7 @@ def cut(text: str, limit: int, escape=lambda piece: piece) -> str:
 def block_kit(announcement: Announcement) -> list[dict]:
     """The message's blocks: a header; the hold's section, what happened as context, and its buttons; or a
     digest's first ``DIGEST_LISTED`` holds, each a section and its buttons, then how many more and the queue."""
-    blocks = [{"type": "header", "text": _plain(cut(announcement.title, HEADER_LIMIT))}]
+    blocks = [{"type": "header", "text": _plain(cut(_or(announcement.title, "Review Queue"), HEADER_LIMIT))}]
     if announcement.listed:
         for hold in announcement.listed[:DIGEST_LISTED]:
             blocks += [_hold_section(hold), _buttons(hold.links)]
@@ -107,7 +107,7 @@ def block_kit(announcement: Announcement) -> list[dict]:
     hold = announcement.hold
     if hold:
         blocks.append(_hold_section(hold))
-    if announcement.body:
+    if announcement.body.strip():
         blocks.append({"type": "context", "elements": [_mrkdwn(cut(announcement.body, TEXT_LIMIT, slack_escaped))]})
     blocks.append(
         _buttons(hold.links) if hold else {"type": "actions", "elements": [_button("Open", announcement.link)]}
@@ -122,7 +122,8 @@ def _hold_section(hold: HoldShown) -> dict:
     ]
     if hold.amounts:
         fields.insert(1, _mrkdwn("*Amount*\n" + cut(", ".join(hold.amounts), FIELD_LIMIT - 10, slack_escaped)))
-    return {"type": "section", "text": _mrkdwn(cut(hold.question, TEXT_LIMIT, slack_escaped)), "fields": fields}
+    question = cut(_or(hold.question, "(no question)"), TEXT_LIMIT, slack_escaped)
+    return {"type": "section", "text": _mrkdwn(question), "fields": fields}
 
 
 def _buttons(links: ActionLinks) -> dict:
@@ -138,6 +139,11 @@ def _buttons(links: ActionLinks) -> dict:
 def _button(words: str, url: str, style: str = "") -> dict:
     button = {"type": "button", "text": _plain(words), "url": url, "action_id": words.lower().replace(" ", "_")}
     return {**button, "style": style} if style else button
+
+
+def _or(text: str, instead: str) -> str:
+    """``text``, or ``instead`` where it is blank: Slack refuses a blank text object."""
+    return text if text.strip() else instead
 
 
 def _plain(text: str) -> dict:
@@ -166,7 +172,7 @@ def adaptive_card(announcement: Announcement) -> dict:
         actions = [_open_url("Open the queue", announcement.link)]
     else:
         body += _hold_facts(hold) if hold else []
-        if announcement.body:
+        if announcement.body.strip():
             body.append(_runs([_run(cut(announcement.body, TEXT_LIMIT), isSubtle=True)]))
         actions = _open_urls(hold.links) if hold else [_open_url("Open", announcement.link)]
     card = {"type": "AdaptiveCard", "version": ADAPTIVE_CARD_VERSION, "body": body, "actions": actions}
