@@ -89,7 +89,7 @@ def _action_fields(links: hold_links.ActionLinks | None) -> dict | None:
 def webhook_body(notification: Notification) -> dict:
     """The body in the webhook's format (``WebhookChannel.format``, shapes in ``webhook_formats``).
 
-    Slack's is the structured body (``structured_body``) with Block Kit ``blocks`` added: Slack shows the blocks,
+    Slack's is the structured body (``_structured_body``) with Block Kit ``blocks`` added: Slack shows the blocks,
     with ``text`` as the fallback in notifications, and ignores the other fields, which other receivers keep
     reading as they did before formats existed. Teams' is an Adaptive Card message alone. JSON's is the
     structured body alone. Every hold's links are bound to nobody: whoever opens one decides as themselves.
@@ -98,13 +98,13 @@ def webhook_body(notification: Notification) -> dict:
     chosen = notification.webhook.format if notification.webhook else WebhookChannel.Format.SLACK
     if chosen == WebhookChannel.Format.TEAMS:
         return webhook_formats.adaptive_card(_announcement(notification, links))
-    body = structured_body(notification, links)
+    body = _structured_body(notification, links)
     if chosen == WebhookChannel.Format.SLACK:
         body["blocks"] = webhook_formats.block_kit(_announcement(notification, links))
     return body
 
 
-def structured_body(notification: Notification, links: dict) -> dict:
+def _structured_body(notification: Notification, links: dict) -> dict:
     """A ``text`` field for Slack, plus the same facts as structured fields for other receivers.
 
     ``actions`` carries the hold's one-tap links (``approve``, ``reject``, ``open``; null where the hold cannot take
@@ -133,7 +133,8 @@ def structured_body(notification: Notification, links: dict) -> dict:
 
 
 def _announcement(notification: Notification, links: dict) -> webhook_formats.Announcement:
-    """What the message says about its hold, or each hold its digest lists, with their amounts read in one query."""
+    """What the message says about its hold, or each hold its digest lists, with their amounts: one query for
+    them all, and one for their items."""
     pks = [shown["pk"] for shown in links["listed"] if shown["actions"]]
     if notification.hold_id:
         pks.append(notification.hold_id)

@@ -93,7 +93,8 @@ def cut(text: str, limit: int, escape=lambda piece: piece) -> str:
 def block_kit(announcement: Announcement) -> list[dict]:
     """The message's blocks: a header; the hold's section, what happened as context, and its buttons; or a
     digest's first ``DIGEST_LISTED`` holds, each a section and its buttons, then how many more and the queue."""
-    blocks = [{"type": "header", "text": _plain(cut(_or(announcement.title, "Review Queue"), HEADER_LIMIT))}]
+    title = cut(_or(announcement.title, "Review Queue"), HEADER_LIMIT)
+    blocks = [{"type": "header", "text": _plain(title)}]
     if announcement.listed:
         for hold in announcement.listed[:DIGEST_LISTED]:
             blocks += [_hold_section(hold), _buttons(hold.links)]
@@ -115,15 +116,25 @@ def block_kit(announcement: Announcement) -> list[dict]:
     return blocks
 
 
+def _facts(hold: HoldShown) -> list[tuple[str, str]]:
+    """The hold's facts beside its question, as (label, value), leaving out those it has none of."""
+    facts = [("Agent", hold.agent), ("Amount", ", ".join(hold.amounts)), ("Expires", hold.expires)]
+    return [(label, value) for label, value in facts if value.strip()]
+
+
+def _question(hold: HoldShown) -> str:
+    return _or(hold.question, "(no question)")
+
+
 def _hold_section(hold: HoldShown) -> dict:
-    fields = [
-        _mrkdwn("*Agent*\n" + cut(hold.agent, FIELD_LIMIT - 10, slack_escaped)),
-        _mrkdwn("*Expires*\n" + cut(hold.expires, FIELD_LIMIT - 10, slack_escaped)),
-    ]
-    if hold.amounts:
-        fields.insert(1, _mrkdwn("*Amount*\n" + cut(", ".join(hold.amounts), FIELD_LIMIT - 10, slack_escaped)))
-    question = cut(_or(hold.question, "(no question)"), TEXT_LIMIT, slack_escaped)
-    return {"type": "section", "text": _mrkdwn(question), "fields": fields}
+    section = {"type": "section", "text": _mrkdwn(cut(_question(hold), TEXT_LIMIT, slack_escaped))}
+    fields = [_mrkdwn(_field(label, value)) for label, value in _facts(hold)]
+    return {**section, "fields": fields} if fields else section
+
+
+def _field(label: str, value: str) -> str:
+    shown = f"*{label}*\n"
+    return shown + cut(value, FIELD_LIMIT - size(shown), slack_escaped)
 
 
 def _buttons(links: ActionLinks) -> dict:
@@ -142,7 +153,7 @@ def _button(words: str, url: str, style: str = "") -> dict:
 
 
 def _or(text: str, instead: str) -> str:
-    """``text``, or ``instead`` where it is blank: Slack refuses a blank text object."""
+    """``text``, or ``instead`` where it is blank: Slack refuses a blank text object, and a card shows nothing."""
     return text if text.strip() else instead
 
 
@@ -161,7 +172,8 @@ def _mrkdwn(escaped: str) -> dict:
 def adaptive_card(announcement: Announcement) -> dict:
     """A Teams message carrying one Adaptive Card: the title, the hold's facts as TextRuns and its links as OpenUrl
     actions; or a digest's first ``DIGEST_LISTED`` holds, each with its own actions, then the queue."""
-    body = [_runs([_run(cut(announcement.title, HEADER_LIMIT), weight="Bolder", size="Medium")])]
+    title = cut(_or(announcement.title, "Review Queue"), HEADER_LIMIT)
+    body = [_runs([_run(title, weight="Bolder", size="Medium")])]
     hold = announcement.hold
     if announcement.listed:
         for listed in announcement.listed[:DIGEST_LISTED]:
@@ -180,14 +192,9 @@ def adaptive_card(announcement: Announcement) -> dict:
 
 
 def _hold_facts(hold: HoldShown) -> list[dict]:
-    facts = [("Agent", hold.agent), ("Amount", ", ".join(hold.amounts)), ("Expires", hold.expires)]
     return [
-        _runs([_run(cut(hold.question, TEXT_LIMIT))], separator=True),
-        *(
-            _runs([_run(f"{label}: ", weight="Bolder"), _run(cut(value, FIELD_LIMIT))])
-            for label, value in facts
-            if value
-        ),
+        _runs([_run(cut(_question(hold), TEXT_LIMIT))], separator=True),
+        *(_runs([_run(f"{label}: ", weight="Bolder"), _run(cut(value, FIELD_LIMIT))]) for label, value in _facts(hold)),
     ]
 
 
