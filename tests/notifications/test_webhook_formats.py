@@ -20,6 +20,7 @@ from holds.models import Hold, HoldItem
 from notifications import notify, sending, webhook_formats
 from notifications.hold_links import ActionLinks
 from notifications.models import Notification, WebhookChannel
+from tests.helpers.migrating import back_to, latest, migrate
 
 SECRET = "webhook-secret"
 SITE = "https://review.example.com"
@@ -333,6 +334,21 @@ def test_block_kit_stays_inside_the_limits_and_escapes_whatever_the_text(title, 
 
 
 # The format: stored, defaulted, edited in the admin
+
+
+@pytest.mark.django_db(transaction=True)
+def test_webhooks_added_before_formats_existed_are_slack_and_keep_everything_else():
+    try:
+        old = migrate(back_to(("notifications", "0006_away")))
+        old.get_model("notifications", "WebhookChannel").objects.create(
+            name="ops", url="https://hooks.example.com/x", secret=SECRET, events=["expired"]
+        )
+        migrate(latest())
+
+        hook = WebhookChannel.objects.get(name="ops")
+        assert (hook.format, hook.secret, hook.events) == ("slack", SECRET, ["expired"])
+    finally:
+        migrate(latest())
 
 
 @pytest.mark.django_db
