@@ -364,25 +364,17 @@ def test_a_webhook_row_written_without_a_format_is_slack_as_every_existing_webho
 
 
 @pytest.mark.django_db
-def test_an_admin_sets_a_webhooks_format_on_its_change_form(admin_client, settings):
-    settings.WEBHOOK_ALLOWED_NETWORKS = []
+def test_an_admin_sets_a_webhooks_format_on_its_change_form_and_an_unknown_one_is_a_field_error(admin_client):
     hook = WebhookChannel.objects.create(name="chat", url="https://8.8.8.8/hook", secret=SECRET, events=["expired"])
     change = reverse("admin:notifications_webhookchannel_change", args=[hook.pk])
+    form = {"name": "chat", "url": "https://8.8.8.8/hook", "secret": "", "events": ["expired"], "active": "on"}
 
     page = admin_client.get(change).content.decode()
-    saved = admin_client.post(
-        change,
-        {
-            "name": "chat",
-            "url": "https://8.8.8.8/hook",
-            "format": "teams",
-            "secret": "",
-            "events": ["expired"],
-            "active": "on",
-        },
-    )
+    unknown = admin_client.post(change, form | {"format": "xml"})
+    saved = admin_client.post(change, form | {"format": "teams"})
 
     assert 'name="format"' in page and "Microsoft Teams (Adaptive Card)" in page
+    assert unknown.status_code == 200 and "format" in unknown.context["adminform"].form.errors
     assert saved.status_code == 302
     hook.refresh_from_db()
-    assert hook.format == "teams" and hook.secret == SECRET and hook.active
+    assert hook.format == "teams" and hook.secret == SECRET
