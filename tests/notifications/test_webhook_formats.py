@@ -318,7 +318,9 @@ shown_text = st.one_of(
     amounts=st.lists(st.text(max_size=80), max_size=5),
     count=st.integers(0, 40),
 )
-def test_block_kit_stays_inside_the_limits_and_escapes_whatever_the_text(title, body, question, agent, amounts, count):
+def test_block_kit_and_the_card_stay_inside_the_limits_with_agent_text_inert_whatever_the_text(
+    title, body, question, agent, amounts, count
+):
     links = ActionLinks(f"{SITE}/holds/1/", f"{SITE}/a/{'x' * 200}", f"{SITE}/r/{'y' * 200}")
     hold = webhook_formats.HoldShown(question, agent, tuple(amounts), "2026-12-02 10:00 UTC", links)
     one = webhook_formats.Announcement(title, body, f"{SITE}/holds/1/", hold=hold)
@@ -352,7 +354,7 @@ def test_webhooks_added_before_formats_existed_are_slack_and_keep_everything_els
 
 
 @pytest.mark.django_db
-def test_a_webhook_row_written_without_a_format_is_slack_as_every_existing_webhook_becomes():
+def test_a_webhook_row_the_previous_release_inserts_without_a_format_is_slack():
     with connection.cursor() as cursor:  # as the previous release inserts during a rolling deploy
         cursor.execute(
             "INSERT INTO holds_webhookchannel (name, url, secret, events, active, last_error, failing) "
