@@ -7,6 +7,8 @@ class HoldsConfig(AppConfig):
 
     def ready(self) -> None:
         from holds import action_links
+        from holds.queue import display
         from notifications import hold_links
 
         hold_links.register(action_links.links_for)
+        hold_links.register_amounts(display.amounts)

@@ -28,7 +28,7 @@ class WebhookChannelForm(forms.ModelForm):
 
     class Meta:
         model = WebhookChannel
-        fields = ["name", "url", "secret", "events", "active"]
+        fields = ["name", "url", "format", "secret", "events", "active"]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -47,10 +47,10 @@ class WebhookChannelForm(forms.ModelForm):
 @admin.register(WebhookChannel)
 class WebhookChannelAdmin(admin.ModelAdmin):
     form = WebhookChannelForm
-    list_display = ["name", "url", "active", "failing", "last_error_at", "last_error"]
-    list_filter = ["active", "failing"]
+    list_display = ["name", "url", "format", "active", "failing", "last_error_at", "last_error"]
+    list_filter = ["format", "active", "failing"]
     readonly_fields = ["failing", "last_error", "last_error_at"]
-    fields = ["name", "url", "secret", "events", "active", "failing", "last_error", "last_error_at"]
+    fields = ["name", "url", "format", "secret", "events", "active", "failing", "last_error", "last_error_at"]
 
 
 class NotificationAttemptInline(admin.TabularInline):

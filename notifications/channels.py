@@ -22,8 +22,10 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from holds.models import Hold
-from notifications import destinations, hold_links
-from notifications.models import Notification
+from notifications import destinations, hold_links, webhook_formats
+from notifications.models import Notification, WebhookChannel
+from notifications.webhook_formats import slack_escaped
+from people import wording
 
 SIGNATURE_HEADER = "X-ReviewQueue-Signature"
 
@@ -85,13 +87,30 @@ def _action_fields(links: hold_links.ActionLinks | None) -> dict | None:
 
 
 def webhook_body(notification: Notification) -> dict:
-    """Slack-compatible: a ``text`` field, plus the same facts as structured fields for other receivers.
+    """The body in the webhook's format (``WebhookChannel.format``, shapes in ``webhook_formats``).
+
+    Slack's is the structured body (``_structured_body``) with Block Kit ``blocks`` added: Slack shows the blocks,
+    with ``text`` as the fallback in notifications, and ignores the other fields, which other receivers keep
+    reading as they did before formats existed. Teams' is an Adaptive Card message alone. JSON's is the
+    structured body alone. Every hold's links are bound to nobody: whoever opens one decides as themselves.
+    """
+    links = _actions(notification)
+    chosen = notification.webhook.format if notification.webhook else WebhookChannel.Format.SLACK
+    if chosen == WebhookChannel.Format.TEAMS:
+        return webhook_formats.adaptive_card(_announcement(notification, links))
+    body = _structured_body(notification, links)
+    if chosen == WebhookChannel.Format.SLACK:
+        body["blocks"] = webhook_formats.block_kit(_announcement(notification, links))
+    return body
+
+
+def _structured_body(notification: Notification, links: dict) -> dict:
+    """A ``text`` field for Slack, plus the same facts as structured fields for other receivers.
 
     ``actions`` carries the hold's one-tap links (``approve``, ``reject``, ``open``; null where the hold cannot take
-    them), bound to nobody: whoever opens one decides as themselves. A digest's ``holds`` each carry their own.
+    them). A digest's ``holds`` each carry their own.
     """
     hold = notification.hold
-    links = _actions(notification)
     return {
         "text": f"{slack_escaped(notification.title)}\n<{notification.link}|Open in Review Queue>",
         "event": notification.event,
@@ -113,9 +132,41 @@ def webhook_body(notification: Notification) -> dict:
     }
 
 
-def slack_escaped(text: str) -> str:
-    """Agent-written text as Slack shows it literally: no links, mentions or @channel pings of its own."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+def _announcement(notification: Notification, links: dict) -> webhook_formats.Announcement:
+    """What the message says about its hold, or each hold its digest lists, with their amounts: one query for
+    them all, and one for their items."""
+    pks = [shown["pk"] for shown in links["listed"] if shown["actions"]]
+    if notification.hold_id:
+        pks.append(notification.hold_id)
+    amounts = {
+        hold.pk: tuple(hold_links.amounts_of(hold))
+        for hold in Hold.objects.filter(pk__in=pks).prefetch_related("items")
+    }
+    hold = notification.hold
+    return webhook_formats.Announcement(
+        title=notification.title,
+        body=notification.body,
+        link=notification.link,
+        hold=webhook_formats.HoldShown(
+            question=hold.question,
+            agent=hold.agent,
+            amounts=amounts.get(hold.pk, ()),
+            expires=wording.moment(hold.expires_at) if hold.expires_at else "never",
+            links=links["actions"],
+        )
+        if hold
+        else None,
+        listed=tuple(
+            webhook_formats.HoldShown(
+                question=shown["question"],
+                agent=shown["agent"],
+                amounts=amounts.get(shown.get("pk"), ()),
+                expires=shown["expires_at"],
+                links=shown["actions"] or hold_links.ActionLinks(shown["link"]),
+            )
+            for shown in links["listed"]
+        ),
+    )
 
 
 def sign(secret: str, body: bytes) -> str:

@@ -1,8 +1,9 @@
-"""The links a message offers for one hold, as the holds app makes them.
+"""What a message offers and says about one hold that only the holds app knows: its links and its amounts.
 
 Notifications is a lower layer than holds, so it cannot import the one-tap links' rules
-(``holds.action_links``); the holds app registers its maker here when it is ready, and
-messages ask for links through ``links_for``.
+(``holds.action_links``) nor how an item's amount reads with its currency
+(``holds.deciding.describe``); the holds app registers both here when it is ready, and
+messages ask through ``links_for`` and ``amounts_of``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ class ActionLinks:
 
 Maker = Callable[..., ActionLinks]
 _makers: list[Maker] = []
+Describer = Callable[..., list[str]]
+_describers: list[Describer] = []
 
 
 def register(maker: Maker) -> None:
@@ -35,3 +38,15 @@ def links_for(hold, recipient, now: datetime) -> ActionLinks:
     if not _makers:
         raise RuntimeError("no app registered the links of holds: is holds in INSTALLED_APPS?")
     return _makers[0](hold, recipient, now)
+
+
+def register_amounts(describer: Describer) -> None:
+    """Make ``describer(hold)`` the one that lists a hold's amounts as people read them (the holds app's)."""
+    _describers[:] = [describer]
+
+
+def amounts_of(hold) -> list[str]:
+    """The amounts ``hold``'s items carry, each with its currency where the item names one ("49.90 USD")."""
+    if not _describers:
+        raise RuntimeError("no app registered the amounts of holds: is holds in INSTALLED_APPS?")
+    return _describers[0](hold)

@@ -9,10 +9,26 @@ from django.db.models import Q
 
 
 class WebhookChannel(models.Model):
-    """A webhook that admins set up: it receives the chosen events as signed, Slack-compatible JSON."""
+    """A webhook that admins set up: it receives the chosen events as signed JSON in its ``format``
+    (``notifications.webhook_formats``)."""
+
+    class Format(models.TextChoices):
+        SLACK = "slack", "Slack (Block Kit, with the structured fields beside it)"
+        TEAMS = "teams", "Microsoft Teams (Adaptive Card)"
+        JSON = "json", "JSON (the structured fields alone)"
 
     name = models.CharField(max_length=100, unique=True)
     url = models.URLField(max_length=500)
+    # Slack by default, existing webhooks too: its body is the one every webhook got before formats existed, with
+    # Block Kit added, so a receiver other than Slack keeps every field it read. The database default too, so
+    # rows the previous release inserts during a rolling deploy get it.
+    format = models.CharField(
+        max_length=10,
+        choices=Format.choices,
+        default=Format.SLACK,
+        db_default=Format.SLACK,
+        help_text="The shape of each body. Slack's carries the structured fields too, for any other receiver.",
+    )
     secret = models.CharField(max_length=200, help_text="Signs each body with HMAC-SHA256 (X-ReviewQueue-Signature).")
     events = models.JSONField(default=list, blank=True, help_text="Event names this webhook receives.")
     active = models.BooleanField(default=True)

@@ -177,6 +177,7 @@ def test_a_setting_changed_in_the_admin_is_recorded_without_its_secret(root_clie
         {
             "name": "ops",
             "url": "https://hooks.example.com/x",
+            "format": "slack",
             "secret": "s3cr3t-value",
             "events": ["expired"],
             "active": "on",

@@ -142,7 +142,7 @@ def test_an_operator_may_allow_a_network_but_never_the_metadata_service(settings
 
 
 def webhook_form(url: str) -> dict:
-    return {"name": "ops", "url": url, "secret": "s3cret", "events": ["expired"], "active": "on"}
+    return {"name": "ops", "url": url, "format": "slack", "secret": "s3cret", "events": ["expired"], "active": "on"}
 
 
 @pytest.mark.parametrize(

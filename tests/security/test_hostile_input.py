@@ -223,6 +223,7 @@ def webhook_form(**overrides):
     return {
         "name": "ops",
         "url": "https://hooks.example.com/ops",
+        "format": "slack",
         "secret": "",
         "events": ["expired"],
         "active": "on",
