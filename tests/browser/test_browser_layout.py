@@ -6,10 +6,12 @@ keyboard help is not offered.
 """
 
 import pytest
+from django.contrib.auth.models import Group
 from django.utils import timezone
 from playwright.sync_api import expect
 
 from audit.models import AuditEvent
+from holds import assignments, notes
 from holds.deciding import claims
 from holds.models import Hold
 from notifications import notify
@@ -25,8 +27,9 @@ THUMB = 44  # px: the smallest comfortable touch target (WCAG 2.5.5)
 
 @pytest.fixture
 def site(browser, live_server, samples, alice, bob, audrey, celery_processes, immediate_delivery):
-    """The sample holds, three decided (approved, rejected, edited) and one claimed by bob, with notifications
-    and audit events; plus the signed-in cookies of alice, bob, audrey and an admin."""
+    """The sample holds, three decided (approved, rejected, edited), one claimed by bob and assigned to him with a
+    note, one assigned to a group, with notifications and audit events; plus the signed-in cookies of alice, bob,
+    audrey and an admin."""
     celery_processes("worker")
     make_user("admin", is_staff=True, is_superuser=True)
     context = browser.new_context(base_url=live_server.url)
@@ -46,6 +49,10 @@ def site(browser, live_server, samples, alice, bob, audrey, celery_processes, im
 
     claimed = Hold.objects.filter(status=Hold.Status.OPEN).exclude(pk=samples["h_13"].pk).first()
     assert claims.claim(claimed, bob)
+    # Hand-offs for the hold pages and the statistics' tables: an assignment to a person, one to a group, a note.
+    assignments.assign(claimed, bob, "Can you check the order history?", by=alice)
+    assignments.assign(samples["h_13"], Group.objects.create(name="Finance leads"), "", by=alice)
+    notes.add_note(claimed, alice, "@bob the address looks wrong")
     expiring = list(Hold.objects.filter(status=Hold.Status.OPEN, expires_at__isnull=False))
     assert notify.expiring_soon(expiring, timezone.now()), "the inbox needs rows"
 
