@@ -92,7 +92,7 @@ class Handoffs:
 
 
 def current() -> Handoffs:
-    """The figures now: five queries whatever the numbers of holds, assignees and notes."""
+    """The figures now: six queries at most, whatever the numbers of holds, assignees and notes."""
     open_assignments = Assignment.objects.filter(ended_at__isnull=True, hold__status=Hold.Status.OPEN)
     by_assignee = list(open_assignments.values_list("user", "group").annotate(n=Count("*")).order_by())
     users = get_user_model().objects.in_bulk([user for user, _, _ in by_assignee if user is not None])
