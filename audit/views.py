@@ -6,7 +6,19 @@ from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django.views.decorators.http import require_safe
 
-from audit import approvalstats, approvers, charts, describe, diff, export, queries, rubberstamping, stats, timing
+from audit import (
+    approvalstats,
+    approvers,
+    charts,
+    describe,
+    diff,
+    export,
+    handoffstats,
+    queries,
+    rubberstamping,
+    stats,
+    timing,
+)
 from audit.models import AuditEvent
 from audit.payloads import ITEM_ACTIONS
 from holds.models import Decision, Hold
@@ -99,12 +111,15 @@ def hold_timeline(request, pk):
 def statistics(request):
     period = stats.Period.from_query(request.GET, timezone.localdate())
     computed = stats.compute(period)
+    handoffs = handoffstats.current()
     context = {
         "stats": computed,
         "reviewer_charts": charts.for_rows("reviewer", computed.reviewers, timing.humanize),
         "agent_charts": charts.for_rows("agent", computed.agents, timing.humanize),
         "policies": approvalstats.per_policy(period),
         "quick_seconds": rubberstamping.QUICK_SECONDS,
+        "handoffs": handoffs,
+        "oldest_assignment_age": handoffs.oldest_age_seconds(timezone.now()) if handoffs.oldest_assigned_at else None,
         "section": "stats",
     }
     return render(request, "audit/stats.html", context)

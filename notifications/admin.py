@@ -1,9 +1,11 @@
 from django import forms
 from django.contrib import admin
 
-from notifications import destinations, notify
+from notifications import away, destinations, notify
 from notifications.models import Notification, NotificationAttempt, NotificationSettings, WebhookChannel
+from reviewqueue import readers
 from reviewqueue.admin import ReadOnlyAdmin
+from teams import scopes
 
 # The events a webhook can hear: an event announced under another's preference is heard through that one.
 WEBHOOK_EVENTS = [(value, label) for value, label in Notification.Event.choices if value not in notify.PREFERENCE_FOR]
@@ -74,10 +76,34 @@ class NotificationAdmin(ReadOnlyAdmin):
     inlines = [NotificationAttemptInline]
 
 
+class AwayForm(forms.ModelForm):
+    """Away as an admin sets it for someone absent, under the rules their Preferences apply (``notifications.away``):
+    a time to come, and a delegate who may stand in for them; blank "away until" ends it."""
+
+    class Meta:
+        model = NotificationSettings
+        fields = ["user", "away_until", "delegate"]
+
+    def clean(self):
+        cleaned = super().clean()
+        user = cleaned.get("user") or (self.instance.user if self.instance.user_id else None)
+        until, delegate = cleaned.get("away_until"), cleaned.get("delegate")
+        try:
+            if until is not None and until != self.instance.away_until:
+                away.check_until(until)
+            if user is not None and until is not None and delegate is not None:
+                away.check_delegate(scopes.viewer_of(user), delegate)
+        except readers.BadValue as bad:
+            self.add_error(bad.name, bad.problem)
+        return cleaned
+
+
 @admin.register(NotificationSettings)
 class AwayAdmin(admin.ModelAdmin):
-    """For an admin to set someone's away while they are absent; audited like every admin change (``audit.signals``)."""
+    """For an admin to set someone's away while they are absent. Saved by ``away.save``, as their Preferences save
+    it, so it is audited alike (with the admin as the actor), besides the admin's own log of the change."""
 
+    form = AwayForm
     list_display = ["user", "away_until", "delegate"]
     search_fields = ["user__username"]
     fields = ["user", "away_until", "delegate"]
@@ -85,3 +111,7 @@ class AwayAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         return ["user"] if obj else []
+
+    def save_model(self, request, obj, form, change):
+        saved = away.save(obj.user, obj.away_until, obj.delegate, by=request.user)
+        obj.pk = saved.pk

@@ -91,15 +91,31 @@ def read_until(value: str, zone) -> datetime | None:
     return moment
 
 
+def check_until(until: datetime | None, now: datetime | None = None) -> None:
+    """``readers.BadValue`` for an "away until" already past (None, ending away, is fine)."""
+    if until is not None and until <= (now or timezone.now()):
+        raise readers.BadValue("away_until", "choose a time in the future")
+
+
 def read_delegate(viewer, username: str, now: datetime | None = None):
-    """The delegate named in the form, checked (see the module's docstring); blank: none. ``readers.BadValue``
-    says why one is refused."""
+    """The delegate named in the form, checked (``check_delegate``); blank: none. ``readers.BadValue`` says why one
+    is refused."""
     username = readers.text(username, "delegate", max_length=150).strip()
     if not username:
         return None
     delegate = get_user_model().objects.filter(username=username, is_active=True).first()
     if delegate is None:
         raise readers.BadValue("delegate", "no active reviewer has that username")
+    check_delegate(viewer, delegate, now)
+    return delegate
+
+
+def check_delegate(viewer, delegate, now: datetime | None = None) -> None:
+    """``readers.BadValue`` unless ``delegate`` may stand in for ``viewer`` (see the module's docstring): what the
+    Preferences form and the admin both ask."""
+    username = delegate.get_username()
+    if not delegate.is_active:
+        raise readers.BadValue("delegate", f"{username} is not active")
     if delegate.pk == viewer.pk:
         raise readers.BadValue("delegate", "choose someone else to stand in for you")
     standing_in = scopes.viewer_of(delegate)
@@ -109,7 +125,6 @@ def read_delegate(viewer, username: str, now: datetime | None = None):
         raise readers.BadValue("delegate", f"{username} cannot see every hold you can")
     if of(delegate, now):
         raise readers.BadValue("delegate", f"{username} is away too; choose someone who is here")
-    return delegate
 
 
 def sees_all_of(delegate, viewer) -> bool:
@@ -119,14 +134,15 @@ def sees_all_of(delegate, viewer) -> bool:
     return viewer.scopes is not None and set(viewer.scopes) <= set(delegate.scopes)
 
 
-def save(user, until: datetime | None, delegate, by) -> None:
-    """Set or end ``user``'s away (``until`` None ends it), audited in the same transaction; ``by`` did it."""
+def save(user, until: datetime | None, delegate, by) -> NotificationSettings:
+    """Set or end ``user``'s away (``until`` None ends it), audited in the same transaction; ``by`` did it: the
+    person on their Preferences, or an admin for someone absent. Returns the user's settings row."""
     with transaction.atomic():
         settings_row, _ = NotificationSettings.objects.select_for_update().get_or_create(user=user)
         before = (settings_row.away_until, settings_row.delegate_id)
         settings_row.away_until, settings_row.delegate = until, delegate if until else None
         if before == (settings_row.away_until, settings_row.delegate_id):
-            return
+            return settings_row
         settings_row.save(update_fields=["away_until", "delegate"])
         if until:
             message = f"away until {until.isoformat()}" + (
@@ -147,3 +163,4 @@ def save(user, until: datetime | None, delegate, by) -> None:
                 "delegate": delegate.get_username() if delegate else None,
             },
         )
+    return settings_row

@@ -92,8 +92,7 @@ def _save_away(request) -> dict[str, str]:
     if "back" not in request.POST:
         try:
             until = away.read_until(request.POST.get("away_until", ""), zones.for_request(request))
-            if until is not None and until <= timezone.now():
-                raise readers.BadValue("away_until", "choose a time in the future")
+            away.check_until(until)
         except readers.BadValue as bad:
             errors["away_until"] = bad.problem
         try:

@@ -20,7 +20,8 @@ from django.utils import timezone
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from holds.models import Assignment, Decision, Hold, Note, SyncState
+from audit import handoffstats
+from holds.models import Decision, Hold, SyncState
 from notifications.models import Notification
 from operations import auditcheck, decisionstats
 from operations.models import SyncStats
@@ -222,46 +223,30 @@ def audit_chain() -> Iterator[Metric]:
     yield from (intact, checked_at, duration)
 
 
-NOTE_BUCKETS = (0, 1, 2, 5, 10)
-
-
 def handoffs(now: datetime) -> Iterator[Metric]:
     """Open holds assigned, by assignee (a username or a group's name, as many series as agents at most), the oldest
-    open assignment's age, and how many notes the open holds have (a histogram over the open holds)."""
-    current = Assignment.objects.filter(ended_at__isnull=True, hold__status=Hold.Status.OPEN)
+    open assignment's age, and how many notes the open holds have (a histogram over the open holds): the figures
+    of ``audit.handoffstats``, which the statistics page shows too."""
+    figures = handoffstats.current()
     assigned = GaugeMetricFamily(
         f"{PREFIX}_open_holds_assigned", "Open holds assigned, by assignee (a person or a group).", labels=["assignee"]
     )
-    by_assignee = current.values_list("user__username", "group__name").annotate(n=Count("*")).order_by("-n")
-    others = 0
-    for position, (username, group_name, count) in enumerate(by_assignee):
-        if position < MAX_AGENT_SERIES:
-            assigned.add_metric([username or group_name], count)
-        else:
-            others += count
-    if others:
+    for row in figures.assigned[:MAX_AGENT_SERIES]:
+        assigned.add_metric([row.label], row.holds)
+    if others := sum(row.holds for row in figures.assigned[MAX_AGENT_SERIES:]):
         assigned.add_metric([OTHER_AGENTS], others)
     yield assigned
 
-    oldest = current.aggregate(oldest=Min("assigned_at"))["oldest"]
     yield GaugeMetricFamily(
         f"{PREFIX}_oldest_open_assignment_age_seconds",
         "Age of the oldest assignment of an open hold (0 with none).",
-        value=max((now - oldest).total_seconds(), 0.0) if oldest else 0.0,
+        value=figures.oldest_age_seconds(now),
     )
 
-    open_count = Hold.objects.filter(status=Hold.Status.OPEN).count()
-    per_hold = list(
-        Note.objects.filter(hold__status=Hold.Status.OPEN)
-        .values("hold")
-        .annotate(n=Count("*"))
-        .values_list("n", flat=True)
-    )
-    counts = [0] * (open_count - len(per_hold)) + per_hold
-    buckets = [(str(bound), sum(1 for n in counts if n <= bound)) for bound in NOTE_BUCKETS] + [("+Inf", len(counts))]
+    buckets = [(str(bound), figures.holds_with_at_most(bound)) for bound in handoffstats.NOTE_BOUNDS]
     yield HistogramMetricFamily(
         f"{PREFIX}_notes_per_open_hold",
         "Notes between reviewers on each open hold.",
-        buckets=buckets,
-        sum_value=sum(counts),
+        buckets=[*buckets, ("+Inf", figures.open_holds)],
+        sum_value=figures.notes,
     )

@@ -7,11 +7,13 @@ keyboard help is not offered.
 
 import pytest
 from django.conf import settings
+from django.contrib.auth.models import Group
 from django.test import Client
 from django.utils import timezone
 from playwright.sync_api import expect
 
 from audit.models import AuditEvent
+from holds import assignments, notes
 from holds.deciding import claims, decisions, review
 from holds.models import Decision, Hold
 from notifications import notify
@@ -28,8 +30,9 @@ THUMB = 44  # px: the smallest comfortable touch target (WCAG 2.5.5)
 
 @pytest.fixture
 def site(browser, live_server, samples, alice, bob, audrey, platform_client, immediate_delivery):
-    """The sample holds, three decided (approved, rejected, edited) and delivered, one claimed by bob, with
-    notifications and audit events; plus the session cookies of alice, bob, audrey and an admin.
+    """The sample holds, three decided (approved, rejected, edited) and delivered, one claimed by bob and assigned
+    to him with a note, one assigned to a group, with notifications and audit events; plus the session cookies of
+    alice, bob, audrey and an admin.
 
     The decisions go through the hold page's form and are delivered to the simulator here: deciding in a browser
     is the other browser tests' subject, and this one is about how the pages look afterwards.
@@ -45,6 +48,10 @@ def site(browser, live_server, samples, alice, bob, audrey, platform_client, imm
 
     claimed = Hold.objects.filter(status=Hold.Status.OPEN).exclude(pk=samples["h_13"].pk).first()
     assert claims.claim(claimed, bob)
+    # Hand-offs for the hold pages and the statistics' tables: an assignment to a person, one to a group, a note.
+    assignments.assign(claimed, bob, "Can you check the order history?", by=alice)
+    assignments.assign(samples["h_13"], Group.objects.create(name="Finance leads"), "", by=alice)
+    notes.add_note(claimed, alice, "@bob the address looks wrong")
     expiring = list(Hold.objects.filter(status=Hold.Status.OPEN, expires_at__isnull=False))
     assert notify.expiring_soon(expiring, timezone.now()), "the inbox needs rows"
 

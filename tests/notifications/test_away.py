@@ -138,3 +138,47 @@ def test_a_delegate_who_gave_the_first_approval_cannot_give_the_second_for_the_p
     with pytest.raises(decisions.DecisionRefused, match="another person must give the next one"):
         decisions.submit(refund, bob, [decisions.ItemChoice("call_1", "approve")])
     assert not refund.decisions.exists()
+
+
+@pytest.fixture
+def root_client(client, db):
+    client.force_login(make_user("root", is_superuser=True, is_staff=True))
+    return client
+
+
+def test_an_admin_sets_someone_away_in_the_admin_audited_as_preferences_and_their_reminders_go_to_the_delegate(
+    platform_client, platform_state, alice, bob, root_client
+):
+    hold = add_refund(platform_client, platform_state, "h_admin_away")
+
+    saved = root_client.post(
+        reverse("admin:notifications_notificationsettings_add"),
+        {"user": alice.pk, "away_until_0": "2099-01-01", "away_until_1": "09:00:00", "delegate": bob.pk},
+    )
+
+    assert saved.status_code == 302, saved.context["adminform"].form.errors
+    assert away.of(alice).delegate == bob
+    [event] = AuditEvent.objects.filter(kind=EventKind.SETTING_CHANGED, payload__model="notifications.away")
+    assert event.actor.username == "root"
+    assert (event.payload["object"], event.payload["delegate"]) == ("alice", "bob")
+    assert (
+        event.payload["message"].startswith("away until 2099-01-01T09:00:00")
+        and "bob standing in" in event.payload["message"]
+    )
+    now = timezone.now()
+    claims_alice(hold, alice, now)
+    notify.expiring_soon([hold], now)
+    [(to, title)] = reminded(hold)
+    assert to == "bob" and "for alice, who is away until 2099-01-01" in title
+
+
+def test_the_admin_refuses_a_delegate_the_preferences_would_refuse_and_saves_nothing(alice, audrey, root_client):
+    refused = root_client.post(
+        reverse("admin:notifications_notificationsettings_add"),
+        {"user": alice.pk, "away_until_0": "2099-01-01", "away_until_1": "09:00:00", "delegate": audrey.pk},
+    )
+
+    assert refused.status_code == 200
+    assert refused.context["adminform"].form.errors == {"delegate": ["audrey is not a reviewer"]}
+    assert away.of(alice) is None
+    assert not AuditEvent.objects.filter(payload__model="notifications.away").exists()
