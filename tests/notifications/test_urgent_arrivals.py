@@ -10,11 +10,13 @@ from django.utils import timezone
 
 from approvals import escalation
 from approvals.models import Escalation
-from holds import expiry, tasks
+from holds import arrivals, expiry, tasks
+from holds.mirror import sync
 from holds.models import Hold, SyncState
 from notifications import notify
 from notifications.models import Notification
 from teams.scopes import viewer_of
+from tests.helpers.concurrently import at_once
 from tests.helpers.escalation import policy
 from tests.helpers.waiting import wait_until
 
@@ -55,6 +57,19 @@ def test_the_sync_that_mirrors_a_hold_inside_the_reminder_lead_time_reminds_of_i
     assert not Notification.objects.filter(hold__hold_id="h_calm").exists()
     assert expiry.remind() == []  # the sweep finds nothing left to remind of
     assert reminders("h_urgent").count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_syncs_announcement_and_a_sweep_at_the_same_moment_remind_of_a_hold_once(
+    platform_client, platform_state, alice
+):
+    started = timezone.now()
+    ask(platform_state, "h_urgent", minutes_left=5)
+    sync.sync_env(platform_client, "default")
+
+    at_once(lambda: arrivals.announce(since=started), expiry.remind)
+
+    assert sorted(reminders("h_urgent").values_list("channel", flat=True)) == ["email", "in_app"]
 
 
 @pytest.mark.django_db
