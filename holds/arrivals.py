@@ -17,25 +17,18 @@ once-only reasons. The sending of each notification is queued when its transacti
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import datetime
 
 from django.utils import timezone
 
 from approvals import escalation
-from approvals.models import Escalation
 from holds import expiry
 from holds.models import Hold
 
 
-@dataclasses.dataclass(frozen=True)
-class Announced:
-    reminded: list[Hold]
-    escalated: list[Escalation]
-
-
-def announce(since: datetime, now: datetime | None = None) -> Announced:
+def announce(since: datetime, now: datetime | None = None) -> None:
     """Remind about, and escalate, the holds first seen since ``since`` that are due a reminder or an escalation."""
     now = now or timezone.now()
     arrived = Hold.objects.filter(status=Hold.Status.OPEN, first_seen_at__gte=since)
-    return Announced(reminded=expiry.remind(now, among=arrived), escalated=escalation.sweep(now, among=arrived))
+    expiry.remind(now, among=arrived)
+    escalation.sweep(now, among=arrived)
