@@ -33,7 +33,7 @@ import dataclasses
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
-from django.db.models import DateTimeField, DurationField, Exists, ExpressionWrapper, F, OuterRef, Q, Value
+from django.db.models import DateTimeField, DurationField, Exists, ExpressionWrapper, F, OuterRef, Q, QuerySet, Value
 from django.db.models.lookups import LessThanOrEqual
 from django.utils import timezone
 
@@ -56,16 +56,20 @@ class Due:
     reason: str
 
 
-def sweep(now: datetime | None = None) -> list[Escalation]:
-    """Escalate the holds that are due, at most ``BATCH``, oldest first; return the escalations this sweep made."""
+def sweep(now: datetime | None = None, among: QuerySet[Hold] | None = None) -> list[Escalation]:
+    """Escalate the holds that are due (of ``among`` only, when given: the holds a sync just mirrored), at most
+    ``BATCH``, oldest first; return the escalations this sweep made."""
     now = now or timezone.now()
     every_policy = policies.all_policies()
     escalating = [policy for policy in every_policy if escalates(policy)]
     if not escalating:
         return []
+    due_holds = candidates(escalating, now)
+    if among is not None:
+        due_holds = due_holds.filter(pk__in=among.values("pk"))
     due, after = [], 0
     while len(due) < BATCH:
-        page = list(candidates(escalating, now).filter(pk__gt=after).prefetch_related("items")[:BATCH])
+        page = list(due_holds.filter(pk__gt=after).prefetch_related("items")[:BATCH])
         for hold in page:
             requirement = policies.requirement(hold, every_policy)
             reason = due_reason(requirement.policy, hold, now) if requirement else ""

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
 from audit import events as audit_events
@@ -74,17 +74,17 @@ def expired_on_platform(hold: Hold) -> None:
         notify.expired([hold])
 
 
-def remind(now: datetime | None = None) -> list[Hold]:
-    """Remind about every open, undecided hold expiring within the lead time, once per hold."""
+def remind(now: datetime | None = None, among: QuerySet[Hold] | None = None) -> list[Hold]:
+    """Remind about every open, undecided hold expiring within the lead time (of ``among`` only, when given), once
+    per hold: a hold reminded of already, by this sweep or by the sync that mirrored it (``holds.arrivals``), is left
+    out, and the notifications' uniqueness stops two reminders made at the same moment."""
     now = now or timezone.now()
     lead = timedelta(minutes=settings.EXPIRY_REMINDER_MINUTES)
     reminded = Notification.objects.filter(event=Notification.Event.EXPIRING_SOON, hold=OuterRef("pk"))
-    due = list(
-        holds_queue.open_holds()
-        .filter(expires_at__gt=now, expires_at__lte=now + lead)
-        .exclude(Exists(reminded))
-        .select_related("claimed_by")
-    )
+    due = holds_queue.open_holds().filter(expires_at__gt=now, expires_at__lte=now + lead)
+    if among is not None:
+        due = due.filter(pk__in=among.values("pk"))
+    due = list(due.exclude(Exists(reminded)).select_related("claimed_by"))
     with transaction.atomic():
         notify.expiring_soon(due, now)
     return due

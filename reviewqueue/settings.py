@@ -350,7 +350,8 @@ CELERY_BEAT_SCHEDULE |= {
 # The whole audit chain is walked hourly, its outcome kept for /metrics and the alert on a broken chain.
 CELERY_BEAT_SCHEDULE["verify-audit-chain"] = {"task": "operations.tasks.verify_audit_chain", "schedule": 3600.0}
 # Holds left waiting past their approval policy's limits are escalated to its group (approvals/escalation.py).
-ESCALATION_SWEEP_SECONDS = env.integer("ESCALATION_SWEEP_SECONDS", 60, minimum=1)
+# As often as sync by default: an escalation, like a new hold, reaches people within a sync interval.
+ESCALATION_SWEEP_SECONDS = env.integer("ESCALATION_SWEEP_SECONDS", SYNC_INTERVAL_SECONDS, minimum=1)
 CELERY_BEAT_SCHEDULE["escalate-holds"] = {
     "task": "approvals.tasks.escalate_waiting_holds",
     "schedule": float(ESCALATION_SWEEP_SECONDS),
