@@ -1,3 +1,4 @@
+from holds.deciding import decisions
 from holds.queue import display as queue_display
 from reviewqueue import roles
 
@@ -16,3 +17,8 @@ def navigation(request):
 def countdowns(request):
     """The rules of the live countdowns, which base.html hands to app.js: ``holds.queue.display.COUNTDOWN``."""
     return {"countdown_rules": queue_display.COUNTDOWN}
+
+
+def polling(request):
+    """How often a decision still being sent asks for its state (``holds/_decision_status.html``)."""
+    return {"status_poll_seconds": decisions.STATUS_POLL_SECONDS}

@@ -85,6 +85,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "holds.context_processors.navigation",
                 "holds.context_processors.countdowns",
+                "holds.context_processors.polling",
                 "notifications.context_processors.unread_notifications",
             ],
         },

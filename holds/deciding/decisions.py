@@ -44,6 +44,9 @@ logger = logging.getLogger(__name__)
 DELIVERY_TASK = "holds.tasks.deliver_decision"
 LEASE_MARGIN = timedelta(seconds=5)  # the database work around the POST, and clock differences between hosts
 CLOCK_SLACK = timedelta(seconds=2)  # a retry may fire a little before its due time
+# How often a page showing a decision still being sent asks for its state: soon after the platform answers,
+# without a request a second from every page left open.
+STATUS_POLL_SECONDS = 2
 NO_DECISION = 0  # the latest decision of a hold never decided (decision ids start at 1)
 
 

@@ -3,7 +3,15 @@
 
 import pytest
 
+from holds.deciding import decisions
 from tests.helpers.browser import close_quietly, signed_in_page
+
+
+@pytest.fixture(autouse=True)
+def prompt_status_polls(monkeypatch):
+    """A decision being sent asks for its state every half second rather than every two: these tests wait for
+    outcomes by the dozen, and the interval is the page's pace, not what they check."""
+    monkeypatch.setattr(decisions, "STATUS_POLL_SECONDS", 0.5)
 
 
 @pytest.fixture
