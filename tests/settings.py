@@ -39,5 +39,7 @@ from reviewqueue.settings import *  # noqa: E402,F403
 
 if "simulator" not in INSTALLED_APPS:  # noqa: F405
     INSTALLED_APPS.append("simulator")  # noqa: F405  (runplatform's own test)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":  # noqa: F405
+    DATABASES["default"]["ENGINE"] = "tests.database"  # noqa: F405  (a cheaper flush between transactional tests)
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
 STORAGES["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}  # noqa: F405

@@ -326,27 +326,35 @@ def test_a_decision_not_undone_is_applied_once_the_window_is_over(
 def test_undo_at_the_very_end_of_the_window_either_withdraws_or_sends_never_both(
     celery_processes, platform_client, platform_state, alice, settings
 ):
-    """20 decisions, each undone within ±0.15 s of its window's end while the worker's task fires at that end."""
-    settings.UNDO_SECONDS = 1
+    """20 decisions, each undone within ±0.15 s of its window's end while the worker's task fires at that end.
+
+    They are sent 0.32 s apart, more than the jitter's span, so their windows end in the order they were sent and
+    each undo comes in its own turn; the window outlasts the sending of all 20, so no undo is ever late.
+    """
+    settings.UNDO_SECONDS = 7
     platform_state.generate("default", 20)
     sync.sync_env(platform_client, "default")
     celery_processes("worker")
     wait_until(_worker_ready, timeout=30)
     jitter = random.Random(10)
-    results = []
-
+    sent = []
     for hold in Hold.objects.filter(hold_id__startswith="h_g", status="open").order_by("pk")[:20]:
-        decision = decisions.submit(hold, alice, approve_all(hold))
+        sent.append(decisions.submit(hold, alice, approve_all(hold)))
+        time.sleep(0.32)
+
+    for decision in sent:
         offset = jitter.uniform(-0.15, 0.15)
         time.sleep(max(0.0, (decision.undo_until - timezone.now()).total_seconds() + offset))
         with contextlib.suppress(decisions.TooLateToUndo):
             decisions.withdraw(decision.pk, alice)
+    results = []
+    for decision in sent:
         final = wait_until(
             lambda decision=decision: Decision.objects.filter(
                 pk=decision.pk, state__in=["withdrawn", "applied"]
             ).first()
         )
-        results.append((final.state, len(posted_decisions(platform_state, hold))))
+        results.append((final.state, len(posted_decisions(platform_state, decision.hold))))
 
     time.sleep(1)  # a late POST would show up here
     for (state, posts), hold in zip(
