@@ -1,6 +1,6 @@
 """Fixtures shared by the suite: a simulated platform on 127.0.0.1, a client for it, users, Celery, Chromium.
 
-Fixtures only: what tests share besides fixtures is in tests/helpers/.
+Fixtures, and the hook that orders the run; what tests share besides fixtures is in tests/helpers/.
 """
 
 import email
@@ -24,6 +24,21 @@ from tests.helpers.browser import CHROMIUM_ARGS
 from tests.helpers.escalation import FINANCE_LEADS
 from tests.helpers.processes import API_KEY, ROOT, free_port, suite_database_url
 from tests.helpers.users import make_user
+
+
+def pytest_collection_modifyitems(items):
+    """The long tests run first, so that pytest-xdist shares them out among its workers while the quick ones wait:
+    at the end of the run, a worker still busy with a long test would leave the others idle. Long are the tests
+    marked so, then those that drive Chromium or start Celery's processes; otherwise the order is pytest's own."""
+
+    def rank(item) -> int:
+        if item.get_closest_marker("long"):
+            return 0
+        if item.get_closest_marker("browser") or "celery_processes" in item.fixturenames:
+            return 1
+        return 2
+
+    items.sort(key=rank)
 
 
 @pytest.fixture(autouse=True)

@@ -154,6 +154,7 @@ def _pages(site, viewport):
     ]
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("viewport", VIEWPORTS)
 def test_every_page_fits_the_screen_and_passes_axe(browser, site, viewport, scheme):

@@ -27,6 +27,7 @@ def sign_in(browser, live_server, samples):
         chromium.close_quietly(context)
 
 
+@pytest.mark.long
 def test_bob_decides_every_hold_alice_only_looked_at_and_n_walks_him_through_them(
     sign_in, alice, bob, samples, platform_state, celery_processes, immediate_delivery, monkeypatch
 ):

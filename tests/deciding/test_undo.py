@@ -322,6 +322,7 @@ def test_a_decision_not_undone_is_applied_once_the_window_is_over(
     assert len(posted_decisions(platform_state, hold)) == 1
 
 
+@pytest.mark.long
 @pytest.mark.django_db(transaction=True)
 def test_undo_at_the_very_end_of_the_window_either_withdraws_or_sends_never_both(
     celery_processes, platform_client, platform_state, alice, settings

@@ -95,6 +95,7 @@ def background():
             process.wait()
 
 
+@pytest.mark.long
 def test_the_readme_production_setup_syncs_holds_and_serves_the_login_page(
     clean_checkout, fresh_database, own_redis, simulated_platform, platform_state, background, tmp_path
 ):

@@ -221,6 +221,7 @@ def test_a_decision_whose_task_was_lost_is_requeued(celery_processes, samples, a
     assert len(posted_decisions(platform_state, hold)) == 1
 
 
+@pytest.mark.long
 @pytest.mark.django_db(transaction=True)
 def test_a_decision_whose_worker_died_mid_post_is_sent_again_with_the_same_key(
     celery_processes, samples, alice, platform_state

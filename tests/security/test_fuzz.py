@@ -269,6 +269,7 @@ def world(samples, alice, audrey, platform_client):
     return {"holds": holds, "offered": offered, "users": users}
 
 
+@pytest.mark.long
 def test_no_request_from_any_role_gets_a_5xx_or_a_broken_stream(world):
     offered = world["offered"]
     clients = {role: Client() for role in ROLES}
