@@ -15,11 +15,16 @@ def prompt_status_polls(monkeypatch):
 
 
 @pytest.fixture
-def reviewer_page(browser, live_server, samples, alice, celery_processes, immediate_delivery):
-    """Alice, signed in through the login page, with a worker delivering decisions (at once, unless a test sets
-    UNDO_SECONDS)."""
-    celery_processes("worker")
+def browsing_page(browser, live_server, samples, alice):
+    """Alice, signed in through the login page, for a test that sends no decision: no worker runs."""
     page = signed_in_page(browser, live_server)
     page.on("dialog", lambda dialog: (page.problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
     yield page
     close_quietly(page.context)
+
+
+@pytest.fixture
+def reviewer_page(browsing_page, celery_processes, immediate_delivery):
+    """Alice, signed in, with a worker delivering decisions (at once, unless a test sets UNDO_SECONDS)."""
+    celery_processes("worker")
+    return browsing_page

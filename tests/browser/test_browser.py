@@ -15,8 +15,8 @@ from tests.helpers.browser import applied, decision_bodies, open_hold, send_with
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_a_reviewer_moves_through_the_queue_with_the_keyboard(reviewer_page, samples):
-    page = reviewer_page
+def test_a_reviewer_moves_through_the_queue_with_the_keyboard(browsing_page, samples):
+    page = browsing_page
     first_row = page.locator("tr.hold-row").first
     first_id = first_row.get_attribute("id")
 
@@ -125,8 +125,8 @@ def test_a_hold_decided_elsewhere_meanwhile_shows_who_decided(reviewer_page, sam
     assert Hold.objects.get(pk=hold.pk).decided_by == "bob@example.com"
 
 
-def test_hostile_text_shows_as_text_and_runs_no_script(reviewer_page, samples, platform_state):
-    page, hold = reviewer_page, samples["h_16"]
+def test_hostile_text_shows_as_text_and_runs_no_script(browsing_page, samples, platform_state):
+    page, hold = browsing_page, samples["h_16"]
 
     open_hold(page, hold)
     page.wait_for_timeout(500)
@@ -157,8 +157,8 @@ def test_a_second_tab_cannot_decide_again(reviewer_page, samples, platform_state
     assert len(decision_bodies(platform_state, hold.hold_id)) == 1
 
 
-def test_the_queue_refreshes_in_place_and_keeps_the_focused_row(reviewer_page, platform_client, platform_state):
-    page = reviewer_page
+def test_the_queue_refreshes_in_place_and_keeps_the_focused_row(browsing_page, platform_client, platform_state):
+    page = browsing_page
     page.keyboard.press("j")
     page.keyboard.press("j")
     focused = page.evaluate("document.activeElement.id")
@@ -171,10 +171,10 @@ def test_the_queue_refreshes_in_place_and_keeps_the_focused_row(reviewer_page, p
     assert page.evaluate("document.activeElement.id") == focused
 
 
-def test_question_mark_opens_the_shortcut_help(reviewer_page):
-    reviewer_page.keyboard.press("?")
+def test_question_mark_opens_the_shortcut_help(browsing_page):
+    browsing_page.keyboard.press("?")
 
-    expect(reviewer_page.get_by_role("dialog", name="Keyboard shortcuts")).to_be_visible()
+    expect(browsing_page.get_by_role("dialog", name="Keyboard shortcuts")).to_be_visible()
 
 
 def test_a_reviewer_clears_the_whole_sample_queue_by_keyboard(reviewer_page, samples, platform_state):
@@ -199,8 +199,8 @@ def test_a_reviewer_clears_the_whole_sample_queue_by_keyboard(reviewer_page, sam
     assert sorted(r["path"].split("/")[-2] for r in posted) == sorted(samples)
 
 
-def test_a_reviewer_sorts_by_amount_and_narrows_the_range_from_the_keyboard(reviewer_page, samples):
-    page = reviewer_page
+def test_a_reviewer_sorts_by_amount_and_narrows_the_range_from_the_keyboard(browsing_page, samples):
+    page = browsing_page
     page.get_by_label(re.compile(r"^Sort")).select_option("amount")
     page.get_by_label("Min amount").fill("20")
     page.get_by_label("Max amount").fill("240")
@@ -216,8 +216,8 @@ def test_a_reviewer_sorts_by_amount_and_narrows_the_range_from_the_keyboard(revi
     expect(page.get_by_label(re.compile(r"^Sort"))).to_have_value("amount")
 
 
-def test_choosing_a_time_zone_changes_the_times_the_reviewer_sees(reviewer_page, samples):
-    page = reviewer_page
+def test_choosing_a_time_zone_changes_the_times_the_reviewer_sees(browsing_page, samples):
+    page = browsing_page
     hold = samples["h_12"]
     asked = page.locator("dt:text-is('Asked') + dd")
     page.goto(f"/holds/{hold.pk}/")
@@ -242,9 +242,9 @@ def test_choosing_a_time_zone_changes_the_times_the_reviewer_sees(reviewer_page,
 
 
 def test_the_queue_counts_down_each_holds_time_and_turns_it_urgent_as_it_runs_short(
-    reviewer_page, platform_client, platform_state
+    browsing_page, platform_client, platform_state
 ):
-    page = reviewer_page
+    page = browsing_page
     now = timezone.now()
     nearly_urgent = platform_state.add_hold(
         "default", {"question": "Nearly urgent", "expires_at": now + timedelta(minutes=15, seconds=4)}
