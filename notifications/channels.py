@@ -18,6 +18,7 @@ import smtplib
 import httpx
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
+from django.db.models import prefetch_related_objects
 from django.template.loader import render_to_string
 from django.utils import timezone
 
@@ -65,7 +66,8 @@ def send_email(notification: Notification) -> None:
 
 def _actions(notification: Notification, recipient=None) -> dict:
     """The one-tap links of each hold the message is about (``notifications.hold_links``): ``actions`` for its hold,
-    ``listed`` for a digest's holds, each with its own; bound to ``recipient`` (an email's), or to nobody."""
+    ``listed`` for a digest's holds, each with its own (``found``: those of them still here, by pk); bound to
+    ``recipient`` (an email's), or to nobody."""
     now = timezone.now()
     found = {}
     if notification.holds:
@@ -79,7 +81,11 @@ def _actions(notification: Notification, recipient=None) -> dict:
         for shown in notification.holds
     ]
     hold = notification.hold
-    return {"actions": hold_links.links_for(hold, recipient, now) if hold else None, "listed": listed}
+    return {
+        "actions": hold_links.links_for(hold, recipient, now) if hold else None,
+        "listed": listed,
+        "found": found,
+    }
 
 
 def _action_fields(links: hold_links.ActionLinks | None) -> dict | None:
@@ -133,16 +139,12 @@ def _structured_body(notification: Notification, links: dict) -> dict:
 
 
 def _announcement(notification: Notification, links: dict) -> webhook_formats.Announcement:
-    """What the message says about its hold, or each hold its digest lists, with their amounts: one query for
-    them all, and one for their items."""
-    pks = [shown["pk"] for shown in links["listed"] if shown["actions"]]
-    if notification.hold_id:
-        pks.append(notification.hold_id)
-    amounts = {
-        hold.pk: tuple(hold_links.amounts_of(hold))
-        for hold in Hold.objects.filter(pk__in=pks).prefetch_related("items")
-    }
+    """What the message says about its hold, or each hold its digest lists, with their amounts: the holds
+    ``_actions`` read, and one query for their items."""
     hold = notification.hold
+    shown_holds = [*links["found"].values(), *([hold] if hold else [])]
+    prefetch_related_objects(shown_holds, "items")
+    amounts = {shown.pk: tuple(hold_links.amounts_of(shown)) for shown in shown_holds}
     return webhook_formats.Announcement(
         title=notification.title,
         body=notification.body,
@@ -151,7 +153,7 @@ def _announcement(notification: Notification, links: dict) -> webhook_formats.An
             question=hold.question,
             agent=hold.agent,
             amounts=amounts.get(hold.pk, ()),
-            expires=wording.moment(hold.expires_at) if hold.expires_at else "never",
+            expires=wording.expiry(hold.expires_at),
             links=links["actions"],
         )
         if hold

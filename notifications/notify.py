@@ -461,7 +461,7 @@ def _digest(holds: list[Hold], recipients: list, now: datetime, to_webhooks: boo
                 "question": _short(h.question),
                 "agent": h.agent,
                 "link": link_to(h),
-                "expires_at": wording.moment(h.expires_at) if h.expires_at else "never",
+                "expires_at": wording.expiry(h.expires_at),
             }
             for h in holds
         ]
