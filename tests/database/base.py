@@ -18,11 +18,8 @@ from django.db.backends.postgresql import base, operations
 
 from reviewqueue import roles
 
-KEPT_BY_FLUSH = {
-    "django_content_type": "TRUE",
-    "auth_permission": "TRUE",
-    "auth_group": f"name IN ('{roles.REVIEWERS}', '{roles.AUDITORS}')",
-}
+KEPT_TABLES = {"django_content_type", "auth_permission"}
+KEPT_ROWS = {"auth_group": f"name IN ('{roles.REVIEWERS}', '{roles.AUDITORS}')"}
 
 
 class DatabaseOperations(operations.DatabaseOperations):
@@ -30,11 +27,9 @@ class DatabaseOperations(operations.DatabaseOperations):
         if not tables or reset_sequences:
             return super().sql_flush(style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade)
         deletes = [
-            f"DELETE FROM {self.quote_name(table)} WHERE NOT ({KEPT_BY_FLUSH[table]})"
-            if table in KEPT_BY_FLUSH
-            else f"DELETE FROM {self.quote_name(table)}"
+            f"DELETE FROM {self.quote_name(table)}" + (f" WHERE NOT ({KEPT_ROWS[table]})" if table in KEPT_ROWS else "")
             for table in tables
-            if KEPT_BY_FLUSH.get(table) != "TRUE"
+            if table not in KEPT_TABLES
         ]
         return ["SET LOCAL session_replication_role = replica", *deletes]
 
