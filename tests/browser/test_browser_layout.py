@@ -6,7 +6,6 @@ keyboard help is not offered.
 """
 
 import pytest
-from django.conf import settings
 from django.contrib.auth.models import Group
 from django.test import Client
 from django.utils import timezone
@@ -56,7 +55,7 @@ def site(browser, live_server, samples, alice, bob, audrey, platform_client, imm
     assert notify.expiring_soon(expiring, timezone.now()), "the inbox needs rows"
 
     users = {"alice": alice, "bob": bob, "audrey": audrey, "admin": admin}
-    cookies = {name: _session_cookies(user, live_server.url) for name, user in users.items()}
+    cookies = {name: chromium.session_cookies(user, live_server.url) for name, user in users.items()}
     return {"samples": samples, "cookies": cookies, "claimed": claimed, "url": live_server.url}
 
 
@@ -67,15 +66,6 @@ def _rejected(hold, comment):
         for item in review.blank(hold)
         for field, value in ((f"{item.prefix}-action", "reject"), (f"{item.prefix}-comment", comment))
     }
-
-
-def _session_cookies(user, url):
-    """The cookies of a session signed in as ``user``, for a browser context."""
-    client = Client()
-    client.force_login(user)
-    return [
-        {"name": settings.SESSION_COOKIE_NAME, "value": client.cookies[settings.SESSION_COOKIE_NAME].value, "url": url}
-    ]
 
 
 def _sign_in(context, username):

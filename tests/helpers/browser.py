@@ -2,24 +2,40 @@
 
 from pathlib import Path
 
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.test import Client
 from playwright.sync_api import expect
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
 def signed_in_page(browser, live_server, username: str = "alice", **options):
-    """A new page of its own context, signed in through the login page; it notes page errors and console errors."""
+    """A new page of its own context on the queue, signed in as ``username``; it notes page errors and console
+    errors.
+
+    The context starts with a session cookie rather than typing a password: signing in through the login form is
+    the subject of tests of its own (from an email link, beside the provider, on a touch phone), and the other
+    browser tests are about what a person does once signed in.
+    """
     context = browser.new_context(base_url=live_server.url, **options)
+    context.add_cookies(session_cookies(get_user_model().objects.get(username=username), live_server.url))
     page = context.new_page()
     page.problems = []
     page.on("pageerror", lambda error: page.problems.append(f"page error: {error}"))
     page.on("console", lambda message: message.type == "error" and page.problems.append(message.text))
     page.goto("/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill("pw")
-    page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("heading", name="Open holds")).to_be_visible()
     return page
+
+
+def session_cookies(user, url: str) -> list[dict]:
+    """The cookies of a session signed in as ``user`` (through Django's own login), for a browser context."""
+    client = Client()
+    client.force_login(user)
+    return [
+        {"name": settings.SESSION_COOKIE_NAME, "value": client.cookies[settings.SESSION_COOKIE_NAME].value, "url": url}
+    ]
 
 
 def close_quietly(context):
