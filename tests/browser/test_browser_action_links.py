@@ -5,7 +5,7 @@ from playwright.sync_api import expect
 
 from holds import action_links
 from holds.models import Decision
-from tests.helpers.browser import VIEWPORTS, accessibility_problems, close_quietly
+from tests.helpers.browser import VIEWPORTS, accessibility_problems_in_light_and_dark, close_quietly
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -22,24 +22,23 @@ def sign_in(page, username="alice"):
     page.get_by_role("button", name="Sign in").click()
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_a_signed_out_reviewer_follows_an_email_link_signs_in_sends_and_undoes(
-    browser, live_server, samples, alice, settings, scheme
+    browser, live_server, samples, alice, settings
 ):
     settings.SITE_URL = live_server.url
     hold = samples["h_12"]
     approve = action_links.links_for(hold, alice).approve
-    page = phone(browser, live_server, color_scheme=scheme)
+    page = phone(browser, live_server)
 
     page.goto(approve)
     expect(page.get_by_label("Username")).to_be_visible()
     sign_in(page)
     expect(page.get_by_role("button", name="Send")).to_be_visible()
     assert page.url == approve
-    on_the_link = accessibility_problems(page, "the link's page")
+    on_the_link = accessibility_problems_in_light_and_dark(page, "the link's page")
     page.get_by_role("button", name="Send").click()
     expect(page.locator("#undo-button")).to_be_visible()
-    on_the_outcome = accessibility_problems(page, "the outcome")
+    on_the_outcome = accessibility_problems_in_light_and_dark(page, "the outcome")
     page.locator("#undo-button").click()
 
     expect(page.locator("#decide-form")).to_be_visible()  # back on the hold page, free to decide again

@@ -90,6 +90,7 @@ AXE_RUN = """async (tags) => {
 
 
 VIEWPORTS = {"desktop": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
+SCHEMES = ["light", "dark"]
 
 
 def accessibility_problems(page, name):
@@ -120,3 +121,24 @@ def accessibility_problems(page, name):
         page.add_script_tag(path=str(AXE))
     problems += [f"{name}: {violation}" for violation in page.evaluate(AXE_RUN, WCAG_TAGS)]
     return problems
+
+
+def accessibility_problems_in_light_and_dark(page, name):
+    """What is wrong with the page now shown, in light and then in dark.
+
+    Only the stylesheet reads the colour scheme, so switching it on the loaded page shows what loading the page in
+    that scheme would, without loading it twice.
+    """
+    problems = []
+    for scheme in SCHEMES:
+        show_in_scheme(page, scheme)
+        problems += accessibility_problems(page, f"{name}, {scheme}")
+    return problems
+
+
+def show_in_scheme(page, scheme):
+    """Switch the page to ``scheme`` and wait for colours easing into it (the admin's links do) to arrive."""
+    page.emulate_media(color_scheme=scheme)
+    page.wait_for_function(
+        "document.getAnimations().every(animation => animation.effect.getTiming().iterations === Infinity)"
+    )
