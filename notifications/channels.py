@@ -27,6 +27,7 @@ from notifications import destinations, hold_links, webhook_formats
 from notifications.models import Notification, WebhookChannel
 from notifications.webhook_formats import slack_escaped
 from people import wording
+from reviewqueue import tls
 
 SIGNATURE_HEADER = "X-ReviewQueue-Signature"
 
@@ -191,7 +192,7 @@ def post_webhook(notification: Notification) -> None:
     }
     try:
         # trust_env off: a proxy from the environment would connect to the name, not the address checked
-        with httpx.Client(trust_env=False, verify=httpx.create_ssl_context(), follow_redirects=False) as client:
+        with httpx.Client(trust_env=False, verify=tls.trust_store(), follow_redirects=False) as client:
             response = client.post(
                 destination.url,
                 content=body,

@@ -4,6 +4,10 @@ Two kinds: a function whose answer is made once a process (``@cached``, ``functo
 keeper of its own (the approval policies' copy, the cache's process copy) that registers the function forgetting
 it (``register``). Nothing in the app forgets: a process keeps these until it ends, each named where it lives for
 why that is safe. The tests call ``forget_all`` before each test, as each starts on its own database and cache.
+
+A third kind depends on neither: what is read from the process's environment alone (files, variables), such as
+the TLS trust store (``@kept_for_the_process``). ``forget_all`` leaves it, since no database or cache changes
+it; a test that changes the environment it was read from forgets it with the function's ``cache_clear``.
 ``tests/test_architecture.py`` checks that the app's modules cache through here only.
 """
 
@@ -28,6 +32,11 @@ def cached(function: Callable | None = None, *, maxsize: int | None = None):
         return kept
 
     return decorate(function) if function is not None else decorate
+
+
+def kept_for_the_process(function: Callable) -> Callable:
+    """``functools.cache`` for an answer read from the process's environment alone: ``forget_all`` leaves it."""
+    return functools.cache(function)
 
 
 def forget_all() -> None:

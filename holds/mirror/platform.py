@@ -25,7 +25,7 @@ from urllib.parse import quote
 import httpx
 from django.conf import settings
 
-from reviewqueue import processcache
+from reviewqueue import tls
 
 logger = logging.getLogger(__name__)
 
@@ -379,16 +379,6 @@ def _error_message(response: httpx.Response) -> str:
     return str(message or response.reason_phrase or f"HTTP {response.status_code}")
 
 
-@processcache.cached
-def _tls_context():
-    """The trust store httpx would load (certifi, or SSL_CERT_FILE/SSL_CERT_DIR), loaded once a process.
-
-    Loading it is slow, and every delivery task opens a client of its own:
-    that was most of the time between a reviewer's confirm and the worker's POST.
-    """
-    return httpx.create_ssl_context()
-
-
 class PlatformClient:
     """A synchronous client for one platform: use it as a context manager, or call ``close()``."""
 
@@ -407,7 +397,7 @@ class PlatformClient:
             timeout=timeout,
             transport=transport,
             follow_redirects=False,
-            verify=_tls_context(),
+            verify=tls.trust_store(),
         )
 
     @classmethod

@@ -18,6 +18,7 @@ from django.urls import reverse
 from audit.models import AuditEvent, EventKind
 from notifications import destinations, notify, sending
 from notifications.models import Notification, WebhookChannel
+from reviewqueue.tls import trust_store
 
 pytestmark = pytest.mark.django_db
 
@@ -253,7 +254,21 @@ def self_signed(tmp_path, name: str) -> tuple[str, str]:
     return str(cert_file), str(key_file)
 
 
-def test_over_https_the_checked_address_is_reached_with_the_names_sni_and_certificate(samples, monkeypatch, tmp_path):
+@pytest.fixture
+def trusting(monkeypatch):
+    """Make one certificate file the process's whole trust store, and forget that store after the test."""
+
+    def trust(cert_file):
+        monkeypatch.setenv("SSL_CERT_FILE", cert_file)
+        trust_store.cache_clear()  # it is kept for the process, read from the environment just changed
+
+    yield trust
+    trust_store.cache_clear()
+
+
+def test_over_https_the_checked_address_is_reached_with_the_names_sni_and_certificate(
+    samples, monkeypatch, tmp_path, trusting
+):
     real_getaddrinfo = socket.getaddrinfo
     monkeypatch.setattr(
         socket,
@@ -265,7 +280,7 @@ def test_over_https_the_checked_address_is_reached_with_the_names_sni_and_certif
         ),
     )
     cert_file, key_file = self_signed(tmp_path, "hooks.test")
-    monkeypatch.setenv("SSL_CERT_FILE", cert_file)  # the worker's trust store: this certificate alone
+    trusting(cert_file)
     tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     tls.load_cert_chain(cert_file, key_file)
     server_names = []
