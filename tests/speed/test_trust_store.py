@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_clients_of_the_platform_and_of_webhooks_share_one_trust_store_loaded_once(
-    samples, webhook_receiver, monkeypatch, settings
+    samples, webhook_receiver, monkeypatch
 ):
     loads = []
     load = httpx.create_ssl_context
