@@ -5,8 +5,6 @@ Fixtures, and the hook that orders the run; what tests share besides fixtures is
 
 import email
 import os
-import subprocess
-import sys
 import threading
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -20,9 +18,10 @@ from holds.mirror import platform, sync
 from reviewqueue import processcache, roles
 from simulator.server import PlatformServer
 from simulator.state import PlatformState
+from tests.helpers import preloaded
 from tests.helpers.browser import CHROMIUM_ARGS
 from tests.helpers.escalation import FINANCE_LEADS
-from tests.helpers.processes import API_KEY, ROOT, free_port, suite_database_url
+from tests.helpers.processes import API_KEY, free_port, suite_database_url
 from tests.helpers.users import make_user
 
 
@@ -95,19 +94,13 @@ def celery_processes(simulated_platform, settings, tmp_path):
         "REVIEWQUEUE_VAR_DIR": str(tmp_path),
     }
 
-    def start(kind: str, **extra_env) -> subprocess.Popen:
+    def start(kind: str, **extra_env) -> preloaded.Process:
         options = {
             "worker": ["--pool", "solo", "--without-heartbeat", "--without-gossip", "--without-mingle"],
             "beat": [],
         }[kind]
-        log = open(tmp_path / f"{kind}.log", "ab")  # noqa: SIM115 (the process writes to it after we return)
-        process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "reviewqueue", kind, "--loglevel", "INFO", *options],
-            env={**environment, **extra_env},
-            cwd=ROOT,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+        arguments = ["-A", "reviewqueue", kind, "--loglevel", "INFO", *options]
+        process = preloaded.start_celery(arguments, {**environment, **extra_env}, tmp_path / f"{kind}.log")
         started.append(process)
         return process
 

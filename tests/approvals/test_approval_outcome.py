@@ -11,7 +11,7 @@ from holds.deciding.decisions import ItemChoice
 from holds.mirror import sync
 from holds.models import Decision, Hold
 from reviewqueue import roles
-from tests.helpers.processes import start_django
+from tests.helpers.preloaded import start_django
 from tests.helpers.reviewing import confirm, field_name
 from tests.helpers.users import make_user
 

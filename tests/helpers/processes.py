@@ -1,9 +1,6 @@
 """Processes of the app's own that tests start: where the checkout is, and how they reach the test database."""
 
-import os
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 from django.db import connection
@@ -16,21 +13,6 @@ def suite_database_url() -> str:
     """The URL of the database this test runs against (pytest-django's test database), for another process."""
     database = connection.settings_dict
     return f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}"
-
-
-def start_django(code: str = "", **variables) -> subprocess.CompletedProcess:
-    """Set Django up in a fresh process with exactly these variables (and no database or Redis URL)."""
-    environment = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
-    environment |= {"DJANGO_SETTINGS_MODULE": "reviewqueue.settings", "SECRET_KEY": "s", "EMAIL_BACKEND": "console"}
-    environment |= variables
-    return subprocess.run(
-        [sys.executable, "-c", f"import django; django.setup(); {code}"],
-        env=environment,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
 
 
 def free_port() -> int:

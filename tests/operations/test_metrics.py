@@ -314,7 +314,7 @@ print(decisionstats.outcomes()["applied"], decisionstats.histogram("time_to_deci
 
 
 def test_the_decision_counters_fold_on_the_quickstarts_sqlite_too(tmp_path):
-    from tests.helpers.processes import start_django
+    from tests.helpers.preloaded import start_django
 
     started = start_django(SQLITE_DECISION, REVIEWQUEUE_VAR_DIR=str(tmp_path))
 
@@ -324,7 +324,7 @@ def test_the_decision_counters_fold_on_the_quickstarts_sqlite_too(tmp_path):
 
 @pytest.mark.parametrize("value", ["10.0.0.0/33", "localhost", "10.0.0.1,,nonsense"])
 def test_a_malformed_allow_list_stops_start_up_naming_the_variable(value, tmp_path):
-    from tests.helpers.processes import start_django
+    from tests.helpers.preloaded import start_django
 
     started = start_django(METRICS_ALLOWED_IPS=value, REVIEWQUEUE_VAR_DIR=str(tmp_path))
 

@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from tests.helpers.processes import ROOT, start_django
+from tests.helpers.preloaded import start_django
+from tests.helpers.processes import ROOT
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,8 @@ from holds.models import Hold, SyncState
 from holds.queue import freshness as queue_freshness
 from holds.queue import listing as queue
 from reviewqueue.sql import prepared
-from tests.helpers.processes import start_django, suite_database_url
+from tests.helpers.preloaded import start_django
+from tests.helpers.processes import suite_database_url
 
 pytestmark = pytest.mark.django_db
 

@@ -234,7 +234,7 @@ print(page.status_code, refresh.status_code,
 
 
 def test_the_queue_serves_on_the_quickstarts_sqlite_too(tmp_path):
-    from tests.helpers.processes import start_django
+    from tests.helpers.preloaded import start_django
 
     started = start_django(SQLITE_QUEUE, REVIEWQUEUE_VAR_DIR=str(tmp_path), DEBUG="1")
 

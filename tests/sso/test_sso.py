@@ -14,7 +14,7 @@ from django.test import RequestFactory
 from reviewqueue import roles
 from sso import accounts, claims, role_mapping
 from sso.backend import SingleSignOnBackend
-from tests.helpers.processes import start_django
+from tests.helpers.preloaded import start_django
 from tests.helpers.users import make_user
 from tests.oidc_provider.running import IdentityProvider
 

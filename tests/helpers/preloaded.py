@@ -1,0 +1,113 @@
+"""The app's own processes (Celery's worker and beat, a fresh Django), forked from a process that has already imported
+the libraries they share.
+
+Each such process is a new Python that imports Django, Celery, kombu, psycopg and httpx before it does anything: that
+was most of what one cost, and the suite starts over a hundred. Here they fork from a server process of
+:mod:`multiprocessing`'s ``forkserver`` kind, started once per test process, which imports those third-party libraries
+and nothing of the app's. Each child then sets the environment it is given, reads the settings, sets Django up and runs
+the same entry point a command line would (``celery``'s ``main``), so what it does is what a process started from the
+shell does: settings, caches and connections are all its own.
+"""
+
+import multiprocessing
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from tests.helpers.processes import ROOT
+
+# Third-party modules only: none reads the environment or Django's settings when imported, so a child forked after
+# them still sees the environment it is given.
+SHARED_LIBRARIES = [
+    "django.db.models",
+    "django.db.backends.postgresql.base",
+    "django.contrib.admin.options",
+    "django.forms",
+    "django.http",
+    "django.template.defaulttags",
+    "django.urls",
+    "psycopg",
+    "httpx",
+    "redis",
+    "kombu.transport.redis",
+    "celery.app",
+    "celery.bin.celery",
+    "celery.apps.worker",
+    "celery.apps.beat",
+    "celery.worker.consumer",
+]
+
+DJANGO_TIMEOUT = 60
+
+_context = multiprocessing.get_context("forkserver")
+_context.set_forkserver_preload(SHARED_LIBRARIES)
+
+
+class Process:
+    """A started process, with the part of :class:`subprocess.Popen`'s interface the tests use."""
+
+    def __init__(self, process: multiprocessing.Process):
+        self._process = process
+        self.pid = process.pid
+
+    def kill(self) -> None:
+        self._process.kill()
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        self._process.join(timeout)
+        return self._process.exitcode
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.exitcode
+
+
+def start_celery(arguments: list[str], environment: dict[str, str], log: Path) -> Process:
+    """``celery <arguments>`` with exactly ``environment``, in the checkout, writing its output to ``log``."""
+    process = _context.Process(target=_run_celery, args=(arguments, environment, str(log)), daemon=False)
+    process.start()
+    return Process(process)
+
+
+def start_django(code: str = "", **variables) -> subprocess.CompletedProcess:
+    """Set Django up in a fresh process with exactly these variables (and no database or Redis URL), then run
+    ``code``; its exit code and output, as :func:`subprocess.run` gives them."""
+    environment = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
+    environment |= {"DJANGO_SETTINGS_MODULE": "reviewqueue.settings", "SECRET_KEY": "s", "EMAIL_BACKEND": "console"}
+    environment |= variables
+    with tempfile.TemporaryDirectory() as output:
+        stdout, stderr = Path(output, "stdout"), Path(output, "stderr")
+        process = _context.Process(target=_run_django, args=(code, environment, str(stdout), str(stderr)))
+        process.start()
+        process.join(DJANGO_TIMEOUT)
+        if process.exitcode is None:
+            process.kill()
+            raise subprocess.TimeoutExpired(["django", code], DJANGO_TIMEOUT)
+        return subprocess.CompletedProcess(code, process.exitcode, stdout.read_text(), stderr.read_text())
+
+
+def _run_django(code: str, environment: dict[str, str], stdout: str, stderr: str) -> None:
+    _become(environment, stdout, stderr)
+    exec(compile(f"import django; django.setup(); {code}", "<start_django>", "exec"), {"__name__": "__main__"})
+
+
+def _run_celery(arguments: list[str], environment: dict[str, str], log: str) -> None:
+    _become(environment, log, log)
+    from celery.__main__ import main
+
+    sys.argv = ["celery", *arguments]
+    main()  # multiprocessing turns its SystemExit into the exit code
+
+
+def _become(environment: dict[str, str], stdout: str, stderr: str) -> None:
+    """Take on a process's own environment, working directory and output, as if just started from the shell."""
+    os.environ.clear()
+    os.environ.update(environment)
+    os.chdir(ROOT)
+    sys.path.insert(0, str(ROOT))
+    for descriptor, path in ((1, stdout), (2, stderr)):
+        output = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(output, descriptor)
+        os.close(output)
