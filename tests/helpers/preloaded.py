@@ -2,7 +2,7 @@
 the libraries they share.
 
 Each such process is a new Python that imports Django, Celery, kombu, psycopg and httpx before it does anything: that
-was most of what one cost, and the suite starts over a hundred. Here they fork from a server process of
+was most of what one cost, and the suite starts many. Here they fork from a server process of
 :mod:`multiprocessing`'s ``forkserver`` kind, started once per test process, which imports those third-party libraries
 and nothing of the app's. Each child then sets the environment it is given, reads the settings, sets Django up and runs
 the same entry point a command line would (``celery``'s ``main``), so what it does is what a process started from the
@@ -50,23 +50,18 @@ class Process:
 
     def __init__(self, process: multiprocessing.Process):
         self._process = process
-        self.pid = process.pid
 
     def kill(self) -> None:
         self._process.kill()
 
-    def wait(self, timeout: float | None = None) -> int | None:
-        self._process.join(timeout)
-        return self._process.exitcode
-
-    @property
-    def returncode(self) -> int | None:
+    def wait(self) -> int:
+        self._process.join()
         return self._process.exitcode
 
 
 def start_celery(arguments: list[str], environment: dict[str, str], log: Path) -> Process:
     """``celery <arguments>`` with exactly ``environment``, in the checkout, writing its output to ``log``."""
-    process = _context.Process(target=_run_celery, args=(arguments, environment, str(log)), daemon=False)
+    process = _context.Process(target=_run_celery, args=(arguments, environment, str(log)))
     process.start()
     return Process(process)
 
