@@ -19,7 +19,7 @@ from reviewqueue import processcache, roles
 from simulator.server import PlatformServer
 from simulator.state import PlatformState
 from tests.helpers import preloaded
-from tests.helpers.browser import CHROMIUM_ARGS
+from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.helpers.escalation import FINANCE_LEADS
 from tests.helpers.processes import API_KEY, free_port, suite_database_url
 from tests.helpers.users import make_user
@@ -180,7 +180,7 @@ def browser():
     # database calls from async code would refuse the test's own (synchronous) queries.
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
     del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
