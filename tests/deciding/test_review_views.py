@@ -600,7 +600,7 @@ def posted_hold_ids(platform_state) -> list[str]:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_confirm_forged_without_the_summary_shows_the_summary_and_sends_nothing(
-    celery_processes, alice_client, samples, platform_state
+    celery_processes, immediate_delivery, alice_client, samples, platform_state
 ):
     celery_processes("worker")
     forged_hold, honest_hold = samples["h_12"], samples["h_17"]
