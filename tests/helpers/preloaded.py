@@ -1,16 +1,17 @@
-"""The app's own processes (Celery's worker and beat, a fresh Django), forked from a process that has already imported
-the libraries they share.
+"""The app's own processes (Celery's worker and beat, a fresh Django, the test identity provider's commands), forked
+from a process that has already imported the libraries they share.
 
 Each such process is a new Python that imports Django, Celery, kombu, psycopg and httpx before it does anything: that
 was most of what one cost, and the suite starts many. Here they fork from a server process of
 :mod:`multiprocessing`'s ``forkserver`` kind, started once per test process, which imports those third-party libraries
 and nothing of the app's. Each child then sets the environment it is given, reads the settings, sets Django up and runs
-the same entry point a command line would (``celery``'s ``main``), so what it does is what a process started from the
-shell does: settings, caches and connections are all its own.
+the same entry point a command line would (``celery``'s ``main``, a module run as by ``python -m``), so what it does is
+what a process started from the shell does: settings, caches and connections are all its own.
 """
 
 import multiprocessing
 import os
+import runpy
 import subprocess
 import sys
 import tempfile
@@ -39,7 +40,7 @@ SHARED_LIBRARIES = [
     "celery.worker.consumer",
 ]
 
-DJANGO_TIMEOUT = 60
+TIMEOUT = 60  # seconds for a process the caller waits on
 
 _context = multiprocessing.get_context("forkserver")
 _context.set_forkserver_preload(SHARED_LIBRARIES)
@@ -66,6 +67,23 @@ def start_celery(arguments: list[str], environment: dict[str, str], log: Path) -
     return Process(process)
 
 
+def run_module(module: str, arguments: list[str], environment: dict[str, str]) -> subprocess.CompletedProcess:
+    """``python -m <module> <arguments>`` with exactly ``environment``, in the checkout (``manage`` for manage.py); its
+    exit code and output, as :func:`subprocess.run` gives them."""
+    command = ["python", "-m", module, *arguments]
+    with tempfile.TemporaryDirectory() as output:
+        stdout, stderr = Path(output, "stdout"), Path(output, "stderr")
+        process = _context.Process(target=_run_module, args=(module, arguments, environment, str(stdout), str(stderr)))
+        return subprocess.CompletedProcess(command, _finish(process, command), stdout.read_text(), stderr.read_text())
+
+
+def start_module(module: str, arguments: list[str], environment: dict[str, str], log: Path) -> Process:
+    """``python -m <module> <arguments>`` started with exactly ``environment``, in the checkout, writing to ``log``."""
+    process = _context.Process(target=_run_module, args=(module, arguments, environment, str(log), str(log)))
+    process.start()
+    return Process(process)
+
+
 def start_django(code: str = "", **variables) -> subprocess.CompletedProcess:
     """Set Django up in a fresh process with exactly these variables (and no database or Redis URL), then run
     ``code``; its exit code and output, as :func:`subprocess.run` gives them."""
@@ -75,17 +93,30 @@ def start_django(code: str = "", **variables) -> subprocess.CompletedProcess:
     with tempfile.TemporaryDirectory() as output:
         stdout, stderr = Path(output, "stdout"), Path(output, "stderr")
         process = _context.Process(target=_run_django, args=(code, environment, str(stdout), str(stderr)))
-        process.start()
-        process.join(DJANGO_TIMEOUT)
-        if process.exitcode is None:
-            process.kill()
-            raise subprocess.TimeoutExpired(["django", code], DJANGO_TIMEOUT)
-        return subprocess.CompletedProcess(code, process.exitcode, stdout.read_text(), stderr.read_text())
+        exit_code = _finish(process, ["django", code])
+        return subprocess.CompletedProcess(code, exit_code, stdout.read_text(), stderr.read_text())
+
+
+def _finish(process: multiprocessing.Process, command: list[str]) -> int:
+    """Start ``process``, wait for it and give its exit code; one that runs past the timeout is killed."""
+    process.start()
+    process.join(TIMEOUT)
+    if process.exitcode is None:
+        process.kill()
+        process.join()
+        raise subprocess.TimeoutExpired(command, TIMEOUT)
+    return process.exitcode
 
 
 def _run_django(code: str, environment: dict[str, str], stdout: str, stderr: str) -> None:
     _become(environment, stdout, stderr)
     exec(compile(f"import django; django.setup(); {code}", "<start_django>", "exec"), {"__name__": "__main__"})
+
+
+def _run_module(module: str, arguments: list[str], environment: dict[str, str], stdout: str, stderr: str) -> None:
+    _become(environment, stdout, stderr)
+    sys.argv = [module, *arguments]
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
 
 
 def _run_celery(arguments: list[str], environment: dict[str, str], log: str) -> None:

@@ -1,17 +1,20 @@
-"""Starting the test identity provider in a process of its own, and telling it who exists."""
+"""Starting the test identity provider in a process of its own, and telling it who exists.
+
+Its commands and its server are ``python -m tests.oidc_provider …`` forked from the suite's preloaded process
+(tests/helpers/preloaded.py), each with the provider's environment."""
 
 from __future__ import annotations
 
 import os
 import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers import preloaded
+
+MODULE = "tests.oidc_provider"
 # Ports of this pytest-xdist worker's own (gw0 8401–8419, gw1 8421–8439, …): two workers never race for one.
 _WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
 PORTS = range(8401 + 20 * _WORKER, 8420 + 20 * _WORKER)
@@ -39,30 +42,18 @@ class IdentityProvider:
         self.issuer = f"{self.url}/openid"
         self.environment = os.environ | {"IDP_DATABASE": str(folder / "idp.sqlite3"), "IDP_URL": self.url}
         self.log = folder / "idp.log"
-        self.server: subprocess.Popen | None = None
+        self.server: preloaded.Process | None = None
 
     def manage(self, *arguments: str) -> None:
-        subprocess.run(
-            [sys.executable, "-m", "tests.oidc_provider", *arguments],
-            cwd=ROOT,
-            env=self.environment,
-            check=True,
-            capture_output=True,
-            timeout=60,
-        )
+        preloaded.run_module(MODULE, list(arguments), self.environment).check_returncode()
 
     def start(self, redirect_uri: str) -> None:
         self.manage("migrate", "--verbosity", "0")
         self.manage("creatersakey")
         self.manage("idp_client", CLIENT_ID, "--secret", CLIENT_SECRET, "--redirect-uri", redirect_uri)
-        with self.log.open("w") as log:
-            self.server = subprocess.Popen(
-                [sys.executable, "-m", "tests.oidc_provider", "runserver", f"127.0.0.1:{self.port}", "--noreload"],
-                cwd=ROOT,
-                env=self.environment,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+        self.server = preloaded.start_module(
+            MODULE, ["runserver", f"127.0.0.1:{self.port}", "--noreload"], self.environment, self.log
+        )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
@@ -79,12 +70,10 @@ class IdentityProvider:
         self.manage("idp_user", username, "--password", password, "--email", email, "--groups", ",".join(groups))
 
     def stop(self) -> None:
+        # Killed: a throwaway server whose SQLite file goes with the test's folder.
         if self.server is not None:
-            self.server.terminate()
-            try:
-                self.server.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.server.kill()
+            self.server.kill()
+            self.server.wait()
 
     def settings(self) -> dict:
         """Review Queue's single sign-on settings for this provider, as the environment would give them."""

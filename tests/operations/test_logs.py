@@ -4,8 +4,6 @@ import io
 import json
 import logging
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -13,7 +11,7 @@ from holds.deciding import decisions
 from holds.deciding.decisions import ItemChoice
 from operations.logcontext import ContextFilter
 from operations.logformat import JsonFormatter
-from tests.helpers.processes import ROOT
+from tests.helpers import preloaded
 from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.django_db
@@ -99,12 +97,8 @@ def test_a_worker_with_log_format_json_logs_its_tasks_with_task_and_decision_ids
 
 
 def test_an_unknown_log_format_stops_start_up_naming_the_variable():
-    checked = subprocess.run(
-        [sys.executable, "manage.py", "check"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "LOG_FORMAT": "xml"},
+    checked = preloaded.run_module(
+        "manage", ["check"], {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "LOG_FORMAT": "xml"}
     )
 
     assert checked.returncode != 0

@@ -3,11 +3,10 @@
 import os
 import re
 import secrets
-import subprocess
-import sys
 
 import pytest
 
+from tests.helpers import preloaded
 from tests.helpers.preloaded import start_django
 from tests.helpers.processes import ROOT
 
@@ -103,14 +102,7 @@ def test_check_deploy_finds_no_issue_in_the_readmes_production_environment():
     environment = {"PATH": os.environ["PATH"], "DJANGO_SETTINGS_MODULE": "reviewqueue.settings"}
     environment |= readme_production_environment()
 
-    checked = subprocess.run(
-        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        env=environment,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    checked = preloaded.run_module("manage", ["check", "--deploy", "--fail-level", "WARNING"], environment)
 
     assert "SITE_URL" in environment and "EMAIL_HOST" in environment
     assert checked.returncode == 0, checked.stderr
