@@ -74,7 +74,9 @@ def run_module(module: str, arguments: list[str], environment: dict[str, str]) -
     with tempfile.TemporaryDirectory() as output:
         stdout, stderr = Path(output, "stdout"), Path(output, "stderr")
         process = _context.Process(target=_run_module, args=(module, arguments, environment, str(stdout), str(stderr)))
-        return subprocess.CompletedProcess(command, _finish(process, command), stdout.read_text(), stderr.read_text())
+        return subprocess.CompletedProcess(
+            command, _start_and_wait(process, command), stdout.read_text(), stderr.read_text()
+        )
 
 
 def start_module(module: str, arguments: list[str], environment: dict[str, str], log: Path) -> Process:
@@ -93,11 +95,11 @@ def start_django(code: str = "", **variables) -> subprocess.CompletedProcess:
     with tempfile.TemporaryDirectory() as output:
         stdout, stderr = Path(output, "stdout"), Path(output, "stderr")
         process = _context.Process(target=_run_django, args=(code, environment, str(stdout), str(stderr)))
-        exit_code = _finish(process, ["django", code])
+        exit_code = _start_and_wait(process, ["django", code])
         return subprocess.CompletedProcess(code, exit_code, stdout.read_text(), stderr.read_text())
 
 
-def _finish(process: multiprocessing.Process, command: list[str]) -> int:
+def _start_and_wait(process: multiprocessing.Process, command: list[str]) -> int:
     """Start ``process``, wait for it and give its exit code; one that runs past the timeout is killed."""
     process.start()
     process.join(TIMEOUT)
