@@ -100,7 +100,7 @@ def celery_processes(simulated_platform, settings, tmp_path):
             "beat": [],
         }[kind]
         arguments = ["-A", "reviewqueue", kind, "--loglevel", "INFO", *options]
-        process = preloaded.start_celery(arguments, {**environment, **extra_env}, tmp_path / f"{kind}.log")
+        process = preloaded.start_module("celery", arguments, {**environment, **extra_env}, tmp_path / f"{kind}.log")
         started.append(process)
         return process
 

@@ -5,8 +5,8 @@ Each such process is a new Python that imports Django, Celery, kombu, psycopg an
 was most of what one cost, and the suite starts many. Here they fork from a server process of
 :mod:`multiprocessing`'s ``forkserver`` kind, started once per test process, which imports those third-party libraries
 and nothing of the app's. Each child then sets the environment it is given, reads the settings, sets Django up and runs
-the same entry point a command line would (``celery``'s ``main``, a module run as by ``python -m``), so what it does is
-what a process started from the shell does: settings, caches and connections are all its own.
+the same entry point a command line would (the module ``python -m`` would run, ``celery`` or ``manage`` for instance),
+so what it does is what a process started from the shell does: settings, caches and connections are all its own.
 """
 
 import multiprocessing
@@ -60,9 +60,10 @@ class Process:
         return self._process.exitcode
 
 
-def start_celery(arguments: list[str], environment: dict[str, str], log: Path) -> Process:
-    """``celery <arguments>`` with exactly ``environment``, in the checkout, writing its output to ``log``."""
-    process = _context.Process(target=_run_celery, args=(arguments, environment, str(log)))
+def start_module(module: str, arguments: list[str], environment: dict[str, str], log: Path) -> Process:
+    """``python -m <module> <arguments>`` (``celery`` for a worker or beat) started with exactly ``environment``, in
+    the checkout, writing its output to ``log``."""
+    process = _context.Process(target=_run_module, args=(module, arguments, environment, str(log), str(log)))
     process.start()
     return Process(process)
 
@@ -70,20 +71,7 @@ def start_celery(arguments: list[str], environment: dict[str, str], log: Path) -
 def run_module(module: str, arguments: list[str], environment: dict[str, str]) -> subprocess.CompletedProcess:
     """``python -m <module> <arguments>`` with exactly ``environment``, in the checkout (``manage`` for manage.py); its
     exit code and output, as :func:`subprocess.run` gives them."""
-    command = ["python", "-m", module, *arguments]
-    with tempfile.TemporaryDirectory() as output:
-        stdout, stderr = Path(output, "stdout"), Path(output, "stderr")
-        process = _context.Process(target=_run_module, args=(module, arguments, environment, str(stdout), str(stderr)))
-        return subprocess.CompletedProcess(
-            command, _start_and_wait(process, command), stdout.read_text(), stderr.read_text()
-        )
-
-
-def start_module(module: str, arguments: list[str], environment: dict[str, str], log: Path) -> Process:
-    """``python -m <module> <arguments>`` started with exactly ``environment``, in the checkout, writing to ``log``."""
-    process = _context.Process(target=_run_module, args=(module, arguments, environment, str(log), str(log)))
-    process.start()
-    return Process(process)
+    return _run_to_end(["python", "-m", module, *arguments], _run_module, module, arguments, environment)
 
 
 def start_django(code: str = "", **variables) -> subprocess.CompletedProcess:
@@ -92,22 +80,22 @@ def start_django(code: str = "", **variables) -> subprocess.CompletedProcess:
     environment = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
     environment |= {"DJANGO_SETTINGS_MODULE": "reviewqueue.settings", "SECRET_KEY": "s", "EMAIL_BACKEND": "console"}
     environment |= variables
+    return _run_to_end(["django", code], _run_django, code, environment)
+
+
+def _run_to_end(command: list[str], target, *arguments) -> subprocess.CompletedProcess:
+    """Run ``target(*arguments, stdout, stderr)`` in a forked process and wait for it; one that runs past the timeout
+    is killed."""
     with tempfile.TemporaryDirectory() as output:
         stdout, stderr = Path(output, "stdout"), Path(output, "stderr")
-        process = _context.Process(target=_run_django, args=(code, environment, str(stdout), str(stderr)))
-        exit_code = _start_and_wait(process, ["django", code])
-        return subprocess.CompletedProcess(code, exit_code, stdout.read_text(), stderr.read_text())
-
-
-def _start_and_wait(process: multiprocessing.Process, command: list[str]) -> int:
-    """Start ``process``, wait for it and give its exit code; one that runs past the timeout is killed."""
-    process.start()
-    process.join(TIMEOUT)
-    if process.exitcode is None:
-        process.kill()
-        process.join()
-        raise subprocess.TimeoutExpired(command, TIMEOUT)
-    return process.exitcode
+        process = _context.Process(target=target, args=(*arguments, str(stdout), str(stderr)))
+        process.start()
+        process.join(TIMEOUT)
+        if process.exitcode is None:
+            process.kill()
+            process.join()
+            raise subprocess.TimeoutExpired(command, TIMEOUT)
+        return subprocess.CompletedProcess(command, process.exitcode, stdout.read_text(), stderr.read_text())
 
 
 def _run_django(code: str, environment: dict[str, str], stdout: str, stderr: str) -> None:
@@ -118,15 +106,7 @@ def _run_django(code: str, environment: dict[str, str], stdout: str, stderr: str
 def _run_module(module: str, arguments: list[str], environment: dict[str, str], stdout: str, stderr: str) -> None:
     _become(environment, stdout, stderr)
     sys.argv = [module, *arguments]
-    runpy.run_module(module, run_name="__main__", alter_sys=True)
-
-
-def _run_celery(arguments: list[str], environment: dict[str, str], log: str) -> None:
-    _become(environment, log, log)
-    from celery.__main__ import main
-
-    sys.argv = ["celery", *arguments]
-    main()  # multiprocessing turns its SystemExit into the exit code
+    runpy.run_module(module, run_name="__main__", alter_sys=True)  # multiprocessing turns SystemExit into the exit code
 
 
 def _become(environment: dict[str, str], stdout: str, stderr: str) -> None:

@@ -6,8 +6,7 @@ import secrets
 
 import pytest
 
-from tests.helpers import preloaded
-from tests.helpers.preloaded import start_django
+from tests.helpers.preloaded import run_module, start_django
 from tests.helpers.processes import ROOT
 
 
@@ -102,7 +101,7 @@ def test_check_deploy_finds_no_issue_in_the_readmes_production_environment():
     environment = {"PATH": os.environ["PATH"], "DJANGO_SETTINGS_MODULE": "reviewqueue.settings"}
     environment |= readme_production_environment()
 
-    checked = preloaded.run_module("manage", ["check", "--deploy", "--fail-level", "WARNING"], environment)
+    checked = run_module("manage", ["check", "--deploy", "--fail-level", "WARNING"], environment)
 
     assert "SITE_URL" in environment and "EMAIL_HOST" in environment
     assert checked.returncode == 0, checked.stderr
