@@ -19,7 +19,7 @@ from holds.queue import listing as holds_queue
 from reviewqueue import processcache, softcache
 
 FORM_TEMPLATE = "holds/queue/_filters.html"
-FORM_VERSION = 1  # bump with any change to the Python code writing the form's values
+FORM_VERSION = 2  # bump with any change to the Python code writing the form's values
 FORM_SECONDS = 24 * 3600  # a form nobody asks for again leaves the cache within a day
 
 

@@ -147,7 +147,12 @@ class Filters:
     @property
     def active(self) -> bool:
         """Whether any filter narrows the queue (an order alone does not)."""
-        return any(value not in ("", None) for value in dataclasses.astuple(dataclasses.replace(self, sort="")))
+        return bool(self.active_count)
+
+    @property
+    def active_count(self) -> int:
+        """How many filters narrow the queue (an order is not one), as the folded filter form says."""
+        return sum(value not in ("", None) for value in dataclasses.astuple(dataclasses.replace(self, sort="")))
 
     @property
     def order(self) -> Order:

@@ -267,6 +267,22 @@
 
   rememberSelection();
   window.addEventListener("pageshow", rememberSelection);
+
+  // The queue's filters come open in the markup. Where the stylesheet shows their fold's summary (a phone), they fold
+  // behind it when the page opens, so the holds come first; where it hides the summary (a desk), they stay open.
+  var filtersFold = document.querySelector("details[data-fold-filters]"), foldShown = false;
+
+  function fitFiltersFold() {
+    var shown = getComputedStyle(filtersFold.querySelector("summary")).display !== "none";
+    if (shown && !foldShown) filtersFold.open = false;
+    if (!shown) filtersFold.open = true;
+    foldShown = shown;
+  }
+
+  if (filtersFold) {
+    fitFiltersFold();
+    window.addEventListener("resize", fitFiltersFold);
+  }
   // The undo window counts down in whole seconds; at its end Undo goes (the server would refuse it anyway), and
   // the status block's own refresh, due at the same moment, shows the sending.
   function tickUndo() {
