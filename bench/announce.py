@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.announce [--holds 20] [--sync-interval 10]
 
-A real Celery worker (``--concurrency 2``) and beat run with the README's production settings
+A real Celery worker (``--concurrency 2``) and beat run with docs/operating.md's production settings
 (``DEBUG`` off, the project's whole schedule, ``SYNC_INTERVAL_SECONDS`` from ``--sync-interval``)
 on a fresh database (BENCH_DATABASE, default ``reviewqueue_bench_announce``) and Redis
 (BENCH_REDIS_URL, default database 13, flushed), with the simulated platform, an aiosmtpd SMTP

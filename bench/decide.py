@@ -2,9 +2,9 @@
 
     .venv/bin/python -m bench.decide [--decisions 100] [--port 8211]
 
-The production path end to end: gunicorn (2 workers, DEBUG off, the README's
+The production path end to end: gunicorn (2 workers, DEBUG off, docs/operating.md's
 production settings) on a fresh database (BENCH_DATABASE, default
-``reviewqueue_bench_decide``), a real Celery worker as the README starts it, Redis
+``reviewqueue_bench_decide``), a real Celery worker as docs/operating.md starts it, Redis
 (BENCH_REDIS_URL, default database 3, flushed) and the simulated platform over HTTP
 on 127.0.0.1. ``UNDO_SECONDS=0``: the undo window is a wait the reviewer chose, so
 the time measured is what the machinery adds, from the moment the window closes.

@@ -5,7 +5,7 @@
 Each round submits a decision, lets a real Celery worker post it to a simulated
 platform that takes a few seconds to answer, kills that worker while the platform is
 answering, starts a new one, and times the kill to the decision's "applied". Celery
-beat runs throughout with the project's schedule and the README's default timeouts.
+beat runs throughout with the project's schedule and the documented default timeouts.
 BENCH_REDIS_URL picks the broker (default: Redis database 14 on 127.0.0.1, flushed).
 """
 

@@ -1,4 +1,4 @@
-"""The app served as the README's production section runs it, for the benchmarks that go through HTTP.
+"""The app served as docs/operating.md's production section runs it, for the benchmarks that go through HTTP.
 
 gunicorn with ``DEBUG`` off on 127.0.0.1, production settings plus the bench's bare
 view (``bench.http_settings``), static files collected, and people signed in through
@@ -26,7 +26,7 @@ PASSWORD = "bench-password-7f3a"  # the bench's users only, on the bench's own d
 def production_environment(
     port: int, database_url: str, redis_url: str, agentos_url: str, agentos_api_key: str
 ) -> dict:
-    """The environment of the README's production section, with this machine's services in its placeholders."""
+    """The environment of docs/operating.md's production section, with this machine's services in its placeholders."""
     return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": SETTINGS_MODULE,

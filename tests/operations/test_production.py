@@ -1,4 +1,5 @@
-"""The app starts exactly as the README's "Running in production" section says, from a clean copy of the checkout.
+"""The app starts exactly as docs/operating.md's "Running in production" section says, from a clean copy of the
+checkout.
 
 The section's shell block is the script: its ``export`` line is the environment (with this
 machine's Postgres, Redis and simulated platform in place of the placeholders), and its
@@ -27,6 +28,7 @@ from tests.helpers.processes import API_KEY, ROOT
 from tests.helpers.waiting import wait_until
 
 VENV_BIN = ROOT / ".venv" / "bin"
+OPERATING = ROOT / "docs" / "operating.md"
 ONE_SHOT_TIMEOUT = 300  # migrate on a fresh database, on a busy machine
 
 
@@ -96,11 +98,11 @@ def background():
 
 
 @pytest.mark.long
-def test_the_readme_production_setup_syncs_holds_and_serves_the_login_page(
+def test_the_documented_production_setup_syncs_holds_and_serves_the_login_page(
     clean_checkout, fresh_database, own_redis, simulated_platform, platform_state, background, tmp_path
 ):
     platform_state.load_samples()
-    exports, commands = production_section(ROOT / "README.md")
+    exports, commands = production_section(OPERATING)
     environment = production_environment(
         exports,
         {
@@ -141,14 +143,14 @@ def test_the_readme_production_setup_syncs_holds_and_serves_the_login_page(
     assert synced == open_hold_ids
 
     headers = {"Host": environment["ALLOWED_HOSTS"].split(",")[0]}
-    if environment.get("PROXY_HTTPS_HEADER"):  # the README's proxy terminates TLS and says so in this header
+    if environment.get("PROXY_HTTPS_HEADER"):  # the documented proxy terminates TLS and says so in this header
         headers[environment["PROXY_HTTPS_HEADER"]] = "https"
     with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=10) as web:
         login = wait_until(lambda: answer(web, "/login/"), timeout=60, interval=0.5)
         stylesheet = re.search(r'<link[^>]+rel="stylesheet"[^>]+href="([^"]+)"', login.text)
         assert login.status_code == 200 and 'name="password"' in login.text
         assert stylesheet and web.get(stylesheet.group(1)).status_code == 200  # collectstatic's output is served
-        # The probes, as the README's Kubernetes example sends them: ready once every env synced and beat ran.
+        # The probes, as the page's Kubernetes example sends them: ready once every env synced and beat ran.
         assert web.get("/healthz").json() == {"status": "alive"}
         ready = wait_until(
             lambda: (response := web.get("/readyz")).status_code == 200 and response, timeout=90, interval=1
@@ -156,11 +158,11 @@ def test_the_readme_production_setup_syncs_holds_and_serves_the_login_page(
         assert ready.json() == {"status": "ready"}  # the checks behind it are for the metrics scrapers alone
 
 
-def production_section(readme: Path) -> tuple[str, list[str]]:
-    """The README's production shell block: its ``export`` statement and its other commands, comments dropped."""
-    text = readme.read_text()
+def production_section(page: Path) -> tuple[str, list[str]]:
+    """The page's production shell block: its ``export`` statement and its other commands, comments dropped."""
+    text = page.read_text()
     block = re.search(r"## Running in production\s+```sh\n(.*?)```", text, re.DOTALL)
-    assert block, "the README has no shell block under 'Running in production'"
+    assert block, f"{page.name} has no shell block under 'Running in production'"
     lines = block.group(1).replace("\\\n", " ").splitlines()
     statements = [line.split("#")[0].strip() for line in lines]
     exports = [statement for statement in statements if statement.startswith("export ")]
@@ -172,12 +174,12 @@ def production_environment(export: str, local: dict[str, str]) -> dict[str, str]
     """The exported variables, with ``local`` in place of the values that point at real services."""
     variables = dict(assignment.split("=", 1) for assignment in shlex.split(export)[1:])
     placeholders = {name for name, value in variables.items() if "…" in value} - local.keys()
-    assert not placeholders, f"the README leaves {placeholders} for the reader to fill in; give the test a value"
+    assert not placeholders, f"the page leaves {placeholders} for the reader to fill in; give the test a value"
     return {"PATH": f"{VENV_BIN}:{os.environ['PATH']}", "HOME": os.environ.get("HOME", "/tmp"), **variables, **local}
 
 
 def runnable(command: str, port: int) -> list[str] | None:
-    """The README's command as this machine runs it: the project's virtualenv, and 127.0.0.1 for the web server.
+    """The documented command as this machine runs it: the project's virtualenv, and 127.0.0.1 for the web server.
 
     ``pip install`` is skipped: the virtualenv holds requirements.txt already.
     """

@@ -78,10 +78,10 @@ def test_only_the_quickstart_installs_the_simulated_platform(tmp_path):
     )
 
 
-def readme_production_environment() -> dict[str, str]:
-    """The variables the README's production section exports, with real values where it writes "…"."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Running in production", 1)[1]
+def documented_production_environment() -> dict[str, str]:
+    """The variables docs/operating.md's production section exports, with real values where it writes "…"."""
+    page = (ROOT / "docs" / "operating.md").read_text()
+    section = page.split("## Running in production", 1)[1]
     export = re.search(r"^export (.*?)(?<!\\)$", section, re.MULTILINE | re.DOTALL).group(1)
     variables = dict(re.findall(r"(\w+)=(\S+)", export))
     stand_ins = {
@@ -92,14 +92,14 @@ def readme_production_environment() -> dict[str, str]:
     }
     for name, value in variables.items():
         if "…" in value:
-            assert name in stand_ins, f"the README leaves {name} to the reader: give the test a stand-in for it"
+            assert name in stand_ins, f"docs/operating.md leaves {name} to the reader: give the test a stand-in for it"
             variables[name] = stand_ins[name]
     return variables
 
 
-def test_check_deploy_finds_no_issue_in_the_readmes_production_environment():
+def test_check_deploy_finds_no_issue_in_the_documented_production_environment():
     environment = {"PATH": os.environ["PATH"], "DJANGO_SETTINGS_MODULE": "reviewqueue.settings"}
-    environment |= readme_production_environment()
+    environment |= documented_production_environment()
 
     checked = run_module("manage", ["check", "--deploy", "--fail-level", "WARNING"], environment)
 
