@@ -13,7 +13,6 @@ import os
 import re
 import secrets
 import shlex
-import shutil
 import signal
 import socket
 import subprocess
@@ -22,8 +21,8 @@ from pathlib import Path
 import httpx
 import psycopg
 import pytest
-import redis
 
+from tests.helpers.podman import clean_copy
 from tests.helpers.processes import API_KEY, ROOT
 from tests.helpers.waiting import wait_until
 
@@ -33,47 +32,9 @@ ONE_SHOT_TIMEOUT = 300  # migrate on a fresh database, on a busy machine
 
 
 @pytest.fixture
-def fresh_database(settings):
-    """An empty Postgres database of the test's own on the suite's server, dropped afterwards."""
-    server = settings.DATABASES["default"]
-    admin = {"host": server["HOST"], "port": server["PORT"], "user": server["USER"], "dbname": "postgres"}
-    name = f"rq_production_{secrets.token_hex(4)}"
-    with psycopg.connect(**admin, autocommit=True) as connection:
-        connection.execute(f"CREATE DATABASE {name}")
-    yield f"postgres://{server['USER']}@{server['HOST']}:{server['PORT']}/{name}"
-    with psycopg.connect(**admin, autocommit=True) as connection:
-        connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-
-
-@pytest.fixture
-def own_redis(settings):
-    """The suite's Redis database, emptied before and after, so no earlier task is picked up."""
-    url = settings.CELERY_BROKER_URL
-    redis.Redis.from_url(url).flushdb()
-    yield url
-    redis.Redis.from_url(url).flushdb()
-
-
-@pytest.fixture
 def clean_checkout(tmp_path) -> Path:
     """The checkout's tracked and untracked-but-not-ignored files, as a fresh clone would have them."""
-    listed = (
-        subprocess.run(
-            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-            cwd=ROOT,
-            capture_output=True,
-            check=True,
-        )
-        .stdout.decode()
-        .split("\0")
-    )
-    copy = tmp_path / "checkout"
-    for relative in filter(None, listed):
-        source = ROOT / relative
-        if source.is_file():  # a tracked file deleted in the work tree is not part of the copy
-            (copy / relative).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, copy / relative)
-    return copy
+    return clean_copy(tmp_path / "checkout")
 
 
 @pytest.fixture
