@@ -380,8 +380,6 @@ def _why(found: Match) -> str:
     condition = comparison_words(policy)
     if verdict.doubt:
         return f"{verdict.path} {verdict.doubt}: treated as {condition}"
-    if found.certain and verdict.path == "total":
-        return f"every amount and their total {grouped_number(verdict.number)} {condition}"
     return f"{verdict.path} {grouped_number(verdict.number)} {condition}"
 
 

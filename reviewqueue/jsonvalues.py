@@ -1,4 +1,14 @@
-"""Agent-written JSON as every app handles it: made storable in PostgreSQL, walked, compared, shown, read as amounts."""
+"""Agent-written JSON as every app handles it: made storable in PostgreSQL, walked, compared, shown, read as amounts.
+
+The one reader of agent numbers is ``read_number``; the one walk of the amounts a hold carries is
+``carried`` (``amounts_in`` for one item), and what a test of them concludes is a ``Verdict`` that
+fails closed: it holds of every amount and the total, each read for certain, or only possibly. Every
+rule that lets a hold through with fewer people (approvals.policies, holds.deciding.rules) and the
+queue's stored amount (holds.mirror.amounts) read amounts through these, so they agree on which keys
+carry an amount (``is_amount_key``), which name a currency (``is_currency_key``) or what the agent acts
+on (``is_identifying_key``), and on what is in doubt (``Amount.doubt``): unreadable, two readings,
+below zero, nested too deep, or not certainly in the currency asked for.
+"""
 
 import dataclasses
 import json
@@ -208,8 +218,11 @@ def read_number(value: Any, depth: int = 0) -> Reading:
     "1500.00 USD"), a leading "+" or spaces, an exponent ("1.5e3"), digits of any script ("１５００"),
     grouping separators and decimal commas by ``readers.decimal_parts``'s rule ("1,500.00",
     "1500,00"), and one number wrapped in ``{"value": …}``, ``{"amount": …}`` or a one-element list.
-    A single mark that could split thousands or decimals ("1,500", and "1.500" too: agents write
-    either) gives both readings. Anything else (true, null, words, "1,5OO") is unreadable, and what
+    A single mark that could split thousands or decimals gives both readings: "1,500", and "1.500" too
+    (agents write either), a leading mark (",1500": 0.15 or 1500) and more than three digits after a
+    mark that follows one to three ("1,5000": 1.5 or 15000, a group mistyped or a decimal).
+    A number below zero is read as written: whether that is in doubt is ``Amount.doubt``'s to say.
+    Anything else (true, null, words, "1,5OO") is unreadable, and what
     reads it must fail closed: see approvals/policies.py, holds/deciding/rules.py and holds/mirror/amounts.py.
     """
     match value:
@@ -276,6 +289,7 @@ AMOUNT_WORDS = frozenset(
     {"amount", "amounts", "total", "totals", "subtotal", "price", "prices", "cents"}
 )  # a key ending in one is an amount
 CURRENCY_WORDS = frozenset({"currency", "ccy"})
+TOTAL = "all amounts together"  # how a verdict names the hold's total
 CENTS_WORD = "cents"  # "amount_cents": hundredths, scaled to the amount they make
 NESTED_KEYS_LOOKED_AT = 1000  # keys of deeper nesting searched for an amount nobody reads, before giving up (doubt)
 # The currencies a sign may stand for: "$" alone names no currency for certain.
@@ -381,9 +395,9 @@ class Verdict:
 
     ``every``: it holds for every amount and the total, each read for certain: only then may it let a hold
     through with fewer people. ``some``: it holds for at least one of them, or one is in doubt: enough for it
-    to make a hold need more people. ``path`` names the amount that decided ("total" for the total; the
-    largest that passes, else the largest), and either ``number`` (read for certain) or ``doubt`` (why it is
-    in doubt, ``Amount.doubt``) says what it was.
+    to make a hold need more people. ``path`` names the amount that decided (``TOTAL`` for the total): the
+    largest amount that passes, else the total if it passes, else the largest amount; either ``number``
+    (read for certain) or ``doubt`` (why it is in doubt, ``Amount.doubt``) says what it was.
     """
 
     every: bool
@@ -426,10 +440,12 @@ class Carried:
         if (doubtful := self.doubtful(currency)) is not None:
             return Verdict(every=False, some=True, path=doubtful.path, doubt=doubtful.doubt(currency))
         named = [(amount.path, amount.reading.exact) for amount in self.amounts]
-        if self.totalled and len(self.amounts) > 1:
-            named.append(("total", self.total))
         passing = [(path, number) for path, number in named if passes(number)]
-        path, number = _largest(passing or named)
+        if self.totalled and len(self.amounts) > 1:  # said after the amounts: one that passes names itself first
+            total = (TOTAL, self.total)
+            named.append(total)
+            passing += [total] if passes(self.total) else []
+        path, number = _largest([pair for pair in passing if pair[0] != TOTAL] or passing or named)
         return Verdict(every=len(passing) == len(named), some=bool(passing), path=path, number=number)
 
 

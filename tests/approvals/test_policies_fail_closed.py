@@ -249,7 +249,7 @@ def test_three_items_of_900_need_four_eyes_for_their_total_of_2700(platform_stat
     hold = refund(platform_state, platform_client, "h_three", {"amount": "900"}, {"amount": "900"}, {"amount": "900"})
 
     assert isinstance(approve_once(hold, alice), Approval)
-    assert "total 2,700 ≥ 1,000" in policies.requirement(hold, policies.all_policies()).why
+    assert "all amounts together 2,700 ≥ 1,000" in policies.requirement(hold, policies.all_policies()).why
 
 
 # Edits: currency, identifying fields, keys added, amounts under other keys
