@@ -128,13 +128,17 @@ class Match:
         return count
 
 
-def condition_verdict(policy: ApprovalPolicy, item_data: Iterable) -> Verdict | None:
+def condition_verdict(policy: ApprovalPolicy, item_data: Iterable, read: dict | None = None) -> Verdict | None:
     """What the policy's condition concludes of the items' data (``jsonvalues.Verdict``); None when the data carry
-    no number under its keys, so that the condition says nothing. Raises ``KeyError`` for an unknown operator."""
+    no number under its keys, so that the condition says nothing. Raises ``KeyError`` for an unknown operator.
+    ``read`` keeps what was read of the data under each key, for the next policy to ask."""
     compare = COMPARISONS[policy.condition_operator]
     threshold = policy.condition_threshold
-    numbers = carried(item_data, policy.condition_key)
-    return numbers.verdict(lambda number: compare(number, threshold), policy_currency(policy))
+    read = {} if read is None else read
+    key = None if is_amount_key(policy.condition_key) else policy.condition_key
+    if key not in read:
+        read[key] = carried(item_data, key)
+    return read[key].verdict(lambda number: compare(number, threshold), policy_currency(policy))
 
 
 def policy_currency(policy: ApprovalPolicy) -> str:
@@ -142,10 +146,11 @@ def policy_currency(policy: ApprovalPolicy) -> str:
     return policy.currency if policy.condition_key == "" or is_amount_key(policy.condition_key) else ""
 
 
-def match(policy: ApprovalPolicy, hold, item_data: list) -> Match | None:
+def match(policy: ApprovalPolicy, hold, item_data: list, read: dict | None = None) -> Match | None:
     """How ``policy`` matches ``hold`` with these items' data, or None when it does not (see the module's docstring).
 
-    A policy row that cannot be read is logged once (``unreadable``) and matches possibly."""
+    A policy row that cannot be read is logged once (``unreadable``) and matches possibly. ``read``: see
+    ``condition_verdict``."""
     try:
         if not (
             glob_matches(policy.env_pattern, hold.env)
@@ -155,7 +160,7 @@ def match(policy: ApprovalPolicy, hold, item_data: list) -> Match | None:
             return None
         if not policy.condition_key:
             return Match(policy, certain=True)
-        verdict = condition_verdict(policy, item_data)
+        verdict = condition_verdict(policy, item_data, read)
     except Exception as problem:  # a row no form saves (an unknown operator, say): it must not take pages down
         return Match(policy, certain=False, problem=unreadable(policy, problem))
     if verdict is None or not verdict.some:
@@ -188,7 +193,8 @@ def requirement(hold, policies: Iterable[ApprovalPolicy], item_data: Iterable | 
     if item_data is None:
         item_data = [item.data for item in hold.items.all()]
     item_data = list(item_data)
-    matching = [found for policy in policies if (found := match(policy, hold, item_data))]
+    read = {None: carried(item_data)}  # every amount, read once for every policy
+    matching = [found for policy in policies if (found := match(policy, hold, item_data, read))]
     certain = [found for found in matching if found.certain]
     winner = max(certain, key=lambda found: specificity(found.policy)) if certain else None
     least = winner.people if winner else NO_POLICY_NEEDS
@@ -199,7 +205,7 @@ def requirement(hold, policies: Iterable[ApprovalPolicy], item_data: Iterable | 
     if winner is None:
         return None
     people = winner.people if winner.certain else max(winner.people, least)
-    amounts = carried(item_data)
+    amounts = read[None]
     sure_total, doubt = None, ""
     if winner.certain:
         currency = policy_currency(winner.policy)

@@ -11,6 +11,7 @@ below zero, nested too deep, or not certainly in the currency asked for.
 """
 
 import dataclasses
+import functools
 import json
 import math
 import re
@@ -316,6 +317,11 @@ def key_words(key: Any) -> tuple[str, ...]:
     """A data key's words in lower case: "refundAmount" and " Refund_amount" are ("refund", "amount")."""
     if not isinstance(key, str):
         return ()
+    return _words(key)
+
+
+@functools.lru_cache(maxsize=4096)  # agents reuse a few keys over and over: every policy reads every one of them
+def _words(key: str) -> tuple[str, ...]:
     return tuple(word.casefold() for word in WORD_BREAK.split(key.strip()) if word)
 
 
@@ -324,22 +330,30 @@ def is_currency_key(key: Any) -> bool:
     setting ``CURRENCY_KEYS``."""
     from django.conf import settings  # a setting read when asked: jsonvalues stays importable without Django set up
 
-    return bool(CURRENCY_WORDS & set(key_words(key))) or key in getattr(settings, "CURRENCY_KEYS", ())
+    return _kind(key, tuple(getattr(settings, "CURRENCY_KEYS", ())))[0] if isinstance(key, str) else False
 
 
 def is_amount_key(key: Any) -> bool:
     """Whether ``key`` carries an amount: ``amount``, ``total``, ``price``, ``*_amount``, ``amount_*``, ``*_total``,
     ``*_price``, ``*_cents``, in any case and spelling; never a currency's key or an id (``amount_id``)."""
-    words = key_words(key)
-    if not words or is_currency_key(key) or words[-1] == "id":
-        return False
-    return words[0] == "amount" or words[-1] in AMOUNT_WORDS
+    from django.conf import settings
+
+    return _kind(key, tuple(getattr(settings, "CURRENCY_KEYS", ())))[1] if isinstance(key, str) else False
 
 
 def is_identifying_key(key: Any) -> bool:
     """Whether ``key`` names what the agent acts on (``*_id``, ``order*``), rather than an amount of it."""
     words = key_words(key)
     return bool(words) and not is_amount_key(key) and (words[-1] == "id" or words[0].startswith("order"))
+
+
+@functools.lru_cache(maxsize=4096)
+def _kind(key: str, currency_keys: tuple) -> tuple[bool, bool]:
+    """(is a currency key, is an amount key) of ``key``, the setting ``CURRENCY_KEYS`` being ``currency_keys``."""
+    words = _words(key)
+    currency = bool(CURRENCY_WORDS & set(words)) or key in currency_keys
+    amount = bool(words) and not currency and words[-1] != "id" and (words[0] == "amount" or words[-1] in AMOUNT_WORDS)
+    return currency, amount
 
 
 def currency_named(value: Any) -> frozenset[str] | None:
@@ -373,6 +387,9 @@ class Amount:
         """Why this amount is not certain enough to let a hold through with fewer people ("" when it is), after its
         path: "'1,5OO' could not be read", "'-1500' is below zero", "'900' names no currency, and the policy is for
         USD". ``currency`` is the one the asking policy is for ("" for any)."""
+        certain = not (self.too_deep or self.reading.exact is None or self.reading.exact < 0)
+        if certain and (not currency or self.currencies == frozenset({currency})):
+            return ""  # the common case, said without writing the value out
         written = f"'{_cut(display(self.reading.value))}'"
         if self.too_deep:
             return f"{written} is nested too deep to be read"
@@ -380,13 +397,11 @@ class Amount:
             return self.reading.doubt
         if self.reading.exact < 0:
             return f"{written} is below zero"
-        if currency and self.currencies != frozenset({currency}):
-            if self.currencies is None:
-                return f"{written} names no currency, and the policy is for {currency}"
-            if len(self.currencies) > 1:
-                return f"{written} could be in another currency than {currency}"
-            return f"{written} is not in {currency}, which the policy is for"
-        return ""
+        if self.currencies is None:
+            return f"{written} names no currency, and the policy is for {currency}"
+        if len(self.currencies) > 1:
+            return f"{written} could be in another currency than {currency}"
+        return f"{written} is not in {currency}, which the policy is for"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -419,7 +434,7 @@ class Carried:
     amounts: tuple[Amount, ...] = ()
     totalled: bool = True
 
-    @property
+    @functools.cached_property
     def total(self) -> Decimal | None:
         counted = [amount.reading.exact for amount in self.amounts if amount.reading.exact is not None]
         return sum(counted, Decimal(0)) if self.amounts else None
