@@ -365,7 +365,8 @@ def policies_changed(**kwargs) -> None:
 
 @processcache.register
 def forget() -> None:
-    """Read the policies afresh (a test's rolled-back policies must not outlive it)."""
+    """Read the policies afresh (a test's rolled-back policies must not outlive it), and report unreadable rows anew."""
+    _reported.clear()
     _new_version()
 
 

@@ -21,7 +21,7 @@ from decimal import Decimal
 from enum import Enum
 from typing import Any
 
-from reviewqueue import readers
+from reviewqueue import processcache, readers
 from reviewqueue.readers import UNSTORABLE
 
 __all__ = [
@@ -320,7 +320,7 @@ def key_words(key: Any) -> tuple[str, ...]:
     return _words(key)
 
 
-@functools.lru_cache(maxsize=4096)  # agents reuse a few keys over and over: every policy reads every one of them
+@processcache.cached(maxsize=4096)  # agents reuse a few keys over and over: every policy reads every one of them
 def _words(key: str) -> tuple[str, ...]:
     return tuple(word.casefold() for word in WORD_BREAK.split(key.strip()) if word)
 
@@ -347,7 +347,7 @@ def is_identifying_key(key: Any) -> bool:
     return bool(words) and not is_amount_key(key) and (words[-1] == "id" or words[0].startswith("order"))
 
 
-@functools.lru_cache(maxsize=4096)
+@processcache.cached(maxsize=4096)
 def _kind(key: str, currency_keys: tuple) -> tuple[bool, bool]:
     """(is a currency key, is an amount key) of ``key``, the setting ``CURRENCY_KEYS`` being ``currency_keys``."""
     words = _words(key)
