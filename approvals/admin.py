@@ -4,6 +4,8 @@ A policy's changes are audited as every admin change is (``audit.signals``), wit
 of its changed fields before and after.
 """
 
+import re
+
 from django import forms
 from django.contrib import admin
 from django.http import Http404
@@ -11,12 +13,13 @@ from django.template.response import TemplateResponse
 from django.urls import path
 from django.views.decorators.http import require_POST
 
-from approvals import replay
+from approvals import policies, replay
 from approvals.models import Approval, ApprovalPolicy
 from reviewqueue import readers
 from reviewqueue.admin import CappedCountPaginator, ReadOnlyAdmin
 
 CONDITION_FIELDS = ("condition_key", "condition_operator", "condition_threshold")
+CURRENCY_CODE = re.compile(r"[A-Z]{3}")
 PATTERN_FIELDS = ("env_pattern", "agent_pattern", "capability_pattern")
 
 
@@ -29,6 +32,7 @@ class ApprovalPolicyForm(forms.ModelForm):
             "agent_pattern",
             "capability_pattern",
             *CONDITION_FIELDS,
+            "currency",
             "approvals_required",
             "later_approver_group",
             "escalate_after_minutes",
@@ -54,6 +58,12 @@ class ApprovalPolicyForm(forms.ModelForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["auto_wait_minutes"].required = False  # blank: no wait
+
+    def clean_currency(self) -> str:
+        currency = self.cleaned_data.get("currency", "").strip().upper()
+        if currency and not CURRENCY_CODE.fullmatch(currency):
+            raise forms.ValidationError("Write the currency as its three-letter code, such as USD.")
+        return currency
 
     def clean_auto_wait_minutes(self) -> int:
         return self.cleaned_data.get("auto_wait_minutes") or 0
@@ -87,8 +97,6 @@ class ApprovalPolicyForm(forms.ModelForm):
             self.add_error(
                 "expiry_outcome_minutes", "Say how many minutes before the expiry the default outcome is sent."
             )
-        if cleaned.get("daily_cap_amount") is not None and not cleaned.get("condition_key"):
-            self.add_error("daily_cap_amount", "A cap on the sum needs a condition: it adds up the condition's number.")
         return cleaned
 
 
@@ -110,7 +118,10 @@ class ApprovalPolicyAdmin(admin.ModelAdmin):
     search_fields = ("name",)
     fieldsets = (
         (None, {"fields": ("name",)}),
-        ("Which holds", {"fields": ("env_pattern", "agent_pattern", "capability_pattern", *CONDITION_FIELDS)}),
+        (
+            "Which holds",
+            {"fields": ("env_pattern", "agent_pattern", "capability_pattern", *CONDITION_FIELDS, "currency")},
+        ),
         ("People", {"fields": ("approvals_required", "later_approver_group")}),
         ("Escalation", {"fields": ("escalate_after_minutes", "escalate_at_percent", "escalation_group")}),
         (
@@ -166,8 +177,7 @@ class ApprovalPolicyAdmin(admin.ModelAdmin):
     def condition(self, policy: ApprovalPolicy) -> str:
         if not policy.condition_key:
             return "—"
-        sign = ApprovalPolicy.Operator(policy.condition_operator).label
-        return f"{policy.condition_key} {sign} {policy.condition_threshold.normalize():f}"
+        return f"{policy.condition_key} {policies.comparison_words(policy)}"
 
 
 def _replay_days(value: str) -> int:

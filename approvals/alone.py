@@ -14,30 +14,51 @@ from approvals.models import ApprovalPolicy, PolicyDecision
 
 
 def day_tally(policy: ApprovalPolicy, day) -> policies.DayTally:
-    """What ``policy`` approved by itself on ``day``: how many holds, and the sum of their condition's numbers."""
+    """What ``policy`` approved by itself on ``day``: how many holds, and the sum of every amount they carried."""
     found = PolicyDecision.objects.filter(policy=policy, kind=PolicyDecision.Kind.APPROVED, day=day).aggregate(
         count=Count("pk"), amount=Sum("amount")
     )
     return policies.DayTally(found["count"], found["amount"] or 0)
 
 
-def waiting_words(policy: ApprovalPolicy, hold, number, now: datetime, tally: policies.DayTally) -> tuple[str, str]:
-    """What the queue and the hold page say of a hold whose winning ``policy`` needs 0 people, as (words, why):
-    ("Approves itself at 14:02 under ‘small refunds’", "") while it waits (the time in the active zone), or
-    ("Waits for people", "Over today's cap of ‘small refunds’") when the policy leaves it to people."""
-    action = policies.own_action(policy, hold, number, now, tally)
+def waiting_words(
+    need: policies.Requirement, hold, now: datetime, tally: policies.DayTally, *, approvable: bool
+) -> tuple[str, str]:
+    """What the queue and the hold page say of a hold whose winning policy (``need.policy``) needs 0 people, as
+    (words, why): ("Approves itself at 14:02 under ‘small refunds’", "") while it waits (the time in the active zone),
+    or ("Waits for people", "Over today's cap of ‘small refunds’") when the policy leaves it to people.
+    ``approvable``: whether the hold allows an approval (a reject-only one is never approved by a policy)."""
+    policy = need.policy
+    action = policies.own_action(policy, hold, need.sure_total, now, tally, approvable=approvable)
     name = f"‘{policy.name}’"
     if hold.claim_expires_at is not None:
         return "Waits for people", f"a reviewer took it up, so {name} leaves it to people"
     if action.approve_at:
         return f"Approves itself at {_clock(action.approve_at, now)} under {name}", ""
-    why = {
+    return "Waits for people", held_back_words(action.held_back, name, need.doubt)
+
+
+def default_words(need: policies.Requirement, hold, now: datetime) -> tuple[str, str] | None:
+    """What the hold page says of a default approve its policy holds back, as (words, why); None when there is none
+    held back."""
+    action = policies.own_action(
+        need.policy, hold, need.sure_total, now, policies.DayTally(), approvable="approve" in hold.actions
+    )
+    if not action.default_held_back:
+        return None
+    why = held_back_words(action.default_held_back, f"‘{need.policy.name}’", need.doubt)
+    return "No default approve before it expires", why
+
+
+def held_back_words(held_back: str, name: str, doubt: str) -> str:
+    """Why a policy named ``name`` leaves a hold to people (a ``policies.HeldBack``), ``doubt`` the requirement's."""
+    return {
         policies.HeldBack.DISABLED: f"{name} is disabled",
         policies.HeldBack.ENDED: f"{name} has ended",
         policies.HeldBack.OVER_CAP: f"Over today's cap of {name}",
-        policies.HeldBack.DOUBTFUL: f"{name} cannot read its number for certain",
-    }[action.held_back]
-    return "Waits for people", why
+        policies.HeldBack.DOUBTFUL: f"{name} leaves it to people, as {doubt}",
+        policies.HeldBack.REJECT_ONLY: f"the agent allows only a reject, so {name} cannot approve it",
+    }[held_back]
 
 
 def tallies_today(policy_pks, now: datetime) -> dict[int, policies.DayTally]:

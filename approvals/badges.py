@@ -22,7 +22,7 @@ from decimal import Decimal
 from django.utils import timezone
 
 from approvals import alone, policies
-from holds.models import HoldItem
+from holds.models import Hold, HoldItem
 from reviewqueue import softcache
 
 REQUIREMENT_SECONDS = 24 * 3600  # one nobody asks for again (its hold decided, say) leaves the cache within a day
@@ -47,16 +47,16 @@ def badges(listed: list) -> dict[int, Badge]:
     current = policies.all_policies(version)
     required = _requirements(listed, current, version) if current else {}
     by_pk = {policy.pk: policy for policy in current}
-    deciding_alone = {policy_pk for count, _, policy_pk, _ in required.values() if count == 0 and policy_pk in by_pk}
+    deciding_alone = {found[2] for found in required.values() if found[0] == 0 and found[2] in by_pk}
     now = timezone.now()
     tallies = alone.tallies_today(deciding_alone, now) if deciding_alone else {}
     found = {}
     for hold in listed:
-        count, why, policy_pk, number = required.get(hold.pk, (1, "", None, None))
+        count, why, policy_pk, total, doubt, actions = required.get(hold.pk, (1, "", None, None, "", []))
         if count == 0 and policy_pk in by_pk and not hold.open_approvals:
             tally = tallies.get(policy_pk, policies.DayTally())
-            number = Decimal(number) if number is not None else None
-            found[hold.pk] = Badge(*alone.waiting_words(by_pk[policy_pk], hold, number, now, tally))
+            need = policies.Requirement(by_pk[policy_pk], count, why, Decimal(total) if total else None, doubt)
+            found[hold.pk] = Badge(*alone.waiting_words(need, hold, now, tally, approvable="approve" in actions))
         elif words := badge_words(count, hold.open_approvals):
             found[hold.pk] = Badge(words, why)
     return found
@@ -72,9 +72,9 @@ def badge_words(required: int, given: int) -> str:
     return f"Needs {required} approvals" if required > 1 else ""
 
 
-def _requirements(listed: list, current: list, version: str) -> dict[int, tuple[int, str, int | None, str | None]]:
-    """(approvals required, why, the policy's pk, the condition's number as text) of each listed hold under the
-    policies of ``version``, read from the cache or worked out and stored."""
+def _requirements(listed: list, current: list, version: str) -> dict[int, tuple]:
+    """(approvals required, why, the policy's pk, its ``sure_total`` as text, its ``doubt``, the hold's actions) of
+    each listed hold under the policies of ``version``, read from the cache or worked out and stored."""
     keys = {_key(version, hold): hold for hold in listed}
     # Not kept in the process: should a policy change fail to move the version on (the cache down at the commit),
     # requirements stored under it meanwhile could be wrong, and they must leave with the cache's timeout.
@@ -85,13 +85,15 @@ def _requirements(listed: list, current: list, version: str) -> dict[int, tuple[
         items = HoldItem.objects.filter(hold__in=[hold.pk for hold in missing.values()]).order_by("hold", "position")
         for hold_pk, data in items.values_list("hold", "data"):
             item_data[hold_pk].append(data)
+        actions = dict(Hold.objects.filter(pk__in=[hold.pk for hold in missing.values()]).values_list("pk", "actions"))
         fresh = {}
         for key, hold in missing.items():
             need = policies.requirement(hold, current, item_data[hold.pk])
+            total = None if need is None or need.sure_total is None else str(need.sure_total)
             fresh[key] = (
-                (need.approvals_required, need.why, need.policy.pk, None if need.number is None else str(need.number))
+                (need.approvals_required, need.why, need.policy.pk, total, need.doubt, actions.get(hold.pk, []))
                 if need
-                else (1, "", None, None)
+                else (1, "", None, None, "", [])
             )
         softcache.set_many(fresh, REQUIREMENT_SECONDS, "the holds' approval requirements")
         found |= fresh
@@ -100,4 +102,4 @@ def _requirements(listed: list, current: list, version: str) -> dict[int, tuple[
 
 def _key(version: str, hold) -> str:
     parts = (version, hold.pk, hold.env, hold.agent, hold.capability, hold.payload_digest)
-    return "approval-requirement-2:" + hashlib.sha256(repr(parts).encode()).hexdigest()
+    return "approval-requirement-3:" + hashlib.sha256(repr(parts).encode()).hexdigest()

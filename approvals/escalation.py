@@ -41,7 +41,7 @@ from approvals import policies, signals
 from approvals.models import ApprovalPolicy, Escalation
 from audit import events as audit_events
 from audit.models import EventKind
-from holds.models import Hold, HoldItem
+from holds.models import Hold
 from teams import scopes
 
 BATCH = 500
@@ -100,16 +100,12 @@ def candidates(escalating: list[ApprovalPolicy], now: datetime):
 
 
 def may_apply(policy: ApprovalPolicy) -> Q:
-    """The holds ``policy``'s globs match and, with a condition, with an item holding one of its keys
-    (``policies.condition_keys``; the number is checked in Python, as ``policies.requirement`` reads it)."""
+    """The holds ``policy``'s globs match; its condition is checked in Python, as ``policies.requirement`` reads it
+    (amounts under keys of any case, nested, or absent: no key in SQL says which holds it concerns)."""
     try:
         matching = scopes.Scope.of(policy.env_pattern, policy.agent_pattern, policy.capability_pattern).q()
     except scopes.InvalidPattern:
         matching = Q()  # a glob SQL cannot read as fnmatch does: Python alone decides
-    if policy.condition_key:
-        matching &= Exists(
-            HoldItem.objects.filter(hold=OuterRef("pk"), data__has_any_keys=list(policies.condition_keys(policy)))
-        )
     return matching
 
 

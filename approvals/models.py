@@ -44,6 +44,12 @@ class ApprovalPolicy(models.Model):
     )
     condition_operator = models.CharField(max_length=3, choices=Operator.choices, blank=True)
     condition_threshold = models.DecimalField(max_digits=20, decimal_places=4, null=True, blank=True)
+    currency = models.CharField(
+        max_length=3,
+        blank=True,
+        help_text="The currency its amounts are in, e.g. USD: an amount naming no currency, or another one, "
+        "leaves the hold to people. Blank: amounts are compared whatever their currency.",
+    )
     approvals_required = models.PositiveSmallIntegerField(
         default=2,
         validators=[MinValueValidator(0), MaxValueValidator(3)],
@@ -92,7 +98,7 @@ class ApprovalPolicy(models.Model):
         decimal_places=4,
         null=True,
         blank=True,
-        help_text="With 0 people needed: at most this sum of the condition's number approved by the policy a day.",
+        help_text="With 0 people needed: at most this sum of the amounts of the holds approved by the policy a day.",
     )
     every_hold_confirmed = models.BooleanField(
         default=False,
@@ -189,7 +195,8 @@ class PolicyDecision(models.Model):
 
     Unique per hold and kind, so of two sweeps at once (two beats) only one decides a hold,
     and a hold a policy decided once is never decided by it again. The policy's approvals of
-    a day (in ``TIME_ZONE``), with their ``amount``, count towards its daily cap.
+    a day (in ``TIME_ZONE``), with their ``amount`` (the sum of every amount the hold carried), count towards its
+    daily cap.
     """
 
     class Kind(models.TextChoices):
@@ -203,7 +210,10 @@ class PolicyDecision(models.Model):
     at = models.DateTimeField()
     day = models.DateField(help_text="The day it counts towards the policy's daily cap, in TIME_ZONE.")
     amount = models.DecimalField(
-        max_digits=20, decimal_places=4, null=True, help_text="The condition's number, counted in the daily cap."
+        max_digits=20,
+        decimal_places=4,
+        null=True,
+        help_text="Every amount of the hold, summed: counted in the daily cap.",
     )
     decision = models.ForeignKey(Decision, null=True, on_delete=models.PROTECT, related_name="+")
 

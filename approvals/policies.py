@@ -1,34 +1,47 @@
-"""Which approval policy applies to a hold, and why, in words a reviewer reads on the page.
+"""Which approval policy applies to a hold, and why, in words a reviewer reads on the page; what a policy does alone.
 
-A policy matches a hold when its env, agent and capability globs match (a blank one
-matches anything) and, if it has a condition, when some item's data holds a number at
-the condition's key that passes it. A condition on one of the amount keys (``AMOUNT_KEYS``:
-``amount``, ``refund_amount``, ``total``) reads all of them, as the queue's amount does;
-one on any other key reads that key alone. Numbers are read as everywhere in item data
-(``jsonvalues.read_number``), and a condition fails closed: a value at its keys that is not
-read for certain ("1,5OO", or "1,500", which is 1.5 or 1500) makes it hold, and the reason
-says so ("amount '1,5OO' could not be read: treated as > 100").
+These are the rules of approval policies, and they fail closed: nothing lets a hold through with fewer
+people than the policies ask (0 people, a default outcome, one approval where another policy asks two)
+unless every amount the hold carries is read for certain.
 
-Of the matching policies the most specific wins: each exact pattern counts 2, each glob
-1, a condition 1; on a tie, the one needing more approvals (the stricter) wins, then the
-name, so the choice never depends on the order rows come back in. When a condition held
-only for want of a number, the strictest matching policy wins instead: a doubtful value
-must not pick a specific policy needing fewer approvals ("amount < 10: 1 approval"). A
-hold no policy matches needs one approval, as it always did.
+Matching. A policy matches a hold when its env, agent and capability globs match (a blank one matches
+anything) and, if it has a condition, when the condition holds of the hold's numbers. A condition on an
+amount (its key is one, ``jsonvalues.is_amount_key``: ``amount``, ``total``, ``price``, ``refund_amount``…)
+reads every amount the hold carries (``jsonvalues.carried``: every item, every amount key in any case,
+one level of nesting, ``*_cents`` scaled) and their total; one on another key reads that key, in any
+case, the same way, without a total. The condition is judged both ways (``jsonvalues.Verdict``):
 
-What a policy does by itself (``own_action``): one needing 0 people approves a matching
-hold ``auto_wait_minutes`` after it reached the queue, while it is enabled, before its
-``valid_until`` and under its daily cap (the count of holds it approved that day and the
-sum of their condition's numbers, the day in ``TIME_ZONE``); otherwise the hold waits for
-people, and ``held_back`` says why: a condition's number not read for certain always leaves it to
-people. A policy with a default outcome sends it
-``expiry_outcome_minutes`` before the hold's expiry, while enabled and before ``valid_until``.
-The sweeps (``holds.deciding.by_policy``) and the replay of the past both ask ``own_action``.
+- it holds *for certain* when it holds for every number and the total, each read for certain, not below
+  zero, and in the policy's ``currency`` when it names one;
+- it holds *possibly* when it holds for any of them, or one of them is in doubt (unreadable, two readings,
+  below zero, nested too deep, in no currency or another than the policy's).
+
+Choosing. Of the policies that hold for certain, the most specific wins (``specificity``: each exact pattern
+counts 2, each glob 1, a condition 1; on a tie the one needing more people, then the name). A policy that
+holds only possibly never lowers what a hold needs, but raises it: when such policies need more people
+than that winner (or than the one approval a hold no policy matches needs), the strictest of them wins
+instead, and the reason says why ("amount '1,5OO' could not be read: treated as > 100", "total 2,700 ≥
+1,000"). With no winner otherwise, the strictest of them still wins, needing at least that one approval:
+a policy needing 0 people then says on the page why it leaves the hold to people. A policy row that
+cannot be read (an operator no form could have saved, say) is logged once and counts as holding
+possibly: it can make a hold need people, never fewer, and no page fails over it.
+
+Acting alone (``own_action``). What the hold's winning policy may let through without people rests on the
+requirement's ``sure_total``: the sum of every amount the hold carries, set only when the policy held for
+certain and no amount is in doubt for it (0 for a hold carrying none). A policy needing 0 people approves
+a matching hold ``auto_wait_minutes`` after it reached the queue, while it is enabled, before its
+``valid_until``, while the hold allows an approval, with ``sure_total`` set, and under its daily cap (the
+count of holds it approved that day and the sum of their ``sure_total``, the day in ``TIME_ZONE``);
+otherwise the hold waits for people, and ``held_back`` says why. A policy with a default outcome sends it
+``expiry_outcome_minutes`` before the hold's expiry, while enabled and before ``valid_until``; a default
+approve also needs ``sure_total`` (else ``default_held_back`` says why, and nothing is sent). The sweeps
+(``holds.deciding.by_policy``), the pages and the replay of the past all ask ``own_action``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import operator
 import time
 import uuid
@@ -42,8 +55,10 @@ from django.db import transaction
 
 from approvals.models import ApprovalPolicy
 from reviewqueue import processcache, softcache
-from reviewqueue.jsonvalues import AMOUNT_KEYS, Reading, grouped_number, read_number
+from reviewqueue.jsonvalues import Verdict, carried, grouped_number, is_amount_key
 from teams.scopes import GLOB_CHARACTERS, glob_matches
+
+logger = logging.getLogger(__name__)
 
 COMPARISONS = {
     ApprovalPolicy.Operator.GREATER: operator.gt,
@@ -52,17 +67,24 @@ COMPARISONS = {
     ApprovalPolicy.Operator.AT_MOST: operator.le,
     ApprovalPolicy.Operator.EQUAL: operator.eq,
 }
+NO_POLICY_NEEDS = 1  # a hold no policy matches needs one approval
 
 
 @dataclasses.dataclass(frozen=True)
 class Requirement:
-    """What a hold needs under its policy, and ``why``: "amount 1,200.00 > 500", or the policy's name; ``number`` is
-    the condition's number that matched (None without a condition)."""
+    """What a hold needs under its winning policy, and ``why``: "amount 1,200.00 > 500", or the policy's name.
+
+    ``sure_total`` is what the policy may act on alone: the sum of every amount the hold carries (0 for
+    none), set only when the policy held for certain and no amount is in doubt for it; None otherwise, and
+    then ``doubt`` says why ("amount '1,5OO' could not be read"). Every path that lets a hold through with
+    fewer people (``own_action``) needs it set.
+    """
 
     policy: ApprovalPolicy
     approvals_required: int
     why: str
-    number: Decimal | None = None
+    sure_total: Decimal | None = None
+    doubt: str = ""
 
     @property
     def reason(self) -> str:
@@ -87,91 +109,138 @@ def specificity(policy: ApprovalPolicy) -> tuple[int, int, str]:
 
 
 @dataclasses.dataclass(frozen=True)
-class Met:
-    """Why a policy's condition holds: the value at ``key`` passes it, or is not read for certain."""
+class Match:
+    """How ``policy`` matches a hold: ``certain`` when it may lower what the hold needs (no condition, or one that
+    holds for certain), else it holds only possibly. ``verdict`` is its condition's (None without one);
+    ``problem`` says why the policy could not be read (it then holds possibly)."""
 
-    key: str
-    reading: Reading
+    policy: ApprovalPolicy
+    certain: bool
+    verdict: Verdict | None = None
+    problem: str = ""
+
+    @property
+    def people(self) -> int:
+        """How many people the policy asks for; a row that could not be read asks for at least one."""
+        count = self.policy.approvals_required
+        if self.problem:
+            return min(max(count, 1), 3) if isinstance(count, int) else 1
+        return count
 
 
-def condition_keys(policy: ApprovalPolicy) -> tuple[str, ...]:
-    """The data keys a condition reads: every amount key for one on an amount, else its own key."""
-    return AMOUNT_KEYS if policy.condition_key in AMOUNT_KEYS else (policy.condition_key,)
-
-
-def condition_met(policy: ApprovalPolicy, item_data: Iterable) -> Met | None:
-    """The first number at the condition's keys, among the items' data, that passes the condition; failing
-    that, the first value there that is not read for certain (None if there is neither)."""
+def condition_verdict(policy: ApprovalPolicy, item_data: Iterable, read: dict | None = None) -> Verdict | None:
+    """What the policy's condition concludes of the items' data (``jsonvalues.Verdict``); None when the data carry
+    no number under its keys, so that the condition says nothing. Raises ``KeyError`` for an unknown operator.
+    ``read`` keeps what was read of the data under each key, for the next policy to ask."""
     compare = COMPARISONS[policy.condition_operator]
-    doubtful = None
-    for data in item_data:
-        if not isinstance(data, dict):
-            continue
-        for key in condition_keys(policy):
-            if key not in data:
-                continue
-            reading = read_number(data[key])
-            if reading.exact is None:
-                doubtful = doubtful or Met(key, reading)
-            elif compare(reading.exact, policy.condition_threshold):
-                return Met(key, reading)
-    return doubtful
+    threshold = policy.condition_threshold
+    read = {} if read is None else read
+    key = None if is_amount_key(policy.condition_key) else policy.condition_key
+    if key not in read:
+        read[key] = carried(item_data, key)
+    return read[key].verdict(lambda number: compare(number, threshold), policy_currency(policy))
 
 
-def condition_value(policy: ApprovalPolicy, item_data: Iterable) -> Decimal | None:
-    """The number that passes the policy's condition, read for certain; None when none does, or when the condition
-    holds only for want of a number (``condition_met``): a policy never approves by itself on a doubtful value."""
-    met = condition_met(policy, item_data)
-    return met.reading.exact if met else None
+def policy_currency(policy: ApprovalPolicy) -> str:
+    """The currency the policy's amounts are in ("" for any): a condition on another key has none."""
+    return policy.currency if policy.condition_key == "" or is_amount_key(policy.condition_key) else ""
+
+
+def match(policy: ApprovalPolicy, hold, item_data: list, read: dict | None = None) -> Match | None:
+    """How ``policy`` matches ``hold`` with these items' data, or None when it does not (see the module's docstring).
+
+    A policy row that cannot be read is logged once (``unreadable``) and matches possibly. ``read``: see
+    ``condition_verdict``."""
+    try:
+        if not (
+            glob_matches(policy.env_pattern, hold.env)
+            and glob_matches(policy.agent_pattern, hold.agent)
+            and glob_matches(policy.capability_pattern, hold.capability)
+        ):
+            return None
+        if not policy.condition_key:
+            return Match(policy, certain=True)
+        verdict = condition_verdict(policy, item_data, read)
+    except Exception as problem:  # a row no form saves (an unknown operator, say): it must not take pages down
+        return Match(policy, certain=False, problem=unreadable(policy, problem))
+    if verdict is None or not verdict.some:
+        return None
+    return Match(policy, certain=verdict.every, verdict=verdict)
+
+
+_reported: set[tuple] = set()
+
+
+def unreadable(policy: ApprovalPolicy, problem: Exception) -> str:
+    """Why ``policy``'s row cannot be read, for the page; logged once a process for each row and problem."""
+    described = f"{type(problem).__name__}: {problem}"
+    if (policy.pk, described) not in _reported:
+        _reported.add((policy.pk, described))
+        logger.error(
+            "approval policy %s “%s” cannot be read, so holds it may match need people: %s",
+            policy.pk,
+            policy.name,
+            described,
+        )
+    return described
 
 
 def requirement(hold, policies: Iterable[ApprovalPolicy], item_data: Iterable | None = None) -> Requirement | None:
-    """The requirement of the most specific of ``policies`` matching ``hold``, or None when none matches.
+    """The requirement of the policy winning ``hold`` (see the module's docstring), or None when none matches.
 
     ``item_data`` is the data of the hold's items (read from ``hold.items`` when not given).
     """
     if item_data is None:
         item_data = [item.data for item in hold.items.all()]
     item_data = list(item_data)
-    matching = []
-    for policy in policies:
-        if not (
-            glob_matches(policy.env_pattern, hold.env)
-            and glob_matches(policy.agent_pattern, hold.agent)
-            and glob_matches(policy.capability_pattern, hold.capability)
-        ):
-            continue
-        met = condition_met(policy, item_data) if policy.condition_key else None
-        if policy.condition_key and met is None:
-            continue
-        matching.append((policy, met))
-    if not matching:
+    read = {None: carried(item_data)}  # every amount, read once for every policy
+    matching = [found for policy in policies if (found := match(policy, hold, item_data, read))]
+    certain = [found for found in matching if found.certain]
+    winner = max(certain, key=lambda found: specificity(found.policy)) if certain else None
+    least = winner.people if winner else NO_POLICY_NEEDS
+    possible = [found for found in matching if not found.certain]
+    raising = [found for found in possible if found.people > least]
+    if raising or (winner is None and possible):
+        winner = max(raising or possible, key=lambda found: (found.people, specificity(found.policy)))
+    if winner is None:
         return None
-    if any(met and met.reading.exact is None for _, met in matching):
-        policy, met = max(matching, key=lambda found: (found[0].approvals_required, specificity(found[0])))
+    people = winner.people if winner.certain else max(winner.people, least)
+    amounts = read[None]
+    sure_total, doubt = None, ""
+    if winner.certain:
+        currency = policy_currency(winner.policy)
+        sure_total = amounts.sure_total(currency)
+        if sure_total is None:
+            doubtful = amounts.doubtful(currency)
+            doubt = f"{doubtful.path} {doubtful.doubt(currency)}"
+    elif winner.problem:
+        doubt = _why(winner)
+    elif winner.verdict is not None and winner.verdict.doubt:
+        doubt = f"{winner.verdict.path} {winner.verdict.doubt}"
     else:
-        policy, met = max(matching, key=lambda found: specificity(found[0]))
-    return Requirement(policy, policy.approvals_required, _why(policy, met), met.reading.exact if met else None)
+        doubt = f"{_why(winner)}, but not every amount and their total"
+    return Requirement(winner.policy, people, _why(winner), sure_total, doubt)
 
 
 class HeldBack:
-    """Why a policy needing 0 people leaves a hold to people (``OwnAction.held_back``)."""
+    """Why a policy leaves to people what it would do alone (``OwnAction.held_back``, ``default_held_back``)."""
 
     DISABLED = "disabled"
     ENDED = "ended"
     OVER_CAP = "over_cap"
     DOUBTFUL = "doubtful"
+    REJECT_ONLY = "reject_only"
 
 
 @dataclasses.dataclass(frozen=True)
 class DayTally:
-    """What a policy approved by itself on one day: how many holds, and the sum of their condition's numbers."""
+    """What a policy approved by itself on one day: how many holds, and the sum of every amount they carried."""
 
     count: int = 0
     amount: Decimal = Decimal(0)
 
-    def plus(self, number: Decimal | None) -> DayTally:
-        return DayTally(self.count + 1, self.amount + (number or 0))
+    def plus(self, total: Decimal | None) -> DayTally:
+        return DayTally(self.count + 1, self.amount + (total or 0))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -181,7 +250,8 @@ class OwnAction:
     ``approve_at``: when it approves the hold, as it is; None when people decide. ``held_back``:
     why a policy needing 0 people leaves the hold to people after all (a ``HeldBack``), blank
     otherwise. ``default_at`` and ``default_action`` (``reject`` or ``approve``): when and what
-    its default outcome sends should nobody have decided by then; None and blank without one.
+    its default outcome sends should nobody have decided by then; None and blank without one, or
+    when a default approve is held back (``default_held_back`` then says why).
     """
 
     policy: ApprovalPolicy
@@ -189,6 +259,7 @@ class OwnAction:
     held_back: str = ""
     default_at: datetime | None = None
     default_action: str = ""
+    default_held_back: str = ""
 
 
 def decides_alone(policy: ApprovalPolicy) -> bool:
@@ -196,15 +267,24 @@ def decides_alone(policy: ApprovalPolicy) -> bool:
     return policy.approvals_required == 0
 
 
-def own_action(policy: ApprovalPolicy, hold, number: Decimal | None, now: datetime, tally: DayTally) -> OwnAction:
+def own_action(
+    policy: ApprovalPolicy,
+    hold,
+    sure_total: Decimal | None,
+    now: datetime,
+    tally: DayTally,
+    *,
+    approvable: bool,
+) -> OwnAction:
     """What ``policy`` (the hold's winning policy) does with ``hold`` by itself: see the module's docstring.
 
-    ``number`` is the condition's number the policy matched (``condition_value``; None without
-    a condition, and None with one when its value was not read for certain, which leaves the hold
-    to people); ``tally`` is what the policy approved by itself on the day of ``now``
-    (``cap_day``) before this hold. ``now`` is the moment asked about: a policy past its
-    ``valid_until`` then, or at the hold's approval time, approves nothing. A pure function of
-    its arguments, so the replay of past holds asks it as the sweeps do.
+    ``sure_total`` is the requirement's (``Requirement.sure_total``): None leaves the hold to people
+    (``HeldBack.DOUBTFUL``), whatever the policy. ``approvable`` says whether the hold allows an
+    approval at all (its actions): a reject-only hold is never approved by a policy. ``tally`` is
+    what the policy approved by itself on the day of ``now`` (``cap_day``) before this hold. ``now``
+    is the moment asked about: a policy past its ``valid_until`` then, or at the hold's approval
+    time, approves nothing. A pure function of its arguments, so the replay of past holds asks it as
+    the sweeps and the pages do.
     """
     live = policy.enabled and (policy.valid_until is None or policy.valid_until > now)
     approve_at, held_back = None, ""
@@ -214,17 +294,24 @@ def own_action(policy: ApprovalPolicy, hold, number: Decimal | None, now: dateti
             held_back = HeldBack.DISABLED
         elif not live or (policy.valid_until is not None and policy.valid_until <= due):
             held_back = HeldBack.ENDED
-        elif policy.condition_key and number is None:
+        elif not approvable:
+            held_back = HeldBack.REJECT_ONLY
+        elif sure_total is None:
             held_back = HeldBack.DOUBTFUL
-        elif over_cap(policy, tally.plus(number)):
+        elif over_cap(policy, tally.plus(sure_total)):
             held_back = HeldBack.OVER_CAP
         else:
             approve_at = due
-    default_at, default_action = None, ""
+    default_at, default_action, default_held_back = None, "", ""
     if live and policy.expiry_outcome and hold.expires_at is not None:
-        default_at = hold.expires_at - timedelta(minutes=policy.expiry_outcome_minutes or 0)
-        default_action = policy.expiry_outcome
-    return OwnAction(policy, approve_at, held_back, default_at, default_action)
+        if policy.expiry_outcome == ApprovalPolicy.ExpiryOutcome.APPROVE and sure_total is None:
+            default_held_back = HeldBack.DOUBTFUL
+        elif policy.expiry_outcome == ApprovalPolicy.ExpiryOutcome.APPROVE and not approvable:
+            default_held_back = HeldBack.REJECT_ONLY
+        else:
+            default_at = hold.expires_at - timedelta(minutes=policy.expiry_outcome_minutes or 0)
+            default_action = policy.expiry_outcome
+    return OwnAction(policy, approve_at, held_back, default_at, default_action, default_held_back)
 
 
 def over_cap(policy: ApprovalPolicy, tally: DayTally) -> bool:
@@ -278,7 +365,8 @@ def policies_changed(**kwargs) -> None:
 
 @processcache.register
 def forget() -> None:
-    """Read the policies afresh (a test's rolled-back policies must not outlive it)."""
+    """Read the policies afresh (a test's rolled-back policies must not outlive it), and report unreadable rows anew."""
+    _reported.clear()
     _new_version()
 
 
@@ -289,13 +377,27 @@ def _new_version() -> str:
     return fresh
 
 
-def _why(policy: ApprovalPolicy, met: Met | None) -> str:
-    if met is None:
+def _why(found: Match) -> str:
+    policy = found.policy
+    if found.problem:
+        return f"policy “{policy.name}” cannot be read ({found.problem}): treated as needing people"
+    verdict = found.verdict
+    if verdict is None:
         return f"policy “{policy.name}”"
-    condition = f"{ApprovalPolicy.Operator(policy.condition_operator).label} {_threshold(policy.condition_threshold)}"
-    if met.reading.exact is None:
-        return f"{met.key} {met.reading.doubt}: treated as {condition}"
-    return f"{met.key} {grouped_number(met.reading.exact)} {condition}"
+    condition = comparison_words(policy)
+    if verdict.doubt:
+        return f"{verdict.path} {verdict.doubt}: treated as {condition}"
+    return f"{verdict.path} {grouped_number(verdict.number)} {condition}"
+
+
+def comparison_words(policy: ApprovalPolicy) -> str:
+    """The condition's comparison, "> 500"; an operator no form saves is shown as written, never raising."""
+    if policy.condition_operator in ApprovalPolicy.Operator.values:
+        sign = ApprovalPolicy.Operator(policy.condition_operator).label
+    else:
+        sign = f"“{policy.condition_operator}” (unknown)"
+    threshold = policy.condition_threshold
+    return f"{sign} {_threshold(threshold) if isinstance(threshold, Decimal) else threshold}"
 
 
 def _threshold(value: Decimal) -> str:

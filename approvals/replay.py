@@ -50,6 +50,7 @@ class PastHold:
     first_seen_at: datetime
     expires_at: datetime | None
     decided_at: datetime
+    actions: list
     item_data: tuple
 
 
@@ -124,13 +125,13 @@ def replay(policy: ApprovalPolicy, days: int = DEFAULT_WINDOW, now: datetime | N
         if after is None or after.policy is not policy:
             continue
         result.matched += 1
-        met = policy_rules.condition_met(policy, hold.item_data) if policy.condition_key else None
-        number = met.reading.exact if met else None
         day = policy_rules.cap_day(hold.first_seen_at + timedelta(minutes=policy.auto_wait_minutes))
-        action = policy_rules.own_action(policy, hold, number, hold.first_seen_at, tallies[day])
+        action = policy_rules.own_action(
+            policy, hold, after.sure_total, hold.first_seen_at, tallies[day], approvable="approve" in hold.actions
+        )
         if action.approve_at is not None and action.approve_at <= hold.decided_at:
             result.would_approve += 1
-            tallies[day] = tallies[day].plus(number)
+            tallies[day] = tallies[day].plus(after.sure_total)
             would_approve.append(hold)
         elif action.default_at is not None and action.default_at <= hold.decided_at:
             result.would_default += 1
@@ -168,7 +169,9 @@ def decided_holds(since: datetime, until: datetime, concerned=None) -> Iterator[
     rows = (
         Hold.objects.filter(status=Hold.Status.DECIDED, decided_at__gte=since, decided_at__lte=until)
         .order_by("first_seen_at", "pk")
-        .values_list("pk", "hold_id", "env", "agent", "capability", "first_seen_at", "expires_at", "decided_at")
+        .values_list(
+            "pk", "hold_id", "env", "agent", "capability", "first_seen_at", "expires_at", "decided_at", "actions"
+        )
     )
     chunk = []
     for row in rows.iterator(chunk_size=CHUNK):

@@ -98,6 +98,7 @@ def generate(count: int) -> None:
                     expires_at=first_seen + timedelta(minutes=30),
                     payload={},
                     payload_digest="0" * 64,
+                    actions=["approve", "edit", "reject"],  # as the platform lists them: a policy may approve
                 )
             )
         Hold.objects.bulk_create(holds)

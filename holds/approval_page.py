@@ -94,12 +94,16 @@ def page_context(hold: Hold, viewer: Viewer) -> dict:
 
 
 def _alone_words(hold: Hold, found: rounds.Standing) -> tuple[str, str] | None:
-    """(words, why) of ``alone.waiting_words`` for a hold whose policy needs 0 people and nobody approved; else None."""
+    """(words, why) of ``alone.waiting_words`` for a hold whose policy needs 0 people and nobody approved, or of
+    ``alone.default_words`` for one whose policy holds its default approve back; else None."""
     need = found.requirement
-    if need is None or not policies.decides_alone(need.policy) or found.approvals:
+    if need is None or found.approvals:
         return None
     now = timezone.now()
-    return alone.waiting_words(need.policy, hold, need.number, now, alone.day_tally(need.policy, policies.cap_day(now)))
+    if not policies.decides_alone(need.policy):
+        return alone.default_words(need, hold, now)
+    tally = alone.day_tally(need.policy, policies.cap_day(now))
+    return alone.waiting_words(need, hold, now, tally, approvable="approve" in hold.actions)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -144,8 +144,10 @@ def _assign(hold: Hold, assignee, note: str, by, now: datetime) -> Assignment:
         payload = {"assignee": _name(assignee), "assignee_kind": "person" if is_user else "group", "note": note}
         if previous:
             payload["from"] = label(previous)
-        events.record(EventKind.REASSIGNED if previous else EventKind.ASSIGNED, actor=by, hold=hold, payload=payload)
+        # Notifications before the audit, as every transaction takes them (hold, notifications, audit chain head):
+        # one lock order, so that recording a notification sent cannot deadlock with an assignment.
         notify.assigned(made, by)
+        events.record(EventKind.REASSIGNED if previous else EventKind.ASSIGNED, actor=by, hold=hold, payload=payload)
     return made
 
 
@@ -177,8 +179,8 @@ def unassign(hold: Hold, by, note: str = "", now: datetime | None = None) -> boo
         if previous is None:
             return False
         Assignment.objects.filter(pk=previous.pk).update(ended_at=now, ended_by=by)
+        notify.unassigned(hold, by)  # before the audit: one lock order (see ``_assign``)
         events.record(EventKind.UNASSIGNED, actor=by, hold=hold, payload={"from": label(previous), "note": note})
-        notify.unassigned(hold, by)
     return True
 
 

@@ -206,8 +206,9 @@ def escalated(escalations: list[tuple]) -> list[Notification]:
 
 
 def standing_in(messages: list[Message], now: datetime | None = None) -> list[Message]:
-    """The messages with each recipient who is away replaced by their delegate (``notifications.away``): the
-    delegate's copy says whom it is for. Listed after the originals, so a delegate told already in their own right
+    """The messages with each recipient who is away replaced by their delegate (``notifications.away``) where the
+    delegate may see the message's holds (else the person is told themselves): the delegate's copy says whom it is
+    for. Listed after the originals, so a delegate told already in their own right
     keeps that message (one per subject and recipient, ``create``)."""
     routed = away.reroute([user for message in messages for user in message.recipients], now)
     by_pk = {
@@ -217,11 +218,19 @@ def standing_in(messages: list[Message], now: datetime | None = None) -> list[Me
     }
     direct, delegated = [], []
     for message in messages:
-        told = [user for user in message.recipients if user and by_pk[user.pk][1] is None]
+        # A delegate who cannot see the message's holds (their scopes changed since) cannot stand in for it: the
+        # person away is told themselves, so that someone who can see the hold hears of it.
+        delegates = [by_pk[user.pk][0] for user in message.recipients if user and by_pk[user.pk][1]]
+        seeing = scopes.users_who_may_see([message.hold, *message.holds], scopes.viewers_of(delegates))
+        sees = {delegate.pk for delegate in seeing}
+        standing = {
+            user.pk for user in message.recipients if user and by_pk[user.pk][1] and by_pk[user.pk][0].pk in sees
+        }
+        told = [user for user in message.recipients if user and user.pk not in standing]
         direct.append(dataclasses.replace(message, recipients=told))
         for user in message.recipients:
             to, gone = by_pk[user.pk] if user else (None, None)
-            if gone is None:
+            if gone is None or user.pk not in standing:
                 continue
 
             def in_zone(message=message, gone=gone) -> tuple[str, list]:

@@ -14,7 +14,7 @@ import logging
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import OperationalError, transaction
 from django.utils import timezone
 
 from audit import events as audit_events
@@ -27,6 +27,7 @@ logger = logging.getLogger(__name__)
 
 SEND_TASK = "notifications.tasks.send_notification"
 SENDING_LEASE = timedelta(minutes=10)
+FINISH_TRIES = 5  # a deadlock's loser is rolled back at once: the next try finds the other transaction done
 
 
 def enqueue(notification_id: int) -> None:
@@ -87,8 +88,24 @@ def send(notification_id: int) -> float | None:
 
 
 def _finish(notification: Notification, attempts: int, status: str, message: str) -> None:
-    """Record how sending ended; the audit trail hears of messages sent or failed, not of those resolved first."""
+    """Record how sending ended; the audit trail hears of messages sent or failed, not of those resolved first.
+
+    The message went out (or will never): a deadlock or a lost connection must not leave the row ``sending``,
+    where the lease's end would send it again. The record is retried (``FINISH_TRIES``) until it is stored.
+    """
+    for tried in range(1, FINISH_TRIES + 1):
+        try:
+            return _record_finish(notification, attempts, status, message)
+        except OperationalError:
+            if tried == FINISH_TRIES:
+                raise
+            logger.warning("recording how notification %s ended failed; trying again", notification.pk)
+    return None
+
+
+def _record_finish(notification: Notification, attempts: int, status: str, message: str) -> None:
     now = timezone.now()
+    # The notification row before the audit chain's head, as every transaction takes them (see holds.assignments).
     with transaction.atomic():
         NotificationAttempt.objects.create(notification=notification, at=now, outcome=status, message=message)
         Notification.objects.filter(pk=notification.pk).update(

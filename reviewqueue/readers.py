@@ -145,12 +145,15 @@ def decimal(value: str, name: str, max_digits: int | None = None, decimal_places
     return Decimal(f"{typed['sign']}{whole or '0'}{'.' if fraction else ''}{fraction}")
 
 
-def decimal_parts(sign: str, body: str, name: str, point_alone_is_decimal: bool = True) -> tuple[str, str]:
+def decimal_parts(sign: str, body: str, name: str, habits_known: bool = True) -> tuple[str, str]:
     """The digits before and after the decimal mark of ``body`` (digits, points and commas) signed ``sign``.
 
-    The rule of ``decimal``, for whatever reads a decimal written by hand. ``point_alone_is_decimal=False``
-    makes a point alone as doubtful as a comma alone ("1.500" is 1.5 or 1500), for text whose writer's
-    habits are unknown (``reviewqueue.jsonvalues.read_number``). ``EitherWay`` says a value is doubtful.
+    The rule of ``decimal``, for whatever reads a decimal written by hand. ``habits_known=False`` is for text
+    whose writer's habits are unknown (``reviewqueue.jsonvalues.read_number``): a mark alone could then be
+    either a decimal mark or a thousands separator whenever both readings make sense, so it gives both
+    (``EitherWay``) where a point alone would be "1.500" (1.5 or 1500), where a mark leads (",1500": 0.15 or
+    1500), and where more than three digits follow a mark after one to three digits ("1,5000": 1.5 or 15000,
+    a thousands group mistyped or a decimal).
     """
     commas, points = body.count(","), body.count(".")
     if commas and points:
@@ -163,7 +166,10 @@ def decimal_parts(sign: str, body: str, name: str, point_alone_is_decimal: bool 
     if commas > 1 or points > 1:
         return _ungrouped(body, "," if commas else ".", name), ""
     whole, _, fraction = body.replace(",", ".").partition(".")
-    if (commas or not point_alone_is_decimal) and len(fraction) == 3 and EITHER_WAY.fullmatch(whole):
+    thousands_looking = EITHER_WAY.fullmatch(whole) is not None
+    if ((commas or not habits_known) and len(fraction) == 3 and thousands_looking) or (
+        not habits_known and fraction and (not whole or (len(fraction) > 3 and thousands_looking))
+    ):
         raise EitherWay(name, sign, whole, fraction)
     if not (whole or fraction):
         raise BadValue(name, NOT_A_DECIMAL)

@@ -98,7 +98,9 @@ def _looks_due(hold: Hold, every_policy: list[ApprovalPolicy], kind: str, now: d
     found = policies.requirement(hold, every_policy)
     if found is None:
         return False
-    action = policies.own_action(found.policy, hold, found.number, now, policies.DayTally())
+    action = policies.own_action(
+        found.policy, hold, found.sure_total, now, policies.DayTally(), approvable="approve" in hold.actions
+    )
     if kind == PolicyDecision.Kind.APPROVED:
         return bool(action.approve_at and action.approve_at <= now)
     return bool(action.default_at and action.default_at <= now)
@@ -137,19 +139,24 @@ def _decide_locked(hold_pk: int, kind: str, now: datetime) -> Decision | None:
     hold = (untouched(held) if approving else held).filter(pk=hold_pk).first()
     if hold is None or hold.live_decision():
         return None
-    found = policies.requirement(hold, policies.all_policies())
-    if found is None:
-        return None
-    # Its current values, locked: the day's tally is read and counted in turns.
-    policy = ApprovalPolicy.objects.select_for_update().filter(pk=found.policy.pk).first()
+    every_policy = policies.all_policies()
+    chosen = policies.requirement(hold, every_policy)
+    # The policy's current values, locked: the day's tally is read and counted in turns, and the hold's requirement
+    # read again with them.
+    policy = ApprovalPolicy.objects.select_for_update().filter(pk=chosen.policy.pk).first() if chosen else None
     if policy is None:
         return None
-    number = (
-        policies.condition_value(policy, [item.data for item in hold.items.all()]) if policy.condition_key else None
-    )
+    found = policies.requirement(hold, [policy if other.pk == policy.pk else other for other in every_policy])
+    if found is None or found.policy.pk != policy.pk:
+        return None
     day = policies.cap_day(now)
     action = policies.own_action(
-        policy, hold, number, now, alone.day_tally(policy, day) if approving else policies.DayTally()
+        policy,
+        hold,
+        found.sure_total,
+        now,
+        alone.day_tally(policy, day) if approving else policies.DayTally(),
+        approvable="approve" in hold.actions,
     )
     if approving:
         if action.approve_at is None or action.approve_at > now or "approve" not in hold.actions:
@@ -171,7 +178,7 @@ def _decide_locked(hold_pk: int, kind: str, now: datetime) -> Decision | None:
                 kind=kind,
                 at=now,
                 day=day,
-                amount=number if approving else None,
+                amount=found.sure_total if approving else None,
             )
     except IntegrityError:
         return None  # another sweep decided it first

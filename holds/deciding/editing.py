@@ -296,12 +296,14 @@ def validate_item(data: Any, prefix: str, submitted: Mapping[str, Any]) -> tuple
     """
     fields = fields_for(data, prefix)
     edited, errors = read_fields(fields, submitted)
-    errors += _rule_errors(fields, edited)
+    errors += _rule_errors(fields, data, edited)
     return edited, changes(data, edited), errors
 
 
-def _rule_errors(fields: list[Field], edited_data: Any) -> list[FieldError]:
+def _rule_errors(fields: list[Field], original: Any, edited: Any) -> list[FieldError]:
     """The business rules' refusals as errors on their fields; the rules see only keys and JSON values."""
     by_key = {field.key: field for field in fields}
-    edits = [(field.key, field.original, edited_data if field.whole else edited_data[field.key]) for field in fields]
-    return [FieldError(key=key, name=by_key[key].name, message=message) for key, message in rules.check_edit(edits)]
+    return [
+        FieldError(key=key, name=by_key[key].name, message=message)
+        for key, message in rules.check_edit(original, edited)
+    ]

@@ -5,11 +5,13 @@ largest says what one decision can cost at most; and a total would add up amount
 in different currencies, or count twice an item that gives both an ``amount`` and
 its order's ``total``.
 
-An amount that cannot be read (``jsonvalues.read_number``), or is too large for the
-column, could be any amount, so it counts as the largest there is: the hold stores
-``UNREADABLE``, the largest value the column holds, and so comes first in "largest
-first" and passes every ``min_amount``, through the same index and page cursors as
-any other amount. An amount with two readings counts as the larger.
+The amounts are every amount the items carry, as approval policies read them
+(``jsonvalues.carried``: every amount key in any case, one level of nesting, hundredths
+scaled). An amount that cannot be read, is below zero, is nested too deep to be read or is
+too large for the column could be any amount, so it counts as the largest there is: the
+hold stores ``UNREADABLE``, the largest value the column holds, and so comes first in
+"largest first" and passes every ``min_amount``, through the same index and page cursors
+as any other amount. An amount with two readings counts as the larger.
 """
 
 from collections.abc import Iterable
@@ -17,7 +19,7 @@ from decimal import Decimal
 from typing import Any
 
 from holds.models import Hold
-from reviewqueue.jsonvalues import AMOUNT_KEYS, read_number
+from reviewqueue.jsonvalues import carried
 
 _COLUMN = Hold._meta.get_field("amount")
 LIMIT = Decimal(10) ** (_COLUMN.max_digits - _COLUMN.decimal_places)  # the first amount the column cannot hold
@@ -27,18 +29,12 @@ UNREADABLE = LIMIT - PLACES  # 9999999999999999.9999
 
 def largest(item_data: Iterable[Any]) -> Decimal | None:
     """The largest amount in the items' data as the ``amount`` column stores it; None when they carry none."""
-    found = [
-        read_number(data[key]).counted
-        for data in item_data
-        if isinstance(data, dict)
-        for key in AMOUNT_KEYS
-        if key in data
-    ]
+    found = carried(item_data).amounts
     if not found:
         return None
-    if None in found:
+    if any(amount.too_deep or amount.reading.counted is None or amount.reading.counted < 0 for amount in found):
         return UNREADABLE
-    return fitting(max(found))
+    return fitting(max(amount.reading.counted for amount in found))
 
 
 def fitting(amount: Decimal) -> Decimal:

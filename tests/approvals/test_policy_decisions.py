@@ -149,7 +149,7 @@ def test_an_amount_not_read_for_certain_never_approves_itself(platform_client, p
 
     assert approve_at(doubtful.first_seen_at + timedelta(minutes=5)) == []
     assert (
-        "cannot read its number for certain"
+        "‘small refunds’ leaves it to people, as amount"
         in signed_in(alice).get(reverse("hold", args=[doubtful.pk])).content.decode()
     )
 

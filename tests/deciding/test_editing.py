@@ -440,13 +440,16 @@ def test_without_the_setting_amount_refund_amount_and_total_are_protected(settin
         assert len(errors) == 1
 
 
-def test_the_edit_rules_setting_chooses_which_keys_are_judged(settings):
-    settings.EDIT_RULES = {"price": ["positive"]}
-    data = {"amount": "49.90", "price": 12}
+def test_the_edit_rules_setting_chooses_the_rules_of_the_keys_it_names_and_every_other_amount_keeps_its_own(settings):
+    settings.EDIT_RULES = {"price": ["positive"], "note": ["positive"]}
+    data = {"amount": "49.90", "price": 12, "note": "x"}
 
-    _, _, errors = validate_item(data, "item", {"item-0": "60", "item-1": "-3"})
+    _, _, errors = validate_item(data, "item", {"item-0": "60", "item-1": "30", "item-2": "-3"})
 
-    assert errors == [FieldError(key="price", name="item-1", message="must be more than 0")]
+    assert errors == [
+        FieldError(key="amount", name="item-0", message="must not be more than the 49.90 the agent asked for"),
+        FieldError(key="note", name="item-2", message="must be more than 0"),
+    ]
 
 
 @pytest.mark.parametrize(

@@ -32,6 +32,7 @@ def decided_hold(number, agent, amount, did, decided_days_ago, minutes_to_decide
         decided_at=decided_at,
         payload={},
         payload_digest="0" * 64,
+        actions=["approve", "edit", "reject"],
         expires_at=first_seen + timedelta(minutes=expires_after) if expires_after else None,
     )
     HoldItem.objects.create(hold=hold, item_id="i1", position=0, data={"amount": amount})
