@@ -713,20 +713,41 @@ def _record_vanished_holds(client: platform.PlatformClient, env: str, vanished: 
             )
             continue  # asked again next sync
         except platform.NotFound:
-            now = timezone.now()
-            hold.status, hold.closed_at, hold.last_synced_at = Hold.Status.GONE, now, now
-            with transaction.atomic():
-                hold.save(update_fields=["status", "closed_at", "last_synced_at"])
-                _resolve_notifications(hold)
-            closed += 1
-            continue
-        if final.status == Hold.Status.OPEN:
+            final = None
+        if final is not None and final.status == Hold.Status.OPEN:
             continue  # opened after the listing began: the next sync sees it listed
-        _record_ending(hold, final)
-        if hold.status == Hold.Status.EXPIRED:
-            expiry.expired_on_platform(hold)
+        record_read(hold, final)
         closed += 1
     return closed
+
+
+def record_read(hold: Hold, remote: platform.Hold | None) -> bool:
+    """Record what one read of a hold open in the mirror found (``remote``; None: the platform has no such hold).
+
+    A hold ended there is closed here as sync closes it (audit, notifications, an
+    expiry's claim); one still open there is mirrored anew if it changed, unless it
+    closed here meanwhile. Returns whether the mirror changed.
+    """
+    now = timezone.now()
+    if remote is None:
+        hold.status, hold.closed_at, hold.last_synced_at = Hold.Status.GONE, now, now
+        with transaction.atomic():
+            hold.save(update_fields=["status", "closed_at", "last_synced_at"])
+            _resolve_notifications(hold)
+        return True
+    if remote.status != Hold.Status.OPEN:
+        _record_ending(hold, remote)
+        if hold.status == Hold.Status.EXPIRED:
+            expiry.expired_on_platform(hold)
+        return True
+    if _listed(remote).digest == hold.payload_digest:
+        Hold.objects.filter(pk=hold.pk).update(last_synced_at=now)
+        return False
+    with transaction.atomic():
+        if not Hold.objects.select_for_update().filter(pk=hold.pk, status=Hold.Status.OPEN).exists():
+            return False  # closed here (decided, expired) since it was read: left closed
+        record_hold(hold, remote)
+    return True
 
 
 def _confirm_expired_here(client: platform.PlatformClient, env: str) -> None:
