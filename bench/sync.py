@@ -100,9 +100,8 @@ def main() -> None:
                 clock.shift(options.interval)
                 return (*elapsed, listed)
 
-            sync.keep_up(client, env)  # the env's periodic sync begins where the first sync ended
-            clock.shift(options.reconcile * 60)  # a reconciling walk is due: the period below holds one
             whole = [one_interval(sync.sync_env) for _ in range(3)]
+            clock.shift(options.reconcile * 60)  # a reconciling walk is due: the period below holds one whole
             tail = [one_interval(sync.keep_up) for _ in range(intervals)]
             print(
                 f"\nEach interval of {options.interval} s, {options.holds:,} open holds, nothing changing"
@@ -132,8 +131,8 @@ def main() -> None:
             tail_delays = [rng.random() * options.interval + rng.choice(new_tail) for _ in range(options.samples)]
 
             # Decided elsewhere: one a random interval of a period, until the mirror knows each.
-            opened = list(Hold.objects.filter(env=env, status="open").values_list("hold_id", flat=True))
-            chosen = rng.sample(opened, options.samples)
+            lasting = Hold.objects.filter(env=env, status="open", expires_at__isnull=True)  # none expires meanwhile
+            chosen = rng.sample(list(lasting.values_list("hold_id", flat=True)), options.samples)
             when = sorted(rng.randrange(intervals) for _ in chosen)
             decided_at, known_at = {}, {}
             clock.shift(options.reconcile * 60)
