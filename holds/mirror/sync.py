@@ -247,6 +247,7 @@ def _walk_on(
             return
         walk_started = now
         progress["walk_started_at"] = walk_started
+        ListedInWalk.objects.filter(env=env).delete()  # left by a walk that a failure or a refused cursor cut short
     steps = max(1, int(period.total_seconds() * 0.8 // settings.SYNC_INTERVAL_SECONDS))
     pages = math.ceil((previous.open_count + 1) / platform.PAGE_SIZE)
     cursor = previous.walk_cursor or None
