@@ -53,6 +53,15 @@ def overdue(moment: datetime, now: datetime) -> bool:
     return moment < now - timedelta(seconds=3 * settings.SYNC_INTERVAL_SECONDS)
 
 
+def walk_overdue(last_walk_ended: datetime | None, now: datetime) -> bool:
+    """Whether a reconciling walk has ended, but none within three ``SYNC_RECONCILE_MINUTES`` (plus an interval): then
+    holds ended elsewhere go unnoticed until opened, though each interval's tail sync succeeds."""
+    if last_walk_ended is None:
+        return False
+    period = timedelta(minutes=3 * settings.SYNC_RECONCILE_MINUTES, seconds=settings.SYNC_INTERVAL_SECONDS)
+    return last_walk_ended < now - period
+
+
 def stopped(last_run: datetime | None, now: datetime) -> bool:
     """Whether periodic tasks have run, but none lately (``overdue``): then nothing periodic happens."""
     return last_run is not None and overdue(last_run, now)

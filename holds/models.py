@@ -214,6 +214,16 @@ class SyncState(models.Model):
         blank=True,
         help_text="Changed whenever sync changes the env's filter values (names their cache).",
     )
+    tail_cursor = models.TextField(
+        blank=True, help_text="The cursor that led to the listing's last page at the last sync ('': the first page)."
+    )
+    walk_cursor = models.TextField(blank=True, help_text="Where the reconciling walk under way lists next.")
+    walk_started_at = models.DateTimeField(null=True, help_text="When the reconciling walk under way began.")
+    last_walk_started_at = models.DateTimeField(null=True, help_text="When the last reconciling walk began.")
+    last_walk_ended_at = models.DateTimeField(null=True, help_text="When the last reconciling walk ended.")
+    cursor_refusals = models.PositiveBigIntegerField(
+        default=0, help_text="Kept cursors the platform refused, each followed by a full walk."
+    )
 
     def __str__(self) -> str:
         return self.env
@@ -221,6 +231,16 @@ class SyncState(models.Model):
     @property
     def failing(self) -> bool:
         return self.failing_since is not None
+
+
+class ListedInWalk(models.Model):
+    """A mirrored hold the reconciling walk under way has listed: the open holds it did not list have left."""
+
+    env = models.CharField(max_length=100)
+    hold = models.OneToOneField(Hold, on_delete=models.CASCADE, related_name="+")
+
+    def __str__(self) -> str:
+        return f"{self.env}/{self.hold_id}"
 
 
 class QuarantinedHold(models.Model):

@@ -19,11 +19,12 @@ def record_periodic_run(sender, **_) -> None:
 
 @shared_task
 def sync_holds() -> list[dict]:
-    """Mirror the open holds of every configured env (beat runs it every SYNC_INTERVAL_SECONDS), then announce the
-    new ones that cannot wait for the sweeps (``holds.arrivals``)."""
+    """Mirror the new holds of every configured env, and walk on through its whole listing (beat runs it every
+    SYNC_INTERVAL_SECONDS; see ``sync.keep_up``), then announce the new ones that cannot wait for the sweeps
+    (``holds.arrivals``)."""
     started = timezone.now()
     with platform.PlatformClient.from_settings() as client:
-        results = sync.sync_all(client, settings.AGENTOS_ENVS)
+        results = sync.keep_up_all(client, settings.AGENTOS_ENVS)
     if any(result.created for result in results):
         arrivals.announce(since=started)
     return [vars(result) for result in results]

@@ -14,7 +14,7 @@ from approvals import approving, badges, rounds
 from approvals.models import Approval
 from holds import approval_page, assignments, notes
 from holds.deciding import claims, decisions, form_layout, presence, review
-from holds.mirror import platform, runs
+from holds.mirror import fresh, platform, runs
 from holds.models import Decision, Hold, Note
 from holds.queue import display as queue_display
 from holds.queue import filter_form as queue_filters
@@ -189,8 +189,11 @@ def _presence_context(hold, viewer, now, looking=None):
 @reviewer_required
 @require_safe
 def hold_detail(request, pk):
-    """Show the hold; opening it tells the others who is looking, and claims nothing."""
+    """Show the hold, as the platform has it now (``fresh.refresh``); opening it tells the others who is looking,
+    and claims nothing."""
     hold, decision = _hold_for_page(request, pk)
+    if fresh.refresh(hold):
+        hold, decision = _hold_for_page(request, pk)
     context = _hold_context(
         hold,
         viewer=request.viewer,
@@ -245,8 +248,11 @@ def leave_hold(request, pk):
 @reviewer_required
 @require_POST
 def hold_review(request, pk):
-    """Check the submitted form; show the summary, or store the decision once confirmed."""
+    """Check the submitted form; show the summary, or store the decision once confirmed (against the hold as the
+    platform has it now: ``fresh.refresh``)."""
     hold = _hold_or_404(request, pk, decisions.with_latest_decision(Hold.objects.prefetch_related("items")))
+    if request.POST.get("confirm") == "yes" and fresh.refresh(hold):
+        hold = _hold_or_404(request, pk, decisions.with_latest_decision(Hold.objects.prefetch_related("items")))
     reviews, valid = review.read(hold, request.POST)
     if request.POST.get("back") == "yes":
         return render(request, "holds/hold.html", _hold_context(hold, reviews, viewer=request.viewer))
@@ -301,6 +307,7 @@ def hold_approve(request, pk):
     """ "Approve as it is": give the open round's next approval to the decision the page showed."""
     hold = _hold_or_404(request, pk)
     shown = _posted_id(request, "approval", "say which approval you agree with")
+    fresh.refresh(hold)  # a hold ended elsewhere is then refused by submit, which reads it again
     try:
         choices = [decisions.ItemChoice(**choice) for choice in approving.choices_to_approve(hold, shown)]
         decisions.submit(hold, request.user, choices, round_shown=shown)
@@ -329,6 +336,7 @@ def hold_reject(request, pk):
     """Reject every item at once with one comment: what an earlier approver, who may not approve again, may still do."""
     hold = _hold_or_404(request, pk)
     comment = readers.text(request.POST.get("comment", "").replace("\r\n", "\n"), "comment", review.MAX_COMMENT)
+    fresh.refresh(hold)  # a hold ended elsewhere is then refused by submit, which reads it again
     try:
         decisions.submit(hold, request.user, review.rejecting_all(hold, comment))
     except decisions.DecisionRefused as refused:

@@ -52,13 +52,19 @@ def broker() -> Check:
 
 def syncs(now: datetime) -> dict[str, Check]:
     """Each configured env: its last successful sync is not ``heartbeat.overdue``, the rule the queue's banner
-    follows."""
-    last_success = dict(SyncState.objects.filter(env__in=settings.AGENTOS_ENVS).values_list("env", "last_success_at"))
+    follows, and its last reconciling walk not ``heartbeat.walk_overdue``."""
+    states = SyncState.objects.filter(env__in=settings.AGENTOS_ENVS).values_list(
+        "env", "last_success_at", "last_walk_ended_at"
+    )
+    last = {env: (success, walk_ended) for env, success, walk_ended in states}
     checks = {}
     for env in settings.AGENTOS_ENVS:
-        success = last_success.get(env)
+        success, walk_ended = last.get(env, (None, None))
         if success is None:
             checks[env] = (False, "never synced")
+        elif heartbeat.walk_overdue(walk_ended, now):
+            age = int((now - walk_ended).total_seconds())
+            checks[env] = (False, f"last reconciling walk ended {age} s ago")
         else:
             age = int((now - success).total_seconds())
             checks[env] = (not heartbeat.overdue(success, now), f"last success {age} s ago")

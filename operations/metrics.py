@@ -159,14 +159,26 @@ def syncs(now: datetime) -> Iterator[Metric]:
         "When an env last synced successfully (Unix time).",
         labels=labels,
     )
-    for env, failing_since, success in SyncState.objects.order_by("env").values_list(
-        "env", "failing_since", "last_success_at"
+    last_walk = GaugeMetricFamily(
+        f"{PREFIX}_last_sync_walk_end_timestamp_seconds",
+        "When the last reconciling walk of an env's whole listing ended (Unix time).",
+        labels=labels,
+    )
+    refusals = CounterMetricFamily(
+        f"{PREFIX}_sync_cursor_refusals",
+        "Kept listing cursors the platform refused, each followed by a walk of the whole listing.",
+        labels=labels,
+    )
+    for env, failing_since, success, walk_ended, refused in SyncState.objects.order_by("env").values_list(
+        "env", "failing_since", "last_success_at", "last_walk_ended_at", "cursor_refusals"
     ):
         failing.add_metric([env], max((now - failing_since).total_seconds(), 0.0) if failing_since else 0.0)
         if success is not None:
             last_success.add_metric([env], success.timestamp())
-    yield failing
-    yield last_success
+        if walk_ended is not None:
+            last_walk.add_metric([env], walk_ended.timestamp())
+        refusals.add_metric([env], refused)
+    yield from (failing, last_success, last_walk, refusals)
 
     runs = CounterMetricFamily(f"{PREFIX}_syncs", "Syncs of an env that ended, failed or not.", labels=labels)
     failures = CounterMetricFamily(f"{PREFIX}_sync_failures", "Syncs of an env that failed.", labels=labels)

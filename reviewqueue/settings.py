@@ -263,6 +263,9 @@ AGENTOS_ENVS = env.names("AGENTOS_ENVS", "default")
 AGENTOS_CONNECT_TIMEOUT = env.seconds("AGENTOS_CONNECT_TIMEOUT", 5.0)
 AGENTOS_READ_TIMEOUT = env.seconds("AGENTOS_READ_TIMEOUT", 15.0)
 SYNC_INTERVAL_SECONDS = env.integer("SYNC_INTERVAL_SECONDS", 10, minimum=1)
+# Every interval sync lists only the tail of each env's listing; a reconciling walk of the whole
+# listing, spread page by page over this period, finds the holds that ended or changed elsewhere.
+SYNC_RECONCILE_MINUTES = env.integer("SYNC_RECONCILE_MINUTES", 5, minimum=1)
 # The platform's page of a run, e.g. https://agentos.example.com/envs/{env}/runs/{run_id}; unset: run ids are not links.
 RUN_URL_TEMPLATE = env.url_template("RUN_URL_TEMPLATE", ("env", "run_id"), required=("run_id",))
 # The item data keys naming the currency of its amounts (a Python setting, like EDIT_RULES).

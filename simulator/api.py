@@ -32,8 +32,8 @@ def _list_holds(state: PlatformState, request: Request, env: str) -> Response:
         return _invalid_request("limit must be an integer")
     try:
         holds, next_cursor = state.list_open(env, limit, request.query.get("cursor"), status)
-    except InvalidCursor as error:
-        return _invalid_request(str(error))
+    except InvalidCursor as error:  # the contract: a cursor no longer accepted answers 400
+        return error_response(400, "invalid_request", str(error))
     return json_response(200, {"holds": holds, "next_cursor": next_cursor})
 
 

@@ -85,6 +85,7 @@ class PlatformState:
             self._clock_offset = timedelta(0)
             self._next_number = 100
             self._next_generated = 1
+            self._cursor_epoch = 0
             if with_samples:
                 self.load_samples()
 
@@ -163,17 +164,22 @@ class PlatformState:
         The cursor names the last hold handed out, so holds added between pages neither
         shift nor repeat the following pages. Raises InvalidCursor for a foreign cursor.
         """
-        after = _decode_cursor(cursor) if cursor else None
         limit = min(max(limit, 1), MAX_PAGE)
         with self._lock:
+            after = _decode_cursor(cursor, self._cursor_epoch) if cursor else None
             self._expire_due(env)
             order = self._orders.get(env, {}).get(status)
             if order is None:
                 return [], None
             hold_ids, more = order.page(after, limit)
             page = [self._holds[env][hold_id] for hold_id in hold_ids]
-            next_cursor = _encode_cursor(page[-1]) if more else None
+            next_cursor = _encode_cursor(page[-1], self._cursor_epoch) if more else None
             return copy.deepcopy(page), next_cursor
+
+    def forget_cursors(self) -> None:
+        """Refuse every cursor handed out so far, as a platform may that no longer accepts old ones."""
+        with self._lock:
+            self._cursor_epoch += 1
 
     def count_holds(self, env: str, status: str | None = None) -> int:
         """How many holds `env` has, of one status or of any."""
@@ -498,19 +504,23 @@ def _position(created_at: str, hold_id: str) -> _Entry:
     return (created_at, tuple(int(part) if index % 2 else part for index, part in enumerate(parts))), hold_id
 
 
-def _encode_cursor(hold: dict) -> str:
-    raw = json.dumps([hold["created_at"], hold["hold_id"]], separators=(",", ":")).encode()
+def _encode_cursor(hold: dict, epoch: int) -> str:
+    """The position after ``hold``; a cursor of an earlier epoch (see ``forget_cursors``) is refused."""
+    position = [hold["created_at"], hold["hold_id"]] + ([epoch] if epoch else [])
+    raw = json.dumps(position, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def _decode_cursor(cursor: str) -> _Entry:
+def _decode_cursor(cursor: str, epoch: int) -> _Entry:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         position = json.loads(raw)
     except (binascii.Error, ValueError) as error:
         raise InvalidCursor(f"invalid cursor {cursor!r}") from error
-    if not (isinstance(position, list) and len(position) == 2 and all(isinstance(part, str) for part in position)):
+    if not (isinstance(position, list) and len(position) in (2, 3) and all(isinstance(p, str) for p in position[:2])):
         raise InvalidCursor(f"invalid cursor {cursor!r}")
+    if (position[2] if len(position) == 3 else 0) != epoch:
+        raise InvalidCursor(f"cursor {cursor!r} is no longer accepted")
     return _position(position[0], position[1])
 
 

@@ -71,6 +71,10 @@ class InvalidDecision(PlatformError):
         self.message = message
 
 
+class CursorRefused(PlatformError):
+    """The platform no longer accepts a listing cursor it handed out (400): list from the start instead."""
+
+
 class PlatformUnavailable(PlatformError):
     """The platform could not answer now (429, 5xx, timeout, refused or dropped connection).
 
@@ -173,6 +177,23 @@ class DecisionItem:
     action: str
     data: dict | None = None
     comment: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Page:
+    """One page of the open listing: its holds, the cursor it was asked with (None: the start) and the next one.
+
+    [assumed] A cursor names a position in the listing and stays valid over time: listing
+    again from ``cursor`` answers this page's holds that are still open and every hold
+    asked since, so a sync may keep the cursor of the last page and list from it later
+    (the tail). The platform may still refuse one it no longer accepts: ``CursorRefused``.
+    [assumed] Holds are listed oldest first, so a new hold is always listed after the
+    holds already seen: on the last page, or past it.
+    """
+
+    holds: list[Hold | UnreadableHold]
+    cursor: str | None
+    next_cursor: str | None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -424,17 +445,36 @@ class PlatformClient:
         A hold that breaks the contract comes as an ``UnreadableHold`` in its place,
         so that the rest of its page is still read.
         """
-        cursor = None
+        for page in self.open_pages(env):
+            yield from page.holds
+
+    def open_pages(self, env: str, cursor: str | None = None) -> Iterator[Page]:
+        """The pages of ``env``'s open listing from ``cursor`` (None: the start) to its last page.
+
+        Raises ``CursorRefused`` when the platform refuses ``cursor`` (400), which only
+        a cursor kept from an earlier listing should meet.
+        """
         while True:
-            params = {"status": "open", "limit": PAGE_SIZE}
-            if cursor:
-                params["cursor"] = cursor
-            path = _path(env, "holds")
-            holds, cursor = _read_page(self._request("GET", path, params=params).text, f"GET {path}")
-            for payload in holds:
-                yield _listed(payload)
-            if not cursor:
+            page = self.open_page(env, cursor)
+            yield page
+            if not page.next_cursor:
                 return
+            cursor = page.next_cursor
+
+    def open_page(self, env: str, cursor: str | None = None) -> Page:
+        """One page of ``env``'s open listing, asked with ``cursor`` (None: the first page)."""
+        params = {"status": "open", "limit": PAGE_SIZE}
+        if cursor:
+            params["cursor"] = cursor
+        path = _path(env, "holds")
+        try:
+            response = self._request("GET", path, params=params)
+        except InvalidDecision as error:  # a 400 or 422: of a listing's parameters, only the cursor can be wrong
+            if cursor:
+                raise CursorRefused(f"GET {path}: the platform refused the listing cursor ({error.message})") from None
+            raise PlatformError(f"GET {path}: the platform refused the listing ({error.message})") from None
+        holds, next_cursor = _read_page(response.text, f"GET {path}")
+        return Page(holds=[_listed(payload) for payload in holds], cursor=cursor, next_cursor=next_cursor)
 
     def get_hold(self, env: str, hold_id: str) -> Hold:
         return parse_hold(self._json("GET", _path(env, "holds", hold_id)))

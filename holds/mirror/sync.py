@@ -25,6 +25,15 @@ one, each in its own transaction, and those it refuses join the quarantine. The
 usual sync, with nothing in quarantine, pays nothing for this: whether the env
 has quarantined holds comes with the read of its sync state.
 
+Every interval, ``keep_up`` lists only the tail of the listing: from the cursor of
+its last page, kept on the env's ``SyncState`` (the [assumed] property that lets it
+is in ``platform.Page``), which answers that page's holds and every new one, in one
+or two requests however many are open. Holds that end or change elsewhere are found
+by the reconciling walk: the whole listing, walked a few pages each interval so that
+one walk takes about ``SYNC_RECONCILE_MINUTES``; the mirrored open holds it did not
+list (``ListedInWalk`` keeps those it did) have left. ``sync_env`` walks the whole
+listing at once, as the first sync does and as a refused cursor makes the next do.
+
 Two syncs of one env never overlap: each takes a lease on the env's
 ``SyncState`` row with a compare-and-set update, which works on every database
 and expires by itself if a worker dies mid-sync.
@@ -36,12 +45,15 @@ import dataclasses
 import hashlib
 import json
 import logging
+import math
 import operator
 import time
 import uuid
+from collections.abc import Callable
 from datetime import timedelta
 from typing import NamedTuple
 
+from django.conf import settings
 from django.db import DatabaseError, DataError, IntegrityError, connection, transaction
 from django.db.models import Exists, F, OuterRef, Q, Value
 from django.db.models.functions import Coalesce
@@ -51,7 +63,7 @@ from audit import events as audit_events
 from audit.models import AuditEvent, EventKind
 from holds import expiry, signals
 from holds.mirror import amounts, platform
-from holds.models import Hold, HoldItem, QuarantinedHold, SyncState
+from holds.models import Hold, HoldItem, ListedInWalk, QuarantinedHold, SyncState
 from holds.queue import filter_values as queue_filter_values
 from notifications import notify
 from reviewqueue.jsonvalues import UNSTORABLE, may_need_storable, scalars, storable
@@ -109,8 +121,47 @@ def sync_all(client: platform.PlatformClient, envs: list[str]) -> list[SyncResul
     return [sync_env(client, env) for env in envs]
 
 
+def keep_up_all(client: platform.PlatformClient, envs: list[str]) -> list[SyncResult]:
+    return [keep_up(client, env) for env in envs]
+
+
 def sync_env(client: platform.PlatformClient, env: str) -> SyncResult:
-    """Sync one env, unless another sync of it holds the lease (then ``skipped`` is set)."""
+    """Sync one env by walking its whole listing at once, unless another sync of it holds the lease (then
+    ``skipped`` is set)."""
+    return _leased(env, lambda previous, result, progress: _walk_whole(client, env, previous, result, progress))
+
+
+def keep_up(client: platform.PlatformClient, env: str) -> SyncResult:
+    """The periodic sync of one env: the tail of its listing, then the next pages of the reconciling walk.
+
+    An env never walked whole is walked whole at once (its first sync). A kept cursor
+    the platform refuses is counted (``cursor_refusals``), logged, and followed by a
+    whole walk at once, which gives out new cursors.
+    """
+
+    def step(previous: SyncState, result: SyncResult, progress: dict) -> None:
+        if previous.last_walk_started_at is None:
+            _walk_whole(client, env, previous, result, progress)
+            return
+        result.open = previous.open_count  # as the last count left it, until a walk ends and counts again
+        try:
+            _follow_tail(client, env, previous, result, progress)
+            _walk_on(client, env, previous, result, progress)
+            _confirm_expired_here(client, env)
+        except platform.CursorRefused as error:
+            logger.warning("sync of %s: %s; walking the whole listing instead", env, error)
+            SyncState.objects.filter(env=env).update(cursor_refusals=F("cursor_refusals") + 1)
+            for name in ("open", "created", "updated", "closed"):
+                setattr(result, name, 0)  # the whole walk counts again what the tail had written
+            progress.clear()
+            _walk_whole(client, env, previous, result, progress)
+
+    return _leased(env, step)
+
+
+def _leased(env: str, sync: Callable[[SyncState, SyncResult, dict], None]) -> SyncResult:
+    """Run ``sync(previous state, result, progress)`` under the env's lease, then record its result and, when it
+    succeeded, its ``progress`` (changes to the env's ``SyncState``)."""
     leased = _acquire_lease(env)
     if leased is None:
         logger.info("sync of %s skipped: another sync holds the lease", env)
@@ -118,19 +169,9 @@ def sync_env(client: platform.PlatformClient, env: str) -> SyncResult:
     token, previous = leased
     started = time.monotonic()
     result = SyncResult(env=env)
+    progress = {}
     try:
-        remote, unreadable = _read_listing(client, env)
-        result.open = len(remote)
-        result.created, result.updated, vanished, refused = _store_open_holds(env, remote, unreadable)
-        if unreadable or refused or previous.in_quarantine:
-            result.quarantined = _quarantine(env, unreadable + refused)
-        result.closed = _record_vanished_holds(client, env, vanished)
-        if result.created or result.updated or vanished or result.open != previous.open_count:
-            # The filters' choices change only with the open holds; an unchanged resync neither reads nor writes them.
-            queue_filter_values.replace_filter_values(
-                env, {(listed.hold.agent, listed.hold.capability) for listed in remote.values()}
-            )
-        _confirm_expired_here(client, env)
+        sync(previous, result, progress)
     except platform.PlatformError as error:
         result.error, result.error_source = str(error), SyncState.ErrorSource.PLATFORM
         logger.warning("sync of %s failed: %s", env, error)
@@ -139,12 +180,137 @@ def sync_env(client: platform.PlatformClient, env: str) -> SyncResult:
         raise
     finally:
         seconds = time.monotonic() - started
-        _finish(env, token, result, duration_ms=int(seconds * 1000))
+        _finish(env, token, result, duration_ms=int(seconds * 1000), progress=progress)
         try:
             signals.sync_finished.send(sender=None, env=env, seconds=seconds, failed=bool(result.error))
         except DatabaseError:  # logged: the metrics' counters must not replace the sync's own outcome or exception
             logger.exception("counting the sync of %s for the metrics failed", env)
     return result
+
+
+def _walk_whole(
+    client: platform.PlatformClient, env: str, previous: SyncState, result: SyncResult, progress: dict
+) -> None:
+    """List every open hold at once and mirror the listing: new, changed and vanished holds, quarantine, filters."""
+    started = timezone.now()
+    remote, unreadable, last_cursor = _read_listing(client, env)
+    result.open = len(remote)
+    result.created, result.updated, vanished, refused = _store_open_holds(env, remote, unreadable)
+    if unreadable or refused or previous.in_quarantine:
+        result.quarantined = _quarantine(env, unreadable + refused)
+    result.closed = _record_vanished_holds(client, env, vanished)
+    if result.created or result.updated or vanished or result.open != previous.open_count:
+        # The filters' choices change only with the open holds; an unchanged resync neither reads nor writes them.
+        queue_filter_values.replace_filter_values(
+            env, {(listed.hold.agent, listed.hold.capability) for listed in remote.values()}
+        )
+    _confirm_expired_here(client, env)
+    if previous.walk_started_at is not None:  # this walk stands for the one under way
+        ListedInWalk.objects.filter(env=env).delete()
+    progress |= {
+        "tail_cursor": last_cursor or "",
+        "walk_cursor": "",
+        "walk_started_at": None,
+        "last_walk_started_at": started,
+        "last_walk_ended_at": timezone.now(),
+    }
+
+
+def _follow_tail(
+    client: platform.PlatformClient, env: str, previous: SyncState, result: SyncResult, progress: dict
+) -> None:
+    """List from the kept cursor of the listing's last page: that page again and whatever is new."""
+    last_cursor = previous.tail_cursor or None
+    listed = []
+    for page in client.open_pages(env, last_cursor):
+        listed += page.holds
+        last_cursor = page.cursor
+    _store_part(env, listed, previous, result)
+    progress["tail_cursor"] = last_cursor or ""
+
+
+def _walk_on(
+    client: platform.PlatformClient, env: str, previous: SyncState, result: SyncResult, progress: dict
+) -> None:
+    """List the next pages of the reconciling walk under way, or begin one when it is due; end it after its last page.
+
+    A walk begins ``SYNC_RECONCILE_MINUTES`` after the last began, and lists as many
+    pages each interval as spread the listing's pages (as many as its open holds
+    last filled) over four fifths of that period, leaving the rest for holds asked
+    meanwhile.
+    """
+    now = timezone.now()
+    period = timedelta(minutes=settings.SYNC_RECONCILE_MINUTES)
+    walk_started = previous.walk_started_at
+    if walk_started is None:
+        if previous.last_walk_started_at is not None and now < previous.last_walk_started_at + period:
+            return
+        walk_started = now
+        progress["walk_started_at"] = walk_started
+        ListedInWalk.objects.filter(env=env).delete()  # left by a walk that a failure or a refused cursor cut short
+    steps = max(1, int(period.total_seconds() * 0.8 // settings.SYNC_INTERVAL_SECONDS))
+    pages = math.ceil((previous.open_count + 1) / platform.PAGE_SIZE)
+    cursor = previous.walk_cursor or None
+    for _ in range(math.ceil(pages / steps)):
+        page = client.open_page(env, cursor)
+        mirrored = _store_part(env, page.holds, previous, result)
+        ListedInWalk.objects.bulk_create(
+            [ListedInWalk(env=env, hold_id=pk) for pk in mirrored], ignore_conflicts=True, batch_size=1000
+        )
+        if not page.next_cursor:
+            _end_walk(client, env, walk_started, result, progress)
+            return
+        cursor = page.next_cursor
+    progress["walk_cursor"] = cursor
+
+
+def _end_walk(client: platform.PlatformClient, env: str, walk_started, result: SyncResult, progress: dict) -> None:
+    """The walk listed its last page: close the holds it did not list, empty the quarantine of those it did not meet,
+    and make the filters offer what is open."""
+    listed = ListedInWalk.objects.filter(env=env).values("hold_id")
+    vanished = list(
+        Hold.objects.filter(env=env, status=Hold.Status.OPEN, first_seen_at__lt=walk_started)
+        .exclude(pk__in=listed)
+        .values_list("hold_id", flat=True)
+    )
+    result.closed += _record_vanished_holds(client, env, vanished)
+    ListedInWalk.objects.filter(env=env).delete()
+    QuarantinedHold.objects.filter(env=env, last_seen_at__lt=walk_started).delete()
+    result.quarantined = QuarantinedHold.objects.filter(env=env).count()
+    result.open = Hold.objects.filter(env=env, status=Hold.Status.OPEN).count()
+    _refresh_filter_values(env)
+    progress |= {
+        "walk_cursor": "",
+        "walk_started_at": None,
+        "last_walk_started_at": walk_started,
+        "last_walk_ended_at": timezone.now(),
+    }
+
+
+def _store_part(
+    env: str, listed: list[platform.Hold | platform.UnreadableHold], previous: SyncState, result: SyncResult
+) -> list[int]:
+    """Mirror part of the listing (the tail, a page of the walk): its new and changed holds, and its unreadable ones
+    into quarantine. Returns the ids (pks) of the mirrored holds it lists, new ones left out."""
+    remote, unreadable = _storable(listed)
+    known = _known(env, [*remote, *(hold.hold_id for hold in unreadable if hold.hold_id)])
+    created, updated, refused = _store_listed(env, remote, known)
+    result.created += created
+    result.updated += updated
+    result.open += created
+    if unreadable or refused:
+        _quarantine(env, unreadable + refused, whole_listing=False)
+    if unreadable or refused or previous.in_quarantine:
+        result.quarantined = QuarantinedHold.objects.filter(env=env).count()
+    if created:
+        _refresh_filter_values(env)
+    return [pk for pk, _, status in known.values() if status == Hold.Status.OPEN]
+
+
+def _refresh_filter_values(env: str) -> None:
+    """Make the filters offer the agents and capabilities of the env's open holds, as the mirror has them."""
+    open_holds = Hold.objects.filter(env=env, status=Hold.Status.OPEN).order_by()
+    queue_filter_values.replace_filter_values(env, set(open_holds.values_list("agent", "capability").distinct()))
 
 
 # Made once: ``json.dumps`` makes an encoder on every call that asks for other than its defaults.
@@ -176,7 +342,8 @@ def _acquire_lease(env: str) -> tuple[str, SyncState] | None:
     return token, SyncState.objects.annotate(in_quarantine=in_quarantine).get(env=env)
 
 
-def _finish(env: str, token: str, result: SyncResult, duration_ms: int) -> None:
+def _finish(env: str, token: str, result: SyncResult, duration_ms: int, progress: dict) -> None:
+    """Release the lease and record the result; a success records the sync's ``progress`` too (its cursors)."""
     now = timezone.now()
     changes = {"lease_token": "", "lease_until": None, "duration_ms": duration_ms}
     if result.error:
@@ -195,6 +362,7 @@ def _finish(env: str, token: str, result: SyncResult, duration_ms: int) -> None:
             "updated_count": result.updated,
             "closed_count": result.closed,
             "quarantined_count": result.quarantined,
+            **progress,
         }
     SyncState.objects.filter(env=env, lease_token=token).update(**changes)
 
@@ -209,17 +377,30 @@ class _Listed(NamedTuple):
 
 def _read_listing(
     client: platform.PlatformClient, env: str
+) -> tuple[dict[str, _Listed], list[platform.UnreadableHold], str | None]:
+    """The open holds that can be stored, by hold id, those that cannot, and the cursor that led to the last page."""
+    remote, unreadable, last_cursor = {}, [], None
+    for page in client.open_pages(env):
+        page_remote, page_unreadable = _storable(page.holds)
+        remote |= page_remote
+        unreadable += page_unreadable
+        last_cursor = page.cursor
+    return remote, unreadable, last_cursor
+
+
+def _storable(
+    listed: list[platform.Hold | platform.UnreadableHold],
 ) -> tuple[dict[str, _Listed], list[platform.UnreadableHold]]:
-    """The open holds that can be stored, by hold id, and those that cannot."""
+    """The listed holds that can be stored, by hold id, and those that cannot."""
     remote, unreadable = {}, []
-    for listed in client.open_holds(env):
-        if isinstance(listed, platform.Hold):
-            problem = _unstorable_ids(listed)
+    for hold in listed:
+        if isinstance(hold, platform.Hold):
+            problem = _unstorable_ids(hold)
             if problem is None:
-                remote[listed.hold_id] = _listed(listed)
+                remote[hold.hold_id] = _listed(hold)
                 continue
-            listed = platform.UnreadableHold.of(listed.raw, problem)
-        unreadable.append(listed)
+            hold = platform.UnreadableHold.of(hold.raw, problem)
+        unreadable.append(hold)
     return remote, unreadable
 
 
@@ -266,19 +447,38 @@ def _unstorable_ids(remote: platform.Hold) -> str | None:
 def _store_open_holds(
     env: str, remote: dict[str, _Listed], unreadable: list[platform.UnreadableHold]
 ) -> tuple[int, int, list[str], list[platform.UnreadableHold]]:
-    """Insert new and update changed open holds.
+    """Insert new and update changed open holds of the whole listing.
 
     Returns how many were created and updated, the mirror's open holds that the
     platform no longer lists (an unreadable one is still listed), and the holds
     the database refused.
     """
-    columns = ("hold_id", "pk", "payload_digest", "status")
-    known = {row[0]: row[1:] for row in Hold.objects.filter(env=env, status=Hold.Status.OPEN).values_list(*columns)}
+    known = {row[0]: row[1:] for row in Hold.objects.filter(env=env, status=Hold.Status.OPEN).values_list(*_KNOWN)}
     listed = remote.keys() | {hold.hold_id for hold in unreadable}
     vanished = [hold_id for hold_id in known if hold_id not in listed]
-    unseen = [hold_id for hold_id in remote if hold_id not in known]
-    for chunk in _chunks(unseen, 5000):  # closed holds listed again; usually none
-        known |= {row[0]: row[1:] for row in Hold.objects.filter(env=env, hold_id__in=chunk).values_list(*columns)}
+    known |= _known(env, [hold_id for hold_id in remote if hold_id not in known])  # closed holds listed again
+    created, updated, refused = _store_listed(env, remote, known)
+    return created, updated, vanished, refused
+
+
+_KNOWN = ("hold_id", "pk", "payload_digest", "status")
+
+
+def _known(env: str, hold_ids: list[str]) -> dict[str, tuple[int, str, str]]:
+    """The mirrored holds of ``hold_ids``, in any status: (pk, payload digest, status) by hold id."""
+    known = {}
+    for chunk in _chunks(hold_ids, 5000):
+        known |= {row[0]: row[1:] for row in Hold.objects.filter(env=env, hold_id__in=chunk).values_list(*_KNOWN)}
+    return known
+
+
+def _store_listed(
+    env: str, remote: dict[str, _Listed], known: dict[str, tuple[int, str, str]]
+) -> tuple[int, int, list[platform.UnreadableHold]]:
+    """Insert the listed holds not ``known`` and update the open ones whose payload changed.
+
+    Returns how many were created and updated, and the holds the database refused.
+    """
     writes = []
     for hold_id, remote_hold in remote.items():
         if hold_id not in known:
@@ -294,7 +494,7 @@ def _store_open_holds(
         batch_written, batch_refused = _write_batch(env, remote, batch)
         written += batch_written
         refused += batch_refused
-    return _count_new(written), len(written) - _count_new(written), vanished, refused
+    return _count_new(written), len(written) - _count_new(written), refused
 
 
 class _Write(NamedTuple):
@@ -459,16 +659,17 @@ def _refused(error: DatabaseError) -> bool:
     return isinstance(error, DataError | IntegrityError) or sqlstate[:2] in REFUSING_SQLSTATE_CLASSES
 
 
-def _quarantine(env: str, unreadable: list[platform.UnreadableHold]) -> int:
-    """Keep one quarantine row per hold that could not be mirrored, and drop the rows of the others.
+def _quarantine(env: str, unreadable: list[platform.UnreadableHold], whole_listing: bool = True) -> int:
+    """Keep one quarantine row per hold that could not be mirrored and, given the ``whole_listing``, drop the rows
+    of the others.
 
-    Returns how many holds are in quarantine. With none, as usual, that costs one read.
+    Returns how many holds of ``unreadable`` are in quarantine. With none, as usual, that costs one read.
     """
     now = timezone.now()
     entries = {_quarantine_key(hold): hold for hold in unreadable}
     known = {row.key: row for row in QuarantinedHold.objects.filter(env=env).only("key", "times_seen")}
     gone = [row.pk for key, row in known.items() if key not in entries]
-    if gone:
+    if gone and whole_listing:
         QuarantinedHold.objects.filter(pk__in=gone).delete()
     known = {key: row for key, row in known.items() if key in entries}
     new = []
@@ -513,20 +714,41 @@ def _record_vanished_holds(client: platform.PlatformClient, env: str, vanished: 
             )
             continue  # asked again next sync
         except platform.NotFound:
-            now = timezone.now()
-            hold.status, hold.closed_at, hold.last_synced_at = Hold.Status.GONE, now, now
-            with transaction.atomic():
-                hold.save(update_fields=["status", "closed_at", "last_synced_at"])
-                _resolve_notifications(hold)
-            closed += 1
-            continue
-        if final.status == Hold.Status.OPEN:
+            final = None
+        if final is not None and final.status == Hold.Status.OPEN:
             continue  # opened after the listing began: the next sync sees it listed
-        _record_ending(hold, final)
-        if hold.status == Hold.Status.EXPIRED:
-            expiry.expired_on_platform(hold)
+        record_read(hold, final)
         closed += 1
     return closed
+
+
+def record_read(hold: Hold, remote: platform.Hold | None) -> bool:
+    """Record what one read of a hold open in the mirror found (``remote``; None: the platform has no such hold).
+
+    A hold ended there is closed here as sync closes it (audit, notifications, an
+    expiry's claim); one still open there is mirrored anew if it changed, unless it
+    closed here meanwhile. Returns whether the mirror changed.
+    """
+    now = timezone.now()
+    if remote is None:
+        hold.status, hold.closed_at, hold.last_synced_at = Hold.Status.GONE, now, now
+        with transaction.atomic():
+            hold.save(update_fields=["status", "closed_at", "last_synced_at"])
+            _resolve_notifications(hold)
+        return True
+    if remote.status != Hold.Status.OPEN:
+        _record_ending(hold, remote)
+        if hold.status == Hold.Status.EXPIRED:
+            expiry.expired_on_platform(hold)
+        return True
+    if _listed(remote).digest == hold.payload_digest:
+        Hold.objects.filter(pk=hold.pk).update(last_synced_at=now)
+        return False
+    with transaction.atomic():
+        if not Hold.objects.select_for_update().filter(pk=hold.pk, status=Hold.Status.OPEN).exists():
+            return False  # closed here (decided, expired) since it was read: left closed
+        record_hold(hold, remote)
+    return True
 
 
 def _confirm_expired_here(client: platform.PlatformClient, env: str) -> None:

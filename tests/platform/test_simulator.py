@@ -126,20 +126,34 @@ def test_limit_is_clamped_between_1_and_100(api, state):
 
 
 @pytest.mark.parametrize(
-    ("params", "message"),
+    ("params", "status", "message"),
     [
-        ({"limit": "ten"}, "limit must be an integer"),
-        ({"cursor": "not-a-cursor"}, "invalid cursor"),
-        ({"cursor": "WzFd"}, "invalid cursor"),  # base64 of [1]: JSON, but not a position
-        ({"status": "pending"}, "status must be one of"),
+        ({"limit": "ten"}, 422, "limit must be an integer"),
+        ({"cursor": "not-a-cursor"}, 400, "invalid cursor"),
+        ({"cursor": "WzFd"}, 400, "invalid cursor"),  # base64 of [1]: JSON, but not a position
+        ({"status": "pending"}, 422, "status must be one of"),
     ],
 )
-def test_bad_list_parameters_are_refused(api, params, message):
+def test_bad_list_parameters_are_refused(api, params, status, message):
     answer = api.get("/holds", params=params)
 
-    assert answer.status_code == 422
+    assert answer.status_code == status
     assert answer.json()["error"]["code"] == "invalid_request"
     assert message in answer.json()["error"]["message"]
+
+
+def test_a_cursor_handed_out_before_the_platform_forgot_its_cursors_is_refused(api, state):
+    state.generate("default", 3)
+    cursor = api.get("/holds", params={"limit": 2}).json()["next_cursor"]
+    assert api.get("/holds", params={"cursor": cursor}).status_code == 200
+
+    state.forget_cursors()
+
+    answer = api.get("/holds", params={"cursor": cursor})
+    assert answer.status_code == 400 and "no longer accepted" in answer.json()["error"]["message"]
+    assert api.get("/holds", params={"cursor": api.get("/holds", params={"limit": 2}).json()["next_cursor"]}).json()[
+        "holds"
+    ]
 
 
 def test_an_unknown_env_has_no_holds(server):
