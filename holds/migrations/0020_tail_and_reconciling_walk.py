@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("holds", "0018_first_opened"),
+        ("holds", "0019_every_amount_counts"),
     ]
 
     operations = [
