@@ -107,7 +107,7 @@ def _decide(press: Press, link: action_links.Link, viewer, now: datetime) -> tup
             return "No such hold.", "text"
         if refused.hold is not None:
             _remember_refused(press, refused.hold, now)
-        return refused.message.replace("This link sends nothing.", "Nothing was sent."), "text"
+        return _not_a_link(refused.message), "text"
     except decisions.DecisionRefused as refused:
         return f"{refused.message} Nothing was sent.", "text"
     if isinstance(outcome, Approval):
@@ -115,6 +115,13 @@ def _decide(press: Press, link: action_links.Link, viewer, now: datetime) -> tup
         return f"{words}.", _with_undo(words + ".", messages.undo_value(messages.UNDO_APPROVAL, outcome.pk))
     verb = "approved" if link.action == DecisionItem.Action.APPROVE else "rejected"
     return f"You {verb} it: the message now says so for everyone.", "text"
+
+
+def _not_a_link(message: str) -> str:
+    """A refusal the one-tap links' rules word for a link, worded for a button."""
+    return message.replace("This link sends nothing", "Nothing was sent").replace(
+        "this link sends nothing", "nothing was sent"
+    )
 
 
 def _remember_refused(press: Press, hold: Hold, now: datetime) -> None:
