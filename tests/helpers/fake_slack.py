@@ -120,3 +120,14 @@ def signed(payload: dict | str, secret: str = SIGNING_SECRET, timestamp: int | N
 def post_press(client, body: bytes, headers: dict):
     """Post a signed body to the request URL through Django's test client."""
     return client.post("/slack/interactivity", data=body, content_type="application/x-www-form-urlencoded", **headers)
+
+
+def linked(user, slack_user_id: str, team_id: str = TEAM):
+    """``user`` linked to a Slack user, as connecting would leave them."""
+    from django.utils import timezone
+
+    from slackapp.models import SlackAccount
+
+    return SlackAccount.objects.create(
+        team_id=team_id, slack_user_id=slack_user_id, user=user, linked_at=timezone.now()
+    )

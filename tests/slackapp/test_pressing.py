@@ -15,9 +15,8 @@ from notifications.models import SlackMessage
 from reviewqueue import roles
 from slackapp import messages, payloads, pressing
 from slackapp.models import ConnectLink, SlackAccount
-from tests.helpers.fake_slack import TEAM, button_press
+from tests.helpers.fake_slack import TEAM, button_press, linked
 from tests.helpers.users import add_hold, make_user, scoped_group
-from tests.slackapp.conftest import link
 
 pytestmark = pytest.mark.django_db
 
@@ -106,7 +105,7 @@ def test_four_eyes_across_two_linked_people_records_the_first_and_the_second_dec
     large_refunds.later_approver_group = Group.objects.create(name="Finance leads")
     large_refunds.save()
     fiona = make_user("fiona", roles.REVIEWERS, "Finance leads", first_name="Fiona")
-    link(fiona, "U0FIONA")
+    linked(fiona, "U0FIONA")
 
     alices = pressing.handle(press_of(refund, "approve", slack_app))
     bobs = pressing.handle(press_of(refund, "approve", slack_app, user="U0BOB"))
@@ -128,7 +127,7 @@ def test_four_eyes_across_two_linked_people_records_the_first_and_the_second_dec
 def test_a_hold_out_of_the_pressers_scope_answers_as_if_unknown(samples, slack_app):
     carol = make_user("carol", roles.REVIEWERS)
     carol.groups.add(scoped_group("Other team", agent="nobody-here-*"))
-    link(carol, "U0CAROL")
+    linked(carol, "U0CAROL")
 
     answer = pressing.handle(press_of(samples["h_12"], "approve", slack_app, user="U0CAROL"))
 
