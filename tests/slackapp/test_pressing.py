@@ -9,9 +9,10 @@ from django.contrib.auth.models import Group
 
 from approvals.models import Approval
 from audit.models import AuditEvent, EventKind
-from holds import action_links
+from holds import action_links, expiry
 from holds.models import Decision, DecisionChannel, Hold
 from notifications.models import SlackMessage
+from notifications.signals import holds_changed
 from reviewqueue import roles
 from slackapp import messages, payloads, pressing
 from slackapp.models import ConnectLink, SlackAccount
@@ -217,3 +218,23 @@ def test_a_button_we_did_not_make_for_slack_decides_nothing(samples, alice_in_sl
     ]
 
     assert set(answers) == {pressing.NOT_OURS} and not Decision.objects.exists()
+
+
+def test_the_expiry_sweep_tells_the_slack_app_and_the_message_then_says_nobody_decided(
+    samples, slack_app, django_capture_on_commit_callbacks
+):
+    hold = next(h for h in samples.values() if h.expires_at)
+    messages.remember(hold, "C0REVIEWS", "1700000000.000009", slack_app.response_url(), hold.expires_at)
+    told = []
+    holds_changed.connect(lambda hold_ids, **_: told.append(hold_ids), weak=False, dispatch_uid="test-expiry")
+
+    try:
+        with time_machine.travel(hold.expires_at + timedelta(seconds=1), tick=False):
+            with django_capture_on_commit_callbacks(execute=True):
+                expiry.sweep()
+            messages.refresh([hold.pk])
+    finally:
+        holds_changed.disconnect(dispatch_uid="test-expiry")
+
+    assert any(hold.pk in hold_ids for hold_ids in told)
+    assert "Expired, nobody decided" in slack_app.texts("/respond/")[-1]
