@@ -68,15 +68,14 @@ def undo_value(kind: str, pk: int) -> str:
 
 
 def shown(hold: Hold, now: datetime) -> Shown:
-    """How every message about ``hold`` shows it at ``now``."""
+    """How every message about ``hold`` shows it at ``now``: its live decision (one the platform did not apply leaves
+    the hold to decide again), its closing, or the hold open with its buttons."""
     live = hold.live_decision()
     undo = ""
     if live:
         words, title = decided_words(live), "Decided"
         if live.reviewer_id and live.undo_until and live.undo_until > now and live.delivery_started_at is None:
             undo = undo_value(UNDO_DECISION, live.pk)
-        if live.state == Decision.State.NOT_APPLIED:
-            words += f"; not applied: {live.outcome_message}"
         key = f"decision:{live.pk}:{live.state}:{bool(undo)}"
     elif closed := _closed_words(hold, now):
         words, title, key = closed, "Closed", f"closed:{hold.status}"

@@ -98,8 +98,9 @@ def _reject_reason(payload: dict) -> Press | None:
     kept = readers.json_value(_string(view, "private_metadata", 3000), "private_metadata")
     if not isinstance(kept, dict):
         raise readers.BadValue("private_metadata", "is not an object")
-    state = _object(view, "state").get("values")
-    entered = state.get(REASON_BLOCK, {}).get(REASON_ACTION, {}) if isinstance(state, dict) else {}
+    entered = _object(view, "state")
+    for key in ("values", REASON_BLOCK, REASON_ACTION):
+        entered = entered.get(key) if isinstance(entered, dict) else None
     reason = entered.get("value") if isinstance(entered, dict) else None
     response_url = _string(kept, "response_url", 500, required=False)
     if response_url and not slack_api.response_url_allowed(response_url):

@@ -116,3 +116,18 @@ def test_a_buttons_value_is_no_one_tap_link(alice_client, samples, slack_app):
     opened = alice_client.get(reverse("action-link", args=[value]))
 
     assert opened.status_code == 400 and b"not one Review Queue made" in opened.content
+
+
+def test_a_signed_reject_modal_submission_with_odd_state_is_read_or_refused_never_a_500(client, slack_app):
+    metadata = json.dumps({"value": "v", "response_url": "", "channel_id": "C0", "message_ts": "1.2"})
+    views = [
+        {"callback_id": "reject_reason", "private_metadata": metadata, "state": {"values": {"reason": "x"}}},
+        {"callback_id": "reject_reason", "private_metadata": metadata, "state": {"values": ["x"]}},
+        {"callback_id": "reject_reason", "private_metadata": "[1]", "state": {}},
+        {"callback_id": "reject_reason", "private_metadata": metadata, "state": "x"},
+    ]
+    user = {"id": "U0ALICE", "team_id": "T0TEAM"}
+
+    answers = [post_press(client, *signed({"type": "view_submission", "user": user, "view": view})) for view in views]
+
+    assert [answer.status_code for answer in answers] == [200, 200, 400, 400]
