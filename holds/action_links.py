@@ -54,6 +54,8 @@ SALT = "holds.action_links"
 LIFETIME = timedelta(hours=24)
 ACTIONS = (DecisionItem.Action.APPROVE, DecisionItem.Action.REJECT)
 CHANNELS = (DecisionChannel.EMAIL_LINK, DecisionChannel.CHAT_LINK)
+# A Slack app's interactive button carries a token signed the same way, for ``slackapp`` to read; never a link.
+BUTTON_CHANNELS = (DecisionChannel.SLACK,)
 MAX_TOKEN = 600  # characters: a link we made is about 200; anything much longer is not ours
 FIELDS = {"t", "h", "a", "d", "r", "c", "x"}
 
@@ -108,9 +110,11 @@ def links_for(hold: Hold, recipient=None, now: datetime | None = None) -> Action
     return ActionLinks(opening, made.get(DecisionItem.Action.APPROVE), made.get(DecisionItem.Action.REJECT))
 
 
-def make(hold: Hold, action: str, recipient=None, now: datetime | None = None) -> str:
-    """A signed token for ``action`` on ``hold``, bound to ``recipient`` when given (see the module's rules)."""
+def make(hold: Hold, action: str, recipient=None, now: datetime | None = None, channel: str = "") -> str:
+    """A signed token for ``action`` on ``hold``, bound to ``recipient`` when given (see the module's rules); or,
+    with a ``channel`` of ``BUTTON_CHANNELS``, an interactive button's value, bound to nobody."""
     now = now or timezone.now()
+    channel = channel or (DecisionChannel.EMAIL_LINK if recipient is not None else DecisionChannel.CHAT_LINK)
     expires_at = min(filter(None, [hold.expires_at, now + LIFETIME]))
     return signing.dumps(
         {
@@ -119,15 +123,16 @@ def make(hold: Hold, action: str, recipient=None, now: datetime | None = None) -
             "a": action,
             "d": hold.payload_digest,
             "r": recipient.pk if recipient is not None else None,
-            "c": DecisionChannel.EMAIL_LINK if recipient is not None else DecisionChannel.CHAT_LINK,
+            "c": channel,
             "x": int(expires_at.timestamp()),
         },
         salt=SALT,
     )
 
 
-def read(token: str) -> Link:
-    """The link ``token`` carries; ``Refused(UNREADABLE)`` for anything we did not sign exactly so."""
+def read(token: str, channels: tuple[str, ...] = CHANNELS) -> Link:
+    """The link ``token`` carries; ``Refused(UNREADABLE)`` for anything we did not sign exactly so, for one of
+    ``channels``."""
     unreadable = Refused(UNREADABLE, "This link is not one Review Queue made, or it was cut short: nothing was sent.")
     if not isinstance(token, str) or not 0 < len(token) <= MAX_TOKEN:
         raise unreadable
@@ -145,8 +150,8 @@ def read(token: str) -> Link:
         and _positive_int(hold_pk)
         and action in ACTIONS
         and isinstance(digest, str)
-        and channel in CHANNELS
-        and (recipient_pk is None) == (channel == DecisionChannel.CHAT_LINK)
+        and channel in channels
+        and (recipient_pk is None) == (channel != DecisionChannel.EMAIL_LINK)
         and (recipient_pk is None or _positive_int(recipient_pk))
         and _positive_int(expires)
     ):
@@ -158,11 +163,13 @@ def read(token: str) -> Link:
     return Link(token_id, hold_pk, action, digest, recipient_pk, channel, expires_at)
 
 
-def opened(token: str, viewer: Viewer, now: datetime | None = None) -> tuple[Link, Hold]:
-    """The link in ``token`` and its hold, checked for ``viewer`` (signed in) in the module's order; ``Refused``
-    otherwise."""
+def opened(
+    token: str, viewer: Viewer, now: datetime | None = None, channels: tuple[str, ...] = CHANNELS
+) -> tuple[Link, Hold]:
+    """The link in ``token`` (of one of ``channels``) and its hold, checked for ``viewer`` (signed in) in the module's
+    order; ``Refused`` otherwise."""
     now = now or timezone.now()
-    link = read(token)
+    link = read(token, channels)
     if link.recipient_pk is not None and link.recipient_pk != viewer.pk:
         raise Refused(SOMEONE_ELSE, "This link was sent to someone else: nothing was sent.")
     hold = scopes.visible(Hold.objects.all(), viewer).prefetch_related("items").filter(pk=link.hold_pk).first()

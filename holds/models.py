@@ -391,6 +391,7 @@ class DecisionChannel(models.TextChoices):
     BULK = "bulk", "bulk decision"
     EMAIL_LINK = "email_link", "email link"
     CHAT_LINK = "chat_link", "Slack link"
+    SLACK = "slack", "Slack"
     POLICY = "policy", "approval policy"
 
 

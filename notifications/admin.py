@@ -1,3 +1,5 @@
+import re
+
 from django import forms
 from django.contrib import admin
 
@@ -7,6 +9,7 @@ from reviewqueue import readers
 from reviewqueue.admin import ReadOnlyAdmin
 from teams import scopes
 
+SLACK_CHANNEL = re.compile(r"[CGD][A-Z0-9]{2,39}")  # a public, private or direct channel's id
 # The events a webhook can hear: an event announced under another's preference is heard through that one.
 WEBHOOK_EVENTS = [(value, label) for value, label in Notification.Event.choices if value not in notify.PREFERENCE_FOR]
 
@@ -30,7 +33,7 @@ class WebhookChannelForm(forms.ModelForm):
 
     class Meta:
         model = WebhookChannel
-        fields = ["name", "url", "format", "secret", "events", "active"]
+        fields = ["name", "url", "format", "slack_channel", "secret", "events", "active"]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -42,6 +45,12 @@ class WebhookChannelForm(forms.ModelForm):
             raise forms.ValidationError(f"Refused: {refused}.")
         return url
 
+    def clean_slack_channel(self) -> str:
+        channel = self.cleaned_data["slack_channel"].strip()
+        if channel and not SLACK_CHANNEL.fullmatch(channel):
+            raise forms.ValidationError("A Slack channel id, such as C0123ABCD: not the channel's name.")
+        return channel
+
     def clean_secret(self) -> str:
         return self.cleaned_data["secret"] or self.instance.secret
 
@@ -52,7 +61,18 @@ class WebhookChannelAdmin(admin.ModelAdmin):
     list_display = ["name", "url", "format", "active", "failing", "last_error_at", "last_error"]
     list_filter = ["format", "active", "failing"]
     readonly_fields = ["failing", "last_error", "last_error_at"]
-    fields = ["name", "url", "format", "secret", "events", "active", "failing", "last_error", "last_error_at"]
+    fields = [
+        "name",
+        "url",
+        "format",
+        "slack_channel",
+        "secret",
+        "events",
+        "active",
+        "failing",
+        "last_error",
+        "last_error_at",
+    ]
 
 
 class NotificationAttemptInline(admin.TabularInline):

@@ -23,8 +23,8 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from holds.models import Hold
-from notifications import destinations, hold_links, webhook_formats
-from notifications.models import Notification, WebhookChannel
+from notifications import destinations, hold_links, slack_api, webhook_formats
+from notifications.models import Notification, SlackMessage, WebhookChannel
 from notifications.webhook_formats import slack_escaped
 from people import wording
 from reviewqueue import tls
@@ -99,7 +99,8 @@ def webhook_body(notification: Notification) -> dict:
     Slack's is the structured body (``_structured_body``) with Block Kit ``blocks`` added: Slack shows the blocks,
     with ``text`` as the fallback in notifications, and ignores the other fields, which other receivers keep
     reading as they did before formats existed. Teams' is an Adaptive Card message alone. JSON's is the
-    structured body alone. Every hold's links are bound to nobody: whoever opens one decides as themselves.
+    structured body alone. Every hold's links are bound to nobody: whoever opens one decides as themselves. With the
+    Slack app on, a Slack message about one hold has interactive buttons instead (``hold_links.buttons_for``).
     """
     links = _actions(notification)
     chosen = notification.webhook.format if notification.webhook else WebhookChannel.Format.SLACK
@@ -107,7 +108,7 @@ def webhook_body(notification: Notification) -> dict:
         return webhook_formats.adaptive_card(_announcement(notification, links))
     body = _structured_body(notification, links)
     if chosen == WebhookChannel.Format.SLACK:
-        body["blocks"] = webhook_formats.block_kit(_announcement(notification, links))
+        body["blocks"] = webhook_formats.block_kit(_announcement(notification, links, pressable=True))
     return body
 
 
@@ -139,9 +140,9 @@ def _structured_body(notification: Notification, links: dict) -> dict:
     }
 
 
-def _announcement(notification: Notification, links: dict) -> webhook_formats.Announcement:
+def _announcement(notification: Notification, links: dict, pressable: bool = False) -> webhook_formats.Announcement:
     """What the message says about its hold, or each hold its digest lists, with their amounts: the holds
-    ``_actions`` read, and one query for their items."""
+    ``_actions`` read, and one query for their items; its hold's interactive buttons where ``pressable``."""
     hold = notification.hold
     shown_holds = [*links["found"].values(), *([hold] if hold else [])]
     prefetch_related_objects(shown_holds, "items")
@@ -156,6 +157,7 @@ def _announcement(notification: Notification, links: dict) -> webhook_formats.An
             amounts=amounts.get(hold.pk, ()),
             expires=wording.expiry(hold.expires_at),
             links=links["actions"],
+            buttons=hold_links.buttons_for(hold, timezone.now()) if pressable else None,
         )
         if hold
         else None,
@@ -178,6 +180,9 @@ def sign(secret: str, body: bytes) -> str:
 
 def post_webhook(notification: Notification) -> None:
     webhook = notification.webhook
+    if webhook.format == WebhookChannel.Format.SLACK and webhook.slack_channel and settings.SLACK_BOT_TOKEN:
+        post_to_slack(notification)
+        return
     try:
         destination = destinations.pinned(webhook.url)
     except destinations.Refused as refused:
@@ -209,3 +214,22 @@ def post_webhook(notification: Notification) -> None:
         raise Refused(f"webhook answered {status}: a redirect, not followed")
     if not 200 <= status < 300:
         raise Refused(f"webhook answered {status}: refused")
+
+
+def post_to_slack(notification: Notification) -> None:
+    """Post a Slack-format message as the bot to its webhook's Slack channel, and keep its ``ts`` when it is about
+    one hold: the message is replaced in place once the hold is decided or closed (``slackapp.messages``)."""
+    body = webhook_body(notification)
+    channel = notification.webhook.slack_channel
+    try:
+        ts = slack_api.post_message(channel, body["text"], body["blocks"])
+    except slack_api.Unavailable as error:
+        raise Unavailable(f"Slack {error}") from None
+    except slack_api.Refused as error:
+        raise Refused(f"Slack refused: {error}") from None
+    if notification.hold_id:
+        SlackMessage.objects.get_or_create(
+            channel_id=channel,
+            ts=ts,
+            defaults={"hold_id": notification.hold_id, "by_bot": True, "created_at": timezone.now()},
+        )

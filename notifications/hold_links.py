@@ -50,3 +50,28 @@ def amounts_of(hold) -> list[str]:
     if not _describers:
         raise RuntimeError("no app registered the amounts of holds: is holds in INSTALLED_APPS?")
     return _describers[0](hold)
+
+
+@dataclasses.dataclass(frozen=True)
+class ChatButtons:
+    """The values of a Slack message's interactive Approve and Reject buttons for one hold (the Slack app's signed
+    tokens), pressed inside Slack instead of opening a link; None where the hold cannot take that action."""
+
+    approve: str | None = None
+    reject: str | None = None
+    undo: str | None = None  # in the undo window of a decision made in Slack
+
+
+ButtonMaker = Callable[..., ChatButtons | None]
+_button_makers: list[ButtonMaker] = []
+
+
+def register_buttons(maker: ButtonMaker) -> None:
+    """Make ``maker(hold, now)`` the one that builds a hold's interactive buttons (the Slack app's, at start-up): it
+    answers None while the Slack app is off."""
+    _button_makers[:] = [maker]
+
+
+def buttons_for(hold, now: datetime) -> ChatButtons | None:
+    """``hold``'s interactive buttons for a Slack message; None without a Slack app: the message keeps URL buttons."""
+    return _button_makers[0](hold, now) if _button_makers else None

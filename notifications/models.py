@@ -35,6 +35,14 @@ class WebhookChannel(models.Model):
     last_error = models.TextField(blank=True)
     last_error_at = models.DateTimeField(null=True, blank=True)
     failing = models.BooleanField(default=False, help_text="Set when the webhook refused a message (a 4xx).")
+    slack_channel = models.CharField(
+        max_length=40,
+        blank=True,
+        default="",
+        db_default="",  # rows the previous release inserts during a rolling deploy have none
+        help_text="A Slack channel id (C…): with SLACK_BOT_TOKEN set, a Slack-format message goes there through "
+        "chat.postMessage instead of the URL, and is updated in place once its hold is decided or closed.",
+    )
 
     class Meta:
         db_table = "holds_webhookchannel"
@@ -173,3 +181,27 @@ class DigestState(models.Model):
 
     def __str__(self) -> str:
         return f"new-holds digest, last run {self.last_run_at}"
+
+
+class SlackMessage(models.Model):
+    """A Slack message about one hold, to replace once the hold is decided or closed (``slackapp.messages``).
+
+    The bot posted it (``by_bot``: ``chat.update`` replaces it by ``channel_id`` and ``ts``), or a press on it
+    gave a ``response_url`` that replaces it until ``response_url_expires_at``. ``shown`` names the state it shows
+    last, so the same state is never sent twice.
+    """
+
+    hold = models.ForeignKey("holds.Hold", on_delete=models.CASCADE, related_name="+")
+    channel_id = models.CharField(max_length=40)
+    ts = models.CharField(max_length=40)
+    by_bot = models.BooleanField(default=False)
+    response_url = models.URLField(max_length=500, blank=True)
+    response_url_expires_at = models.DateTimeField(null=True, blank=True)
+    shown = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["channel_id", "ts"], name="slack_message_once")]
+
+    def __str__(self) -> str:
+        return f"Slack message {self.channel_id}/{self.ts} about {self.hold}"

@@ -26,6 +26,7 @@ from approvals.wording import approval_words
 from holds.models import Assignment, Decision, Hold, Note
 from notifications import away, digest, sending
 from notifications.models import DigestState, Notification, NotificationSettings, WebhookChannel
+from notifications.signals import holds_changed
 from people import naming, wording, zones
 from reviewqueue import processcache, roles
 from reviewqueue.sql import prepared
@@ -647,8 +648,12 @@ def resolve_for_holds(hold_ids, events: frozenset[str], reason: str, now: dateti
 
     One query however many holds; a notification keeps its first reason. New-hold
     digests list several holds: they are narrowed when sent instead (``digest.narrow``).
+    Every change but an assignment's is told as ``holds_changed`` once it commits.
     """
-    return Notification.objects.filter(hold__in=list(hold_ids), event__in=events, resolved_at__isnull=True).update(
+    hold_ids = list(hold_ids)
+    if events - {Event.ASSIGNED}:
+        _tell_changed(hold_ids)
+    return Notification.objects.filter(hold__in=hold_ids, event__in=events, resolved_at__isnull=True).update(
         resolved_at=now or timezone.now(), resolved_reason=reason[:300]
     )
 
@@ -658,9 +663,15 @@ def reopen_for_hold(hold_id: int, since: datetime) -> int:
 
     A pending email or webhook that sending already skipped as resolved stays unsent.
     """
+    _tell_changed([hold_id])
     return Notification.objects.filter(hold=hold_id, resolved_at__gte=since).update(
         resolved_at=None, resolved_reason=""
     )
+
+
+def _tell_changed(hold_ids: list[int]) -> None:
+    if hold_ids:
+        transaction.on_commit(lambda: holds_changed.send_robust(sender=Notification, hold_ids=hold_ids))
 
 
 def _short(text: str, limit: int = 80) -> str:

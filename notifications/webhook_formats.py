@@ -20,13 +20,17 @@ characters per text object (2,000 per section field, 150 per header, 75 per butt
 and 25 elements per actions block; a card about one hold cuts its text at the same lengths. Text
 is cut before it is escaped, never inside an entity, and ends with an ellipsis where it was cut.
 A digest lists its first ``DIGEST_LISTED`` holds, each with its buttons, and links to the rest.
+
+With the Slack app on, a message about one hold carries interactive Approve and Reject buttons (``ChatButtons``:
+an ``action_id`` and a signed ``value``, pressed inside Slack; an Undo one in the undo window) instead of URL
+buttons; Open stays a URL button, and a digest keeps URL buttons, one message serving many holds.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from notifications.hold_links import ActionLinks
+from notifications.hold_links import ActionLinks, ChatButtons
 
 DIGEST_LISTED = 10
 TEXT_LIMIT = 3000  # a Block Kit text object, and a card's text
@@ -46,6 +50,7 @@ class HoldShown:
     amounts: tuple[str, ...]
     expires: str
     links: ActionLinks
+    buttons: ChatButtons | None = None  # interactive buttons, for Slack; instead of the links' Approve and Reject
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,7 +116,9 @@ def block_kit(announcement: Announcement) -> list[dict]:
     if announcement.body.strip():
         blocks.append({"type": "context", "elements": [_mrkdwn(cut(announcement.body, TEXT_LIMIT, slack_escaped))]})
     blocks.append(
-        _buttons(hold.links) if hold else {"type": "actions", "elements": [_button("Open", announcement.link)]}
+        _buttons(hold.links, hold.buttons)
+        if hold
+        else {"type": "actions", "elements": [_button("Open", announcement.link)]}
     )
     return blocks
 
@@ -137,14 +144,26 @@ def _field(label: str, value: str) -> str:
     return shown + cut(value, FIELD_LIMIT - size(shown), slack_escaped)
 
 
-def _buttons(links: ActionLinks) -> dict:
+def _buttons(links: ActionLinks, pressable: ChatButtons | None = None) -> dict:
+    """Approve and Reject as interactive buttons where ``pressable`` is given, else as the links; then Open."""
     buttons = []
-    if links.approve:
-        buttons.append(_button("Approve", links.approve, style="primary"))
-    if links.reject:
-        buttons.append(_button("Reject", links.reject, style="danger"))
+    if pressable is not None:
+        shown = [("Approve", pressable.approve, "primary"), ("Reject", pressable.reject, "danger")]
+        shown.append(("Undo", pressable.undo, ""))
+        buttons += [_pressed(words, value, style) for words, value, style in shown if value]
+    else:
+        if links.approve:
+            buttons.append(_button("Approve", links.approve, style="primary"))
+        if links.reject:
+            buttons.append(_button("Reject", links.reject, style="danger"))
     buttons.append(_button("Open", links.open))
     return {"type": "actions", "elements": buttons}
+
+
+def _pressed(words: str, value: str, style: str = "") -> dict:
+    """An interactive button: Slack posts its ``action_id`` and ``value`` to the app's request URL."""
+    button = {"type": "button", "text": _plain(words), "action_id": words.lower(), "value": value}
+    return {**button, "style": style} if style else button
 
 
 def _button(words: str, url: str, style: str = "") -> dict:

@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "operations",
     "people",
     "sso",
+    "slackapp",
 ]
 if DEBUG:  # the quickstart serves the simulated platform with its ``manage.py runplatform``; production never has it
     INSTALLED_APPS.append("simulator")
@@ -345,6 +346,11 @@ DELIVERY_ALERT_MINUTES = env.integer("DELIVERY_ALERT_MINUTES", 10, minimum=1)
 NOTIFY_RETRY_LIMIT = env.integer("NOTIFY_RETRY_LIMIT", 5, minimum=1)
 WEBHOOK_TIMEOUT_SECONDS = env.seconds("WEBHOOK_TIMEOUT_SECONDS", 5.0)
 WEBHOOK_ALLOWED_NETWORKS = env.networks("WEBHOOK_ALLOWED_NETWORKS")  # see notifications/destinations.py
+# The Slack app (slackapp/): its signing secret turns on interactive buttons and POST /slack/interactivity; the bot
+# token, optional, lets messages be posted with chat.postMessage and updated in place, and Reject ask for a reason.
+SLACK_SIGNING_SECRET = env.string("SLACK_SIGNING_SECRET")
+SLACK_BOT_TOKEN = env.string("SLACK_BOT_TOKEN")
+SLACK_API_URL = env.url("SLACK_API_URL", "https://slack.com/api")
 CELERY_BEAT_SCHEDULE |= {
     "expire-holds": {"task": "holds.tasks.sweep_expiries", "schedule": float(EXPIRY_SWEEP_SECONDS)},
     "new-holds-digest": {"task": "notifications.tasks.send_new_holds_digests", "schedule": float(NOTIFY_BATCH_SECONDS)},

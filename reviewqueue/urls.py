@@ -8,6 +8,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("audit/", include("audit.urls")),
     path("notifications/", include("notifications.urls")),
+    path("slack/", include("slackapp.urls")),
     path("", include("operations.urls")),
     path("", include("holds.urls")),
 ]

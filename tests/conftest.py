@@ -21,6 +21,7 @@ from simulator.state import PlatformState
 from tests.helpers import preloaded
 from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.helpers.escalation import FINANCE_LEADS
+from tests.helpers.fake_slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack
 from tests.helpers.processes import API_KEY, free_port, suite_database_url
 from tests.helpers.users import make_user
 
@@ -239,3 +240,26 @@ def fiona(db):
 @pytest.fixture
 def gus(db):
     return make_user("gus", FINANCE_LEADS, roles.REVIEWERS)
+
+
+@pytest.fixture
+def fake_slack():
+    """A fake Slack on 127.0.0.1 (tests/helpers/fake_slack.py): its Web API and the presses' response_urls."""
+    with FakeSlack() as slack:
+        yield slack
+
+
+@pytest.fixture
+def slack_app(fake_slack, settings):
+    """The Slack app on (its signing secret set), its Web API the fake's; no bot token."""
+    settings.SLACK_SIGNING_SECRET = SIGNING_SECRET
+    settings.SLACK_API_URL = fake_slack.api_url
+    settings.SLACK_BOT_TOKEN = ""
+    return fake_slack
+
+
+@pytest.fixture
+def slack_bot(slack_app, settings):
+    """The Slack app with a bot token: messages posted and updated by the bot, Reject asking for a reason."""
+    settings.SLACK_BOT_TOKEN = BOT_TOKEN
+    return slack_app

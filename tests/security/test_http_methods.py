@@ -11,7 +11,15 @@ from tests.helpers.users import make_user
 pytestmark = pytest.mark.django_db
 
 # The pages whose GET shows a form that a POST to the same address sends; the others read, or take a POST only.
-FORMS = {"login", "take-over", "assign-hold", "notification-preferences", "action-link"}
+FORMS = {
+    "login",
+    "take-over",
+    "assign-hold",
+    "notification-preferences",
+    "action-link",
+    "slack-connect",
+    "slack-accounts",
+}
 CHANGING = ("post", "put", "patch", "delete")
 
 
@@ -59,6 +67,8 @@ def test_a_page_with_a_form_takes_its_post_but_no_other_method(client, samples, 
         "assign-hold": f"/holds/{hold.pk}/assign",
         "notification-preferences": "/notifications/preferences",
         "action-link": f"/links/{action_links.make(hold, 'approve', alice)}",
+        "slack-connect": "/slack/connect/some-key",
+        "slack-accounts": "/slack/accounts",
     }
 
     answers = {

@@ -1,0 +1,218 @@
+"""A press of Approve, Reject or Undo in a Slack message, decided the one way every decision is.
+
+``handle`` runs in a worker (the request URL only verified and read the press, ``slackapp.views``). In order:
+
+- The button's value must be a token we signed for the Slack app (``action_links.read``, channel ``slack``), for
+  the action pressed; anything else decides nothing.
+- The Slack user must be linked (``slackapp.linking``); a first press gets, as an ephemeral answer, a connect link
+  bound to this press.
+- Their account must be a reviewer's, the hold in their team scopes (else it answers as for a hold that does not
+  exist), open, unexpired, unchanged since the message (``action_links.opened``), and four eyes must let them give
+  this approval (``approval_page.link_standing``), all checked again with the hold's row locked.
+- Reject asks for an optional reason in a modal (``views.open``) where a bot token allows one; without one it rejects
+  with no comment.
+- The decision goes through ``decisions.submit`` with the channel ``slack``: claims, four eyes, the undo window,
+  delivery, the audit. The press's message is kept (with its ``response_url``) so that it is replaced for everyone
+  once the change commits (``slackapp.messages``); the presser gets an ephemeral answer: an approval that waits for
+  more says so ("1 of 2 approvals: yours is recorded; …"), with Undo.
+- Undo takes back the presser's own decision or approval in its window (``decisions.withdraw``,
+  ``decisions.withdraw_approval``).
+
+Slack signs every request and the request URL refuses a replay, so a press reaches here once; were it to arrive
+twice, ``decisions.submit`` refuses the second (the hold has its decision, or the person their approval).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from approvals.models import Approval
+from holds import action_links, approval_page
+from holds.deciding import decisions, review
+from holds.models import DecisionChannel, DecisionItem, Hold
+from notifications import slack_api
+from notifications.webhook_formats import slack_escaped
+from reviewqueue import roles
+from slackapp import linking, messages, payloads
+from slackapp.payloads import Press
+from teams import scopes
+
+logger = logging.getLogger(__name__)
+
+NOT_OURS = "This button is not one Review Queue made, or it was cut short: nothing was sent."
+NO_ROLE = "Your Review Queue account may not review holds: nothing was sent."
+REASON_LIMIT = review.MAX_COMMENT
+
+
+def handle(press: Press, now: datetime | None = None, user=None) -> str:
+    """Carry out ``press`` (as ``user``, once linked: the connect page passes them); the answer for the presser, which
+    is also posted to them through the press's ``response_url``."""
+    now = now or timezone.now()
+    answer, ephemeral = _handled(press, now, user)
+    if ephemeral and press.response_url:
+        _answer(press.response_url, answer, ephemeral)
+    return answer
+
+
+def _handled(press: Press, now: datetime, user) -> tuple[str, dict | str]:
+    if press.action == "undo":
+        return _undo(press, now, user)
+    try:
+        link = action_links.read(press.value, action_links.BUTTON_CHANNELS)
+    except action_links.Refused:
+        return NOT_OURS, "text"
+    if link.action != press.action:
+        return NOT_OURS, "text"
+    user = user or _linked_user(press)
+    if user is None:
+        url = linking.offer(press, now)
+        words = (
+            f"<{url}|Connect your Slack account> to Review Queue, then your press is made: the link works once, "
+            f"for {linking.CONNECT_MINUTES} minutes. Nothing was sent yet."
+        )
+        return words, "mrkdwn"
+    viewer = scopes.viewer_of(user)
+    if not roles.can_review(viewer):
+        return NO_ROLE, "text"
+    if press.action == DecisionItem.Action.REJECT and not press.reason and _asked_for_reason(press):
+        return "", ""
+    return _decide(press, link, viewer, now)
+
+
+def _decide(press: Press, link: action_links.Link, viewer, now: datetime) -> tuple[str, dict | str]:
+    user = viewer.user
+    try:
+        with transaction.atomic():
+            if not Hold.objects.select_for_update().filter(pk=link.hold_pk).exists():
+                raise action_links.Refused(action_links.NOT_FOUND, "No such hold.")
+            link, hold = action_links.opened(press.value, viewer, now, channels=action_links.BUTTON_CHANNELS)
+            messages.remember(hold, press.channel_id, press.message_ts, press.response_url, now)
+            standing = approval_page.link_standing(hold, viewer, link.action)
+            if standing.refusal:
+                return f"{standing.refusal} Nothing was sent.", "text"
+            if link.action == DecisionItem.Action.APPROVE:
+                choices = [decisions.ItemChoice(item.item_id, link.action) for item in hold.items.all()]
+            else:
+                choices = review.rejecting_all(hold, press.reason)
+            outcome = decisions.submit(
+                hold, user, choices, now, round_shown=standing.round_shown, channel=DecisionChannel.SLACK
+            )
+    except action_links.Refused as refused:
+        if refused.kind == action_links.NOT_FOUND:
+            return "No such hold.", "text"
+        if refused.hold is not None:
+            _remember_refused(press, refused.hold, now)
+        return _not_a_link(refused.message), "text"
+    except decisions.DecisionRefused as refused:
+        return f"{refused.message} Nothing was sent.", "text"
+    if isinstance(outcome, Approval):
+        words = approval_page.recorded_words(hold, viewer) or "Your approval is recorded."
+        return f"{words}.", _with_undo(words + ".", messages.undo_value(messages.UNDO_APPROVAL, outcome.pk))
+    verb = "approved" if link.action == DecisionItem.Action.APPROVE else "rejected"
+    return f"You {verb} it: the message now says so for everyone.", "text"
+
+
+def _not_a_link(message: str) -> str:
+    """A refusal the one-tap links' rules word for a link, worded for a button."""
+    return message.replace("This link sends nothing", "Nothing was sent").replace(
+        "this link sends nothing", "nothing was sent"
+    )
+
+
+def _remember_refused(press: Press, hold: Hold, now: datetime) -> None:
+    """A press on a hold that was decided or closed meanwhile: keep its message, then show it as it is now."""
+    messages.remember(hold, press.channel_id, press.message_ts, press.response_url, now)
+    transaction.on_commit(lambda: messages.queue_refresh([hold.pk]))
+
+
+def _undo(press: Press, now: datetime, user) -> tuple[str, dict | str]:
+    kind, _, pk = press.value.partition(":")
+    if kind not in (messages.UNDO_DECISION, messages.UNDO_APPROVAL) or not pk.isdigit() or len(pk) > 18:
+        return NOT_OURS, "text"
+    user = user or _linked_user(press)
+    if user is None:
+        return "Only the person who decided can undo it, and your Slack account is not linked.", "text"
+    try:
+        if kind == messages.UNDO_DECISION:
+            decisions.withdraw(int(pk), user, now)
+        else:
+            decisions.withdraw_approval(int(pk), user, now)
+    except decisions.DecisionRefused as refused:
+        return refused.message, "text"
+    return "Undone: nothing was sent. The hold is yours to decide again.", "text"
+
+
+def _linked_user(press: Press):
+    account = linking.account_of(press.team_id, press.slack_user_id)
+    return account.user if account and account.user.is_active else None
+
+
+def _asked_for_reason(press: Press) -> bool:
+    """Open the Reject modal, where a bot token allows; whether it opened (its submission then rejects)."""
+    if not (settings.SLACK_BOT_TOKEN and press.trigger_id):
+        return False
+    view = {
+        "type": "modal",
+        "callback_id": payloads.REJECT_VIEW,
+        "private_metadata": payloads.modal_metadata(press),
+        "title": {"type": "plain_text", "text": "Reject"},
+        "submit": {"type": "plain_text", "text": "Reject"},
+        "close": {"type": "plain_text", "text": "Cancel"},
+        "blocks": [
+            {
+                "type": "input",
+                "block_id": payloads.REASON_BLOCK,
+                "optional": True,
+                "label": {"type": "plain_text", "text": "Reason (optional)"},
+                "element": {
+                    "type": "plain_text_input",
+                    "action_id": payloads.REASON_ACTION,
+                    "multiline": True,
+                    "max_length": REASON_LIMIT,
+                },
+            }
+        ],
+    }
+    try:
+        slack_api.open_view(press.trigger_id, view)
+    except (slack_api.Refused, slack_api.Unavailable) as error:
+        logger.warning("no Reject modal (%s): rejecting with no comment", error)
+        return False
+    return True
+
+
+def _with_undo(words: str, undo: str) -> dict:
+    return {
+        "blocks": [
+            {"type": "section", "text": {"type": "mrkdwn", "text": slack_escaped(words), "verbatim": True}},
+            {
+                "type": "actions",
+                "elements": [
+                    {
+                        "type": "button",
+                        "text": {"type": "plain_text", "text": "Undo"},
+                        "action_id": "undo",
+                        "value": undo,
+                    }
+                ],
+            },
+        ]
+    }
+
+
+def _answer(response_url: str, words: str, shape: dict | str) -> None:
+    """An ephemeral answer to the presser: ``words`` as plain text, or as mrkdwn we wrote, or with blocks."""
+    body = {"response_type": "ephemeral", "replace_original": False}
+    if isinstance(shape, dict):
+        body |= {"text": slack_escaped(words), **shape}
+    else:
+        body["text"] = words if shape == "mrkdwn" else slack_escaped(words)
+    try:
+        slack_api.respond(response_url, body)
+    except (slack_api.Refused, slack_api.Unavailable) as error:
+        logger.warning("the presser was not answered: %s", error)

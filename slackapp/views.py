@@ -1,0 +1,97 @@
+"""The Slack app's pages: the request URL Slack posts to, the connect link's page, and the Slack accounts in
+Preferences. Thin: each reads the request, asks its module and answers."""
+
+from django.conf import settings
+from django.contrib import messages as flash
+from django.contrib.auth.decorators import login_not_required
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods, require_POST
+
+from holds import action_links
+from holds.models import DecisionItem, Hold
+from reviewqueue import queueing, readers
+from slackapp import linking, pressing, verifying
+from slackapp.models import SlackAccount
+from slackapp.payloads import Press, read
+from teams import scopes
+
+PRESS_TASK = "slackapp.tasks.handle_press"
+
+
+@csrf_exempt  # Slack's signature is the check, not a session's token
+@login_not_required
+@require_POST
+def interactivity(request):
+    """Slack's request URL: verify, read, hand the press to a worker and acknowledge at once (Slack waits 3 s)."""
+    if not settings.SLACK_SIGNING_SECRET:
+        raise Http404("The Slack app is off.")
+    body = request.body
+    headers = request.headers
+    if not verifying.verified(body, headers.get(verifying.TIMESTAMP_HEADER), headers.get(verifying.SIGNATURE_HEADER)):
+        return HttpResponse("Not a request from Slack.", status=401, content_type="text/plain")
+    if request.content_type != "application/x-www-form-urlencoded":
+        raise readers.BadValue("payload", "must be a form")
+    press = read(request.POST.get("payload", ""))
+    if press is not None:
+        queueing.queue(PRESS_TASK, press.as_task_argument(), description=f"Slack press of {press.slack_user_id}")
+    return HttpResponse(status=200)
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+def connect(request, key):
+    """A connect link: what it binds and the press it then makes; its *Connect* (a POST) binds and presses."""
+    try:
+        link = linking.pending(key)
+    except linking.Refused as refused:
+        return render(request, "slackapp/connect_refused.html", {"message": str(refused)}, status=410)
+    rejecting = link.action == DecisionItem.Action.REJECT
+    if request.method == "POST":
+        reason = ""
+        if rejecting:
+            reason = readers.text(request.POST.get("reason", "").replace("\r\n", "\n"), "reason", pressing.REASON_LIMIT)
+        try:
+            link, _ = linking.connect(key, request.user)
+        except linking.Refused as refused:
+            return render(request, "slackapp/connect_refused.html", {"message": str(refused)}, status=409)
+        press = Press(
+            team_id=link.team_id,
+            slack_user_id=link.slack_user_id,
+            action=link.action,
+            value=link.button,
+            response_url=link.response_url,
+            channel_id=link.channel_id,
+            message_ts=link.message_ts,
+            reason=reason,
+        )
+        answer = pressing.handle(press, user=request.user)
+        return render(request, "slackapp/connected.html", {"link": link, "answer": answer})
+    context = {"link": link, "hold": _hold_shown(link.button, request.viewer), "rejecting": rejecting}
+    return render(request, "slackapp/connect.html", context)
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+def accounts(request):
+    """The person's linked Slack accounts (Preferences), each with Remove."""
+    mine = SlackAccount.objects.filter(user=request.user).order_by("linked_at")
+    if request.method == "POST":
+        chosen = readers.identifier(request.POST.get("remove", ""), "remove")
+        account = mine.filter(pk=chosen).select_related("user").first() if chosen else None
+        if account is None:
+            raise Http404("No such Slack account of yours.")
+        linking.unlink(account, request.user)
+        flash.success(request, "Your Slack account is unlinked: its presses decide nothing until you connect again.")
+        return redirect("slack-accounts")
+    return render(
+        request, "slackapp/accounts.html", {"accounts": mine, "slack_app": bool(settings.SLACK_SIGNING_SECRET)}
+    )
+
+
+def _hold_shown(button: str, viewer):
+    """The hold the pressed button is about, when the viewer may see it."""
+    try:
+        hold_pk = action_links.read(button, action_links.BUTTON_CHANNELS).hold_pk
+    except action_links.Refused:
+        return None
+    return scopes.visible(Hold.objects.all(), viewer).filter(pk=hold_pk).first()
