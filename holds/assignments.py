@@ -36,7 +36,7 @@ from holds.deciding import decisions
 from holds.models import Assignment, Hold
 from notifications import away, notify
 from people import naming
-from reviewqueue import readers, roles
+from reviewqueue import changes, readers, roles
 from reviewqueue.viewer import Viewer
 from teams import scopes
 from teams.models import TeamScope
@@ -146,6 +146,7 @@ def _assign(hold: Hold, assignee, note: str, by, now: datetime) -> Assignment:
             payload["from"] = label(previous)
         events.record(EventKind.REASSIGNED if previous else EventKind.ASSIGNED, actor=by, hold=hold, payload=payload)
         notify.assigned(made, by)
+        changes.publish("assignment", [hold])
     return made
 
 
@@ -179,6 +180,7 @@ def unassign(hold: Hold, by, note: str = "", now: datetime | None = None) -> boo
         Assignment.objects.filter(pk=previous.pk).update(ended_at=now, ended_by=by)
         events.record(EventKind.UNASSIGNED, actor=by, hold=hold, payload={"from": label(previous), "note": note})
         notify.unassigned(hold, by)
+        changes.publish("assignment", [hold])
     return True
 
 

@@ -27,7 +27,7 @@ from holds.models import Assignment, Decision, Hold, Note
 from notifications import away, digest, sending
 from notifications.models import DigestState, Notification, NotificationSettings, WebhookChannel
 from people import naming, wording, zones
-from reviewqueue import processcache, roles
+from reviewqueue import changes, processcache, roles
 from reviewqueue.sql import prepared
 from reviewqueue.sql.expressions import RowSQL
 from reviewqueue.viewer import Viewer
@@ -550,6 +550,7 @@ def create(event: str, messages: list[Message]) -> list[Notification]:
         ).values_list("pk", flat=True)
     )
     transaction.on_commit(lambda: [sending.enqueue(pk) for pk in pending])
+    changes.publish("bell", users={row.user_id for row in rows if row.channel == Channel.IN_APP})
     return rows
 
 
@@ -639,9 +640,11 @@ def resolve_for_holds(hold_ids, events: frozenset[str], reason: str, now: dateti
     One query however many holds; a notification keeps its first reason. New-hold
     digests list several holds: they are narrowed when sent instead (``digest.narrow``).
     """
-    return Notification.objects.filter(hold__in=list(hold_ids), event__in=events, resolved_at__isnull=True).update(
-        resolved_at=now or timezone.now(), resolved_reason=reason[:300]
-    )
+    unresolved = Notification.objects.filter(hold__in=list(hold_ids), event__in=events, resolved_at__isnull=True)
+    if changes.enabled():  # the bells showing these: the people they were in-app messages to
+        bells = unresolved.filter(channel=Channel.IN_APP, read_at__isnull=True).values_list("user", flat=True)
+        changes.publish("bell", users=set(bells))
+    return unresolved.update(resolved_at=now or timezone.now(), resolved_reason=reason[:300])
 
 
 def reopen_for_hold(hold_id: int, since: datetime) -> int:

@@ -19,6 +19,7 @@ from reviewqueue import processcache, roles
 from simulator.server import PlatformServer
 from simulator.state import PlatformState
 from tests.helpers import preloaded
+from tests.helpers.asgi_server import AsgiLiveServer
 from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.helpers.escalation import FINANCE_LEADS
 from tests.helpers.processes import API_KEY, free_port, suite_database_url
@@ -171,6 +172,15 @@ def refund(platform_state, platform_client):
     )
     sync.sync_env(platform_client, "default")
     return Hold.objects.get(hold_id="h_big")
+
+
+@pytest.fixture(scope="session")
+def live_server():
+    """The app under uvicorn, as production serves it (``reviewqueue.asgi``), in place of pytest-django's WSGI
+    server: for the browser tests, every page and its event stream."""
+    server = AsgiLiveServer()
+    yield server
+    server.stop()
 
 
 @pytest.fixture(scope="session")

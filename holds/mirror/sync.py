@@ -54,6 +54,7 @@ from holds.mirror import amounts, platform
 from holds.models import Hold, HoldItem, QuarantinedHold, SyncState
 from holds.queue import filter_values as queue_filter_values
 from notifications import notify
+from reviewqueue import changes
 from reviewqueue.jsonvalues import UNSTORABLE, may_need_storable, scalars, storable
 from reviewqueue.sql import writes
 
@@ -354,6 +355,9 @@ def _write(env: str, remote: dict[str, _Listed], writes: list[_Write]) -> list[_
             )
         if new:  # last in the transaction, as they end with the audit events: the chain's lock is held only briefly
             (_copy_new_holds if _inserts_by_copy() else _create_new_holds)(env, new, now)
+        # The new holds' ids are not read back: their pages are not open yet, and the queue needs only their scope.
+        arrived = [Hold(env=env, agent=listed.hold.agent, capability=listed.hold.capability) for listed in new]
+        changes.publish("hold", changed + arrived)
     return writes
 
 
@@ -518,6 +522,7 @@ def _record_vanished_holds(client: platform.PlatformClient, env: str, vanished: 
             with transaction.atomic():
                 hold.save(update_fields=["status", "closed_at", "last_synced_at"])
                 _resolve_notifications(hold)
+                changes.publish("hold", [hold])
             closed += 1
             continue
         if final.status == Hold.Status.OPEN:
@@ -542,6 +547,7 @@ def _confirm_expired_here(client: platform.PlatformClient, env: str) -> None:
             continue  # asked again next sync
         except platform.NotFound:
             Hold.objects.filter(pk=hold.pk).update(status=Hold.Status.GONE, last_synced_at=timezone.now())
+            changes.publish("hold", [hold])
             continue
         if final.status != Hold.Status.OPEN:  # still open there (clocks differ a little): ask again next time
             _record_ending(hold, final)
@@ -581,6 +587,7 @@ def record_hold(hold: Hold, remote: platform.Hold) -> None:
         logger.warning("hold %s: keeping the mirrored ids, as the platform's now cannot be stored: %s", hold, problem)
         _mirror_ending(hold, _listed(remote).hold, timezone.now())
         hold.save(update_fields=ENDING_FIELDS)
+        changes.publish("hold", [hold])
         return
     listed = _listed(remote)
     _mirror(hold, listed.hold, listed.digest, timezone.now())
@@ -588,6 +595,7 @@ def record_hold(hold: Hold, remote: platform.Hold) -> None:
         hold.save(update_fields=MIRRORED_FIELDS)
         hold.items.all().delete()
         HoldItem.objects.bulk_create(_items(hold, listed.hold))
+        changes.publish("hold", [hold])
 
 
 def _mirror(hold: Hold, remote: platform.Hold, digest: str, now) -> Hold:
