@@ -4,7 +4,8 @@ A process subscribes once to the events' channel (``Hub``) and hands each event 
 with a queue of its own. A stream subscribes first, then replays from the buffer what came after the page's last
 event (its ``Last-Event-ID``, or the ``since`` the page was drawn with): so nothing published in between is lost,
 and an event both replayed and received is sent once. When the buffer no longer reaches back that far (or the
-counter was reset), the page is told to ``refresh``: to fetch again everything it shows.
+counter was reset), the page is told to ``refresh``: to fetch again everything it shows. Events received live
+are told in the order they come, whatever their numbers: after Redis lost the counter they start again from 1.
 
 A stream sends a ``ping`` every ``LIVE_HEARTBEAT_SECONDS``, so that no proxy closes it for idleness and the page can
 tell a silent stream from a dead one, and ends after ``LIVE_STREAM_SECONDS``: the page reconnects with its last id,
@@ -174,16 +175,15 @@ async def events_for(viewer: Viewer, since: int | None, listener: Listener, redi
     loop = asyncio.get_running_loop()
     ends = loop.time() + settings.LIVE_STREAM_SECONDS
     yield f"retry: {RETRY_MILLISECONDS}\n" + message("hello", {"heartbeat": settings.LIVE_HEARTBEAT_SECONDS})
-    last = since or 0
+    replayed = set()
     if since is not None:
         missed, refresh_to = await replay(redis, since)
         if refresh_to is not None:
             yield message("refresh", {}, refresh_to)
-            last = refresh_to
         for event in missed:
             if seen := shown(event, viewer):
                 yield message(seen["kind"], {"holds": seen["holds"]}, seen["id"])
-            last = event["id"]
+            replayed.add(event["id"])
     while (left := ends - loop.time()) > 0:
         try:
             event = await asyncio.wait_for(listener.queue.get(), min(left, settings.LIVE_HEARTBEAT_SECONDS))
@@ -196,8 +196,7 @@ async def events_for(viewer: Viewer, since: int | None, listener: Listener, redi
         if event is REFRESH:
             yield message("refresh", {})
             continue
-        if event["id"] <= last:
-            continue  # replayed already
-        last = event["id"]
+        if event["id"] in replayed:
+            continue  # published between the subscription and the replay: sent once already
         if seen := shown(event, viewer):
             yield message(seen["kind"], {"holds": seen["holds"]}, seen["id"])

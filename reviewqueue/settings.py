@@ -63,6 +63,7 @@ MIDDLEWARE = [
     "teams.middleware.ViewerMiddleware",
     "people.middleware.TimeZoneMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "live.middleware.LiveSinceMiddleware",  # before the view reads what its page shows
     "reviewqueue.middleware.SessionIdleTimeoutMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",

@@ -88,12 +88,19 @@
     if (!cause || cause.type !== "live") event.preventDefault();
   });
 
-  window.addEventListener("pagehide", function () {
+  // Once the page is being left (a form sent, a link followed), what it would fetch could only get in the way: a
+  // refresh answered to it would reload this page instead of going on to the next.
+  window.addEventListener("beforeunload", stop);
+  window.addEventListener("pagehide", stop);
+
+  function stop() {
     clearTimeout(silence);
+    due.forEach(clearTimeout);
+    due.clear();
     if (source) source.close();
     source = null;
     setLive(false);
-  });
+  }
   window.addEventListener("pageshow", function (event) { if (event.persisted && !source) connect(); });
   connect();
 })();

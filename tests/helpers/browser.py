@@ -63,8 +63,8 @@ def close_quietly(context):
 def stop_live_updates(page, once_open=False):
     """Close the page's event stream as leaving it does (static/live/live.js): an open stream is a request that never
     ends, so the network would never be idle. ``once_open``: after it has opened, when the page has one."""
-    if once_open:
-        page.wait_for_function("!document.body.dataset.liveUrl || document.body.dataset.live === 'on'")
+    if once_open:  # a locator, not wait_for_function: that evaluates a string, which the CSP forbids
+        expect(page.locator("body:not([data-live-url]), body[data-live=on]")).to_have_count(1)
     page.evaluate("window.dispatchEvent(new PageTransitionEvent('pagehide'))")
 
 
