@@ -175,12 +175,22 @@ def refund(platform_state, platform_client):
 
 
 @pytest.fixture(scope="session")
-def live_server():
-    """The app under uvicorn, as production serves it (``reviewqueue.asgi``), in place of pytest-django's WSGI
-    server: for the browser tests, every page and its event stream."""
+def asgi_server():
+    """The app under uvicorn, as production may serve it (``reviewqueue.asgi``): every page and its event stream,
+    for the tests of live updates. The other browser tests keep pytest-django's WSGI ``live_server``, where the
+    stream answers 204 and the pages poll."""
     server = AsgiLiveServer()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def asgi_live_server(asgi_server, transactional_db):
+    """``asgi_server`` for one test, as pytest-django's helper readies ``live_server``: a transactional database
+    (the server's threads see what the test commits) and its host allowed."""
+    asgi_server._live_server_modified_settings.enable()
+    yield asgi_server
+    asgi_server._live_server_modified_settings.disable()
 
 
 @pytest.fixture(scope="session")

@@ -25,6 +25,14 @@ def new_hold(platform_state, platform_client, question):
     return time.monotonic()
 
 
+@pytest.fixture
+def browsing_page(browser, asgi_live_server, samples, alice):
+    """Alice, signed in, on the queue served by uvicorn."""
+    page = chromium.signed_in_page(browser, asgi_live_server)
+    yield page
+    chromium.close_quietly(page.context)
+
+
 def test_a_new_hold_shows_in_an_open_queue_within_a_second_and_a_half_of_reaching_the_mirror(
     browsing_page, platform_state, platform_client
 ):
@@ -52,9 +60,9 @@ def test_a_colleagues_decision_shows_on_an_open_hold_page_within_a_second_and_a_
 
 
 def test_with_the_stream_cut_the_queue_still_updates_by_polling(
-    browser, live_server, alice, samples, platform_state, platform_client
+    browser, asgi_live_server, alice, samples, platform_state, platform_client
 ):
-    page = chromium.signed_in_page(browser, live_server)
+    page = chromium.signed_in_page(browser, asgi_live_server)
     page.context.route("**/events/**", lambda route: route.abort())
     page.reload()
     expect(page.get_by_role("heading", name="Open holds")).to_be_visible()

@@ -60,11 +60,9 @@ def close_quietly(context):
     context.close()
 
 
-def stop_live_updates(page, once_open=False):
+def stop_live_updates(page):
     """Close the page's event stream as leaving it does (static/live/live.js): an open stream is a request that never
-    ends, so the network would never be idle. ``once_open``: after it has opened, when the page has one."""
-    if once_open:  # a locator, not wait_for_function: that evaluates a string, which the CSP forbids
-        expect(page.locator("body:not([data-live-url]), body[data-live=on]")).to_have_count(1)
+    ends, so the network would never be idle."""
     page.evaluate("window.dispatchEvent(new PageTransitionEvent('pagehide'))")
 
 

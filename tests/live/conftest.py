@@ -6,12 +6,12 @@ from tests.helpers.streams import Stream
 
 
 @pytest.fixture
-def open_stream(live_server):
+def open_stream(asgi_live_server):
     """Open a user's stream (``Stream``'s arguments); each is closed at the end of the test."""
     opened = []
 
     def open_one(user, **options):
-        stream = Stream(live_server, user, **options)
+        stream = Stream(asgi_live_server, user, **options)
         opened.append(stream)
         return stream
 
