@@ -26,6 +26,7 @@ the bench only (LIVE_STREAMS_PER_SESSION, LIVE_STREAMS_PER_PROCESS).
 import argparse
 import asyncio
 import os
+import secrets
 import statistics
 import sys
 import tempfile
@@ -91,11 +92,17 @@ def main() -> None:
         Server("gunicorn WSGI, LIVE_EVENTS=1 (split: /events/ on uvicorn)", options.port + 2),
         Server("uvicorn ASGI for everything, LIVE_EVENTS=1", options.port + 4),
     ]
+    secret = secrets.token_urlsafe(50)
     with serving.stopped_at_exit(), tempfile.TemporaryDirectory() as logs, ExitStack() as running:
         for server, live, command in zip(servers, ("0", "1", "1"), ("gunicorn", "gunicorn", "uvicorn"), strict=True):
             environment = serving.production_environment(
                 server.port, database_url, REDIS_URL, http_bench.UNUSED_PLATFORM_URL, "bench-unused-key"
-            ) | {"LIVE_EVENTS": live, "LIVE_STREAMS_PER_SESSION": "100000", "LIVE_STREAMS_PER_PROCESS": "100000"}
+            ) | {
+                "SECRET_KEY": secret,  # one session signed in on all three
+                "LIVE_EVENTS": live,
+                "LIVE_STREAMS_PER_SESSION": "100000",
+                "LIVE_STREAMS_PER_PROCESS": "100000",
+            }
             serving.collectstatic_if_needed(environment)
             log = Path(logs) / f"{command}-{server.port}.log"
             if command == "gunicorn":
@@ -319,9 +326,12 @@ def _reviewer():
 
 
 def _children(pid: int) -> list[int]:
+    """The worker processes of uvicorn's supervisor ``pid`` (not multiprocessing's resource tracker)."""
     found = []
     for task in Path(f"/proc/{pid}/task").iterdir():
-        found += [int(child) for child in (task / "children").read_text().split()]
+        for child in (task / "children").read_text().split():
+            if b"resource_tracker" not in Path(f"/proc/{child}/cmdline").read_bytes():
+                found.append(int(child))
     return found
 
 

@@ -2,6 +2,7 @@
 
 from asgiref.sync import sync_to_async
 from django.core.handlers.asgi import ASGIRequest
+from django.db import connection
 from django.http import HttpResponse, StreamingHttpResponse
 from django.views.decorators.http import require_safe
 from redis.exceptions import RedisError
@@ -40,8 +41,12 @@ async def stream(request):
 
 
 def _viewer(request):
-    """Who is asking, read in a thread: their user and groups come from the database."""
-    return scopes.viewer_of(request.user)
+    """Who is asking, read in the request's thread: their user and groups come from the database. Its connection
+    closes then: a stream lasts minutes, and would otherwise hold a database connection all along (Django closes
+    it when the response ends)."""
+    viewer = scopes.viewer_of(request.user)
+    connection.close()
+    return viewer
 
 
 def _since(request) -> int | None:
