@@ -51,6 +51,7 @@ from approvals.models import Approval
 from audit import events as audit_events
 from audit.models import EventKind
 from holds.models import DecisionChannel, DecisionItem, Hold
+from reviewqueue import changes
 from reviewqueue.jsonvalues import same_json
 from teams import scopes
 
@@ -183,6 +184,7 @@ def withdraw(approval_id: int, approver, now: datetime, reclaim: Callable[[Hold]
         approval = current[-1]
         approval.delete()
         reclaim(hold)
+        changes.publish("approval", [hold])
         audit_events.record(
             EventKind.APPROVAL_WITHDRAWN,
             actor=approver,

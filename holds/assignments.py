@@ -36,7 +36,7 @@ from holds.deciding import decisions
 from holds.models import Assignment, Hold
 from notifications import away, notify
 from people import naming
-from reviewqueue import readers, roles
+from reviewqueue import changes, readers, roles
 from reviewqueue.viewer import Viewer
 from teams import scopes
 from teams.models import TeamScope
@@ -148,6 +148,7 @@ def _assign(hold: Hold, assignee, note: str, by, now: datetime) -> Assignment:
         # one lock order, so that recording a notification sent cannot deadlock with an assignment.
         notify.assigned(made, by)
         events.record(EventKind.REASSIGNED if previous else EventKind.ASSIGNED, actor=by, hold=hold, payload=payload)
+        changes.publish("assignment", [hold])
     return made
 
 
@@ -181,6 +182,7 @@ def unassign(hold: Hold, by, note: str = "", now: datetime | None = None) -> boo
         Assignment.objects.filter(pk=previous.pk).update(ended_at=now, ended_by=by)
         notify.unassigned(hold, by)  # before the audit: one lock order (see ``_assign``)
         events.record(EventKind.UNASSIGNED, actor=by, hold=hold, payload={"from": label(previous), "note": note})
+        changes.publish("assignment", [hold])
     return True
 
 

@@ -21,6 +21,7 @@ from holds.models import Decision, Hold
 from holds.queue import listing as holds_queue
 from notifications import notify
 from notifications.models import Notification
+from reviewqueue import changes
 
 BATCH = 500
 
@@ -62,6 +63,7 @@ def _expire_batch(now: datetime) -> list[Hold]:
         notify.expired([hold for hold in due if hold.pk not in decided])
         notify.resolve_for_holds([hold.pk for hold in due], notify.RESOLVED_BY_CLOSING, "expired", now)
         audit_events.record_many(audit_events.Entry(EventKind.EXPIRED, hold=hold) for hold in due)
+        changes.publish("hold", due)
     for hold in due:
         hold.status, hold.closed_at, hold.expired_here_at = Hold.Status.EXPIRED, now, now
     return due

@@ -26,7 +26,7 @@ from audit import events
 from audit.models import EventKind
 from holds.models import Hold, Note
 from notifications import notify
-from reviewqueue import readers, roles
+from reviewqueue import changes, readers, roles
 from teams import scopes
 
 MAX_NOTE = 4000
@@ -73,6 +73,7 @@ def add_note(hold: Hold, author, text: str, now: datetime | None = None) -> tupl
         )
         if told:
             notify.mentioned(note, told)
+        changes.publish("note", [hold])
     return note, told
 
 

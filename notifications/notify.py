@@ -28,7 +28,7 @@ from notifications import away, digest, sending
 from notifications.models import DigestState, Notification, NotificationSettings, WebhookChannel
 from notifications.signals import holds_changed
 from people import naming, wording, zones
-from reviewqueue import processcache, roles
+from reviewqueue import changes, processcache, roles
 from reviewqueue.sql import prepared
 from reviewqueue.sql.expressions import RowSQL
 from reviewqueue.viewer import Viewer
@@ -560,6 +560,7 @@ def create(event: str, messages: list[Message]) -> list[Notification]:
         ).values_list("pk", flat=True)
     )
     transaction.on_commit(lambda: [sending.enqueue(pk) for pk in pending])
+    changes.publish("bell", users={row.user_id for row in rows if row.channel == Channel.IN_APP})
     return rows
 
 
@@ -653,9 +654,11 @@ def resolve_for_holds(hold_ids, events: frozenset[str], reason: str, now: dateti
     hold_ids = list(hold_ids)
     if events - {Event.ASSIGNED}:
         _tell_changed(hold_ids)
-    return Notification.objects.filter(hold__in=hold_ids, event__in=events, resolved_at__isnull=True).update(
-        resolved_at=now or timezone.now(), resolved_reason=reason[:300]
-    )
+    unresolved = Notification.objects.filter(hold__in=hold_ids, event__in=events, resolved_at__isnull=True)
+    if changes.enabled():  # the bells showing these: the people they were in-app messages to
+        bells = unresolved.filter(channel=Channel.IN_APP, read_at__isnull=True).values_list("user", flat=True)
+        changes.publish("bell", users=set(bells))
+    return unresolved.update(resolved_at=now or timezone.now(), resolved_reason=reason[:300])
 
 
 def reopen_for_hold(hold_id: int, since: datetime) -> int:

@@ -8,7 +8,7 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from notifications import away, notify
 from notifications.models import Notification
 from people import zones
-from reviewqueue import readers, roles
+from reviewqueue import changes, readers, roles
 
 INBOX_SIZE = 100
 
@@ -35,7 +35,8 @@ def mark_read(request):
     chosen = readers.identifier(request.POST.get("id", ""), "id")
     if chosen:
         unread = unread.filter(pk=chosen)
-    unread.update(read_at=timezone.now())
+    if unread.update(read_at=timezone.now()):
+        changes.publish("bell", users=[request.user.pk])  # the bell of each of their open pages
     return redirect("notifications")
 
 

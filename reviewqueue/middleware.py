@@ -8,6 +8,8 @@ from django.contrib.auth.views import redirect_to_login
 from django.shortcuts import resolve_url
 from django_htmx.http import HttpResponseClientRedirect
 
+from reviewqueue.changes import STREAM_PATH
+
 
 class PrivateNoStoreMiddleware:
     """Give every response without a Cache-Control of its own ``Cache-Control: private, no-store``.
@@ -33,7 +35,7 @@ class SessionIdleTimeoutMiddleware:
     A session expires ``SESSION_COOKIE_AGE`` (the idle time) after it was last saved,
     so noting its use renews it. The note is written at most once per ``note_every_seconds``,
     where ``SESSION_SAVE_EVERY_REQUEST`` would write on every request, and htmx's background
-    polls (marked ``X-Poll`` by app.js) are not use, so a screen left open times out too.
+    polls (marked ``X-Poll`` by app.js) and the pages' event streams are not use, so a screen left open times out too.
     A poll that finds its session gone sends the whole page to the sign-in form,
     rather than the form into the polled fragment.
     """
@@ -44,7 +46,7 @@ class SessionIdleTimeoutMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        if request.user.is_authenticated and "X-Poll" not in request.headers:
+        if request.user.is_authenticated and not self._background(request):
             now = int(time.time())
             if now - request.session.get(self.LAST_USED_KEY, 0) >= self.note_every_seconds():
                 request.session[self.LAST_USED_KEY] = now
@@ -53,6 +55,11 @@ class SessionIdleTimeoutMiddleware:
             page = request.htmx.current_url_abs_path or resolve_url(settings.LOGIN_REDIRECT_URL)
             return HttpResponseClientRedirect(redirect_to_login(page).url)
         return response
+
+    @staticmethod
+    def _background(request) -> bool:
+        """A poll, or a page's event stream (which cannot send headers of its own): not use of the session."""
+        return "X-Poll" in request.headers or request.path == STREAM_PATH
 
     @staticmethod
     def note_every_seconds() -> float:

@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "people",
     "sso",
     "slackapp",
+    "live",
 ]
 if DEBUG:  # the quickstart serves the simulated platform with its ``manage.py runplatform``; production never has it
     INSTALLED_APPS.append("simulator")
@@ -63,6 +64,7 @@ MIDDLEWARE = [
     "teams.middleware.ViewerMiddleware",
     "people.middleware.TimeZoneMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "live.middleware.LiveSinceMiddleware",  # before the view reads what its page shows
     "reviewqueue.middleware.SessionIdleTimeoutMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -88,6 +90,7 @@ TEMPLATES = [
                 "holds.context_processors.countdowns",
                 "holds.context_processors.polling",
                 "notifications.context_processors.unread_notifications",
+                "live.context_processors.live_stream",
             ],
         },
     },
@@ -110,7 +113,9 @@ def _database() -> dict:
             },
         }
     try:
-        database = dj_database_url.parse(database_url, conn_max_age=60, conn_health_checks=True)
+        database = dj_database_url.parse(
+            database_url, conn_max_age=env.integer("DATABASE_CONN_MAX_AGE", 60), conn_health_checks=True
+        )
     except ValueError as error:
         raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {error}") from None
     if database["ENGINE"] == "django.db.backends.postgresql" and env.boolean("DATABASE_PREPARED_STATEMENTS", True):
@@ -394,3 +399,13 @@ else:
     MAILERS = {"default": {"BACKEND": "django.core.mail.backends.console.EmailBackend"}}
     SILENCED_SYSTEM_CHECKS.append("mail.E001")  # console mail was chosen, not fallen into
 DEFAULT_FROM_EMAIL = env.string("DEFAULT_FROM_EMAIL", "Review Queue <review-queue@localhost>")
+
+# Live updates (reviewqueue/events.py, live/): pages told of changes over server-sent events, polling otherwise.
+LIVE_EVENTS = env.boolean("LIVE_EVENTS", default=True)
+LIVE_HEARTBEAT_SECONDS = env.seconds("LIVE_HEARTBEAT_SECONDS", 15.0)
+# A stream ends after this long and the page reconnects at once, so a changed scope or a signed-out session counts.
+LIVE_STREAM_SECONDS = env.seconds("LIVE_STREAM_SECONDS", 300.0)
+# Beyond these a page polls: a browser opens at most six HTTP/1.1 connections to a site, so four tabs' streams leave
+# two for their pages' requests.
+LIVE_STREAMS_PER_SESSION = env.integer("LIVE_STREAMS_PER_SESSION", 4, minimum=1)
+LIVE_STREAMS_PER_PROCESS = env.integer("LIVE_STREAMS_PER_PROCESS", 2000, minimum=1)

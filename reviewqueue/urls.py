@@ -2,6 +2,8 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from reviewqueue import changes
+
 urlpatterns = [
     path("", include("sso.urls")),  # the sign-in page, with single sign-on when it is on
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
@@ -9,6 +11,7 @@ urlpatterns = [
     path("audit/", include("audit.urls")),
     path("notifications/", include("notifications.urls")),
     path("slack/", include("slackapp.urls")),
+    path(changes.STREAM_PATH.lstrip("/"), include("live.urls")),
     path("", include("operations.urls")),
     path("", include("holds.urls")),
 ]

@@ -19,6 +19,7 @@ from reviewqueue import processcache, roles
 from simulator.server import PlatformServer
 from simulator.state import PlatformState
 from tests.helpers import preloaded
+from tests.helpers.asgi_server import AsgiLiveServer
 from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.helpers.escalation import FINANCE_LEADS
 from tests.helpers.fake_slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack
@@ -172,6 +173,25 @@ def refund(platform_state, platform_client):
     )
     sync.sync_env(platform_client, "default")
     return Hold.objects.get(hold_id="h_big")
+
+
+@pytest.fixture(scope="session")
+def asgi_server():
+    """The app under uvicorn, as production may serve it (``reviewqueue.asgi``): every page and its event stream,
+    for the tests of live updates. The other browser tests keep pytest-django's WSGI ``live_server``, where the
+    stream answers 204 and the pages poll."""
+    server = AsgiLiveServer()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def asgi_live_server(asgi_server, transactional_db):
+    """``asgi_server`` for one test, as pytest-django's helper readies ``live_server``: a transactional database
+    (the server's threads see what the test commits) and its host allowed."""
+    asgi_server._live_server_modified_settings.enable()
+    yield asgi_server
+    asgi_server._live_server_modified_settings.disable()
 
 
 @pytest.fixture(scope="session")

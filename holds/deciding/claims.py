@@ -22,6 +22,7 @@ from django.utils import timezone
 from audit import events
 from audit.models import EventKind
 from holds.models import Hold
+from reviewqueue import changes
 
 
 def claim_duration() -> timedelta:
@@ -49,6 +50,7 @@ def claim(hold: Hold, user, now: datetime | None = None, lasting: timedelta | No
         )
         if taken and not renewed:
             events.record(EventKind.CLAIMED, actor=user, hold=hold)
+            changes.publish("claim", [hold])
     hold.refresh_from_db(fields=["claimed_by", "claimed_at", "claim_expires_at"])
     return bool(taken)
 
@@ -91,6 +93,7 @@ def take_over(hold: Hold, user, now: datetime | None = None) -> None:
         if taken:
             previous_name = previous.get_username() if previous else ""
             events.record(EventKind.TAKEN_OVER, actor=user, hold=hold, payload={"from": previous_name})
+            changes.publish("claim", [hold])
     hold.refresh_from_db(fields=["claimed_by", "claimed_at", "claim_expires_at"])
 
 
@@ -102,4 +105,5 @@ def release(hold: Hold, user) -> None:
         )
         if ended:
             events.record(EventKind.RELEASED, actor=user, hold=hold)
+            changes.publish("claim", [hold])
     hold.refresh_from_db(fields=["claimed_by", "claimed_at", "claim_expires_at"])

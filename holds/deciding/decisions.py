@@ -37,7 +37,7 @@ from holds.models import Decision, DecisionChannel, DecisionItem, DeliveryAttemp
 from notifications import notify
 from notifications.models import Notification
 from people import wording
-from reviewqueue import backoff, queueing
+from reviewqueue import backoff, changes, queueing
 
 logger = logging.getLogger(__name__)
 
@@ -164,6 +164,7 @@ def submit(
         except approving.NotCounted as refused:
             raise DecisionRefused(refused.message) from None
         if not counted.complete:
+            changes.publish("approval", [locked])
             return counted.approval
         undo_until = now + undo_window() if settings.UNDO_SECONDS else None
         decision = _create(
@@ -247,6 +248,7 @@ def _create(
     notify.resolve_for_holds([locked.pk], notify.RESOLVED_BY_DECISION, f"decided by {decider_name(decision)}", now)
     countdown = (undo_until - now).total_seconds() if undo_until else 0
     transaction.on_commit(lambda: enqueue_delivery(decision.pk, countdown=countdown))
+    changes.publish("decision", [locked])
     return decision
 
 
@@ -286,6 +288,7 @@ def withdraw(decision_id: int, reviewer, now: datetime | None = None) -> Decisio
         if uncounted:
             payload["approval_withdrawn"] = uncounted.pk
         audit_events.record(EventKind.WITHDRAWN, actor=reviewer, hold=decision.hold, decision=decision, payload=payload)
+        changes.publish("decision", [hold])
     return decision
 
 
@@ -418,6 +421,7 @@ def _retry_later(decision: Decision, error: str) -> float | None:
         Decision.objects.filter(pk=decision.pk, state=Decision.State.SENDING).update(
             attempts=attempts, last_error=error, next_attempt_at=now + timedelta(seconds=delay)
         )
+        changes.publish("decision", [hold])
         audit_events.record(
             EventKind.DELIVERY_ATTEMPT,
             hold=decision.hold,
@@ -438,6 +442,7 @@ def _finish(decision: Decision, state: str, outcome: str, message: str, attempts
         )
         if not finished:
             return
+        changes.publish("decision", [decision.hold])
         if state == Decision.State.NOT_APPLIED:
             decision.refresh_from_db()
             notify.not_applied(decision)

@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 
 from holds.models import Hold, HoldFirstOpened, HoldViewer
+from reviewqueue import changes
 from reviewqueue.sql import writes
 
 HEARTBEAT_SECONDS = 20
@@ -53,6 +54,7 @@ def note_viewing_and_others(hold: Hold, user, now: datetime) -> list:
     The list reads the rows as they were before the note, which changes nothing: it leaves ``user`` out.
     """
     notes = [(_upsert_sql(), [hold.pk, user.pk, now + live_window()]), (_first_opened_sql(), [hold.pk, user.pk, now])]
+    changes.publish("presence", [hold])
     if connection.vendor != "postgresql":  # SQLite allows no INSERT inside WITH
         for sql, params in notes:
             writes.upsert(sql, params)
@@ -62,7 +64,8 @@ def note_viewing_and_others(hold: Hold, user, now: datetime) -> list:
 
 def leave(hold: Hold, user) -> None:
     """``user`` closed the hold's page."""
-    HoldViewer.objects.filter(hold=hold, user=user).delete()
+    if HoldViewer.objects.filter(hold=hold, user=user).delete()[0]:
+        changes.publish("presence", [hold])
 
 
 def others_looking(hold: Hold, user, now: datetime) -> list:

@@ -66,6 +66,7 @@ from holds.mirror import amounts, platform
 from holds.models import Hold, HoldItem, ListedInWalk, QuarantinedHold, SyncState
 from holds.queue import filter_values as queue_filter_values
 from notifications import notify
+from reviewqueue import changes
 from reviewqueue.jsonvalues import UNSTORABLE, may_need_storable, scalars, storable
 from reviewqueue.sql import writes
 
@@ -554,6 +555,9 @@ def _write(env: str, remote: dict[str, _Listed], writes: list[_Write]) -> list[_
             )
         if new:  # last in the transaction, as they end with the audit events: the chain's lock is held only briefly
             (_copy_new_holds if _inserts_by_copy() else _create_new_holds)(env, new, now)
+        # The new holds' ids are not read back: their pages are not open yet, and the queue needs only their scope.
+        arrived = [Hold(env=env, agent=listed.hold.agent, capability=listed.hold.capability) for listed in new]
+        changes.publish("hold", changed + arrived)
     return writes
 
 
@@ -735,6 +739,7 @@ def record_read(hold: Hold, remote: platform.Hold | None) -> bool:
         with transaction.atomic():
             hold.save(update_fields=["status", "closed_at", "last_synced_at"])
             _resolve_notifications(hold)
+            changes.publish("hold", [hold])
         return True
     if remote.status != Hold.Status.OPEN:
         _record_ending(hold, remote)
@@ -748,6 +753,7 @@ def record_read(hold: Hold, remote: platform.Hold | None) -> bool:
         if not Hold.objects.select_for_update().filter(pk=hold.pk, status=Hold.Status.OPEN).exists():
             return False  # closed here (decided, expired) since it was read: left closed
         record_hold(hold, remote)
+        changes.publish("hold", [hold])
     return True
 
 
@@ -764,6 +770,7 @@ def _confirm_expired_here(client: platform.PlatformClient, env: str) -> None:
             continue  # asked again next sync
         except platform.NotFound:
             Hold.objects.filter(pk=hold.pk).update(status=Hold.Status.GONE, last_synced_at=timezone.now())
+            changes.publish("hold", [hold])
             continue
         if final.status != Hold.Status.OPEN:  # still open there (clocks differ a little): ask again next time
             _record_ending(hold, final)
@@ -803,6 +810,7 @@ def record_hold(hold: Hold, remote: platform.Hold) -> None:
         logger.warning("hold %s: keeping the mirrored ids, as the platform's now cannot be stored: %s", hold, problem)
         _mirror_ending(hold, _listed(remote).hold, timezone.now())
         hold.save(update_fields=ENDING_FIELDS)
+        changes.publish("hold", [hold])
         return
     listed = _listed(remote)
     _mirror(hold, listed.hold, listed.digest, timezone.now())
@@ -810,6 +818,7 @@ def record_hold(hold: Hold, remote: platform.Hold) -> None:
         hold.save(update_fields=MIRRORED_FIELDS)
         hold.items.all().delete()
         HoldItem.objects.bulk_create(_items(hold, listed.hold))
+        changes.publish("hold", [hold])
 
 
 def _mirror(hold: Hold, remote: platform.Hold, digest: str, now) -> Hold:

@@ -45,18 +45,25 @@ def session_cookies(user, url: str) -> list[dict]:
 def close_quietly(context):
     """Close a test's browser context before the database is emptied.
 
-    The page's own requests must end first (the run's context loads after the page), and
-    leaving must not send the beacon that ends the reviewer's presence: either would reach
+    The page's own requests must end first (the run's context loads after the page; the event stream is closed),
+    and leaving must not send the beacon that ends the reviewer's presence: either would reach
     the live server while the test database is being flushed.
     """
     for page in context.pages:
-        page.wait_for_load_state("networkidle")
         page.evaluate(
             "document.querySelectorAll('[data-leave-url]')"
             ".forEach(presence => presence.removeAttribute('data-leave-url'))"
         )
+        stop_live_updates(page)
+        page.wait_for_load_state("networkidle")
         page.goto("about:blank")
     context.close()
+
+
+def stop_live_updates(page):
+    """Close the page's event stream as leaving it does (static/live/live.js): an open stream is a request that never
+    ends, so the network would never be idle."""
+    page.evaluate("window.dispatchEvent(new PageTransitionEvent('pagehide'))")
 
 
 def open_hold(page, hold):

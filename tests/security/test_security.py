@@ -338,6 +338,7 @@ def test_the_main_pages_run_under_the_policy_without_a_single_violation(browser,
         f"/admin/auth/user/{carol.pk}/change/",
     ]:
         page.goto(url)
+        chromium.stop_live_updates(page)  # opened, and checked, as the page loaded
         page.wait_for_load_state("networkidle")
         seen[url] = page.evaluate("window.violations")
     page.goto(f"/holds/{hold.pk}/")

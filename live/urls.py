@@ -1,0 +1,5 @@
+from django.urls import path
+
+from live import views
+
+urlpatterns = [path("", views.stream, name="live-events")]
