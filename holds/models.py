@@ -372,6 +372,7 @@ class DecisionChannel(models.TextChoices):
     EMAIL_LINK = "email_link", "email link"
     CHAT_LINK = "chat_link", "Slack link"
     POLICY = "policy", "approval policy"
+    API = "api", "API"
 
 
 class ActionLinkUse(models.Model):

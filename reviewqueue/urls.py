@@ -8,6 +8,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("audit/", include("audit.urls")),
     path("notifications/", include("notifications.urls")),
+    path("", include("api.urls")),  # /api/v1/ and the API tokens page
     path("", include("operations.urls")),
     path("", include("holds.urls")),
 ]
