@@ -3,13 +3,13 @@ from django.urls import URLPattern, path
 from api import views
 from api.v1 import api
 
-patterns, app_name, namespace = api.urls
-for pattern in patterns:
+v1 = api.urls
+for pattern in v1[0]:
     if isinstance(pattern, URLPattern):
         # The API authenticates every request by its token (or serves its public document): no sign-in page.
         pattern.callback.login_required = False
 
 urlpatterns = [
-    path("api/v1/", (patterns, app_name, namespace)),
+    path("api/v1/", v1),
     path("preferences/api-tokens", views.tokens_page, name="api-tokens"),
 ]

@@ -204,11 +204,10 @@ def get_hold(request, pk: int):
     and latest decision."""
     caller = _caller(request, tokens.READ)
     hold = _hold(caller, pk, decisions.with_latest_decision(Hold.objects.prefetch_related("items")))
-    response = HttpResponse(status=200)
+    shaped = schemas.HoldDetail.model_validate(shapes.detail(hold, caller.viewer, timezone.now()))
+    response = api.create_response(request, shaped.model_dump(mode="json"), status=200)
     response["ETag"] = shapes.etag(hold)
-    return api.create_response(
-        request, shapes.detail(hold, caller.viewer, timezone.now()), status=200, temporal_response=response
-    )
+    return response
 
 
 @api.post(
