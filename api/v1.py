@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.utils import timezone
-from ninja import Header, NinjaAPI, Query, Schema
+from ninja import Header, NinjaAPI, Query, Schema, Status
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 
@@ -359,7 +359,7 @@ def unassign(request, pk: int, note: str = ""):
         assignments.unassign(hold, caller.user, assignments.read_note(note))
     except assignments.NotAssignable as refused:
         raise problems.conflict(refused.message, "refused") from None
-    return 204, None
+    return Status(204, None)
 
 
 @api.post("/holds/{int:pk}/notes", response={201: schemas.Note, **WRITE_ERRORS}, tags=["notes"])
