@@ -11,7 +11,7 @@ from tests.helpers.users import make_user
 pytestmark = pytest.mark.django_db
 
 # The pages whose GET shows a form that a POST to the same address sends; the others read, or take a POST only.
-FORMS = {"login", "take-over", "assign-hold", "notification-preferences", "action-link"}
+FORMS = {"login", "take-over", "assign-hold", "notification-preferences", "action-link", "api-tokens"}
 CHANGING = ("post", "put", "patch", "delete")
 
 
@@ -58,6 +58,7 @@ def test_a_page_with_a_form_takes_its_post_but_no_other_method(client, samples, 
         "take-over": f"/holds/{hold.pk}/take-over",
         "assign-hold": f"/holds/{hold.pk}/assign",
         "notification-preferences": "/notifications/preferences",
+        "api-tokens": "/preferences/api-tokens",
         "action-link": f"/links/{action_links.make(hold, 'approve', alice)}",
     }
 
