@@ -20,7 +20,7 @@ class ApiTokenAdmin(ReadOnlyAdmin):
     def has_view_permission(self, request, obj=None):
         return request.user.is_superuser
 
-    @admin.action(description="Revoke the selected tokens")
+    @admin.action(description="Revoke the selected tokens", permissions=["revoke"])
     def revoke(self, request, queryset):
         revoked = sum(tokens.revoke(token, by=request.user) for token in queryset.select_related("user"))
         self.message_user(request, f"{revoked} token{'s' * (revoked != 1)} revoked.", messages.SUCCESS)

@@ -19,12 +19,12 @@ logger = logging.getLogger(__name__)
 WINDOW_SECONDS = 60
 
 
-def check(token_pk: int, now: float | None = None) -> None:
+def check(token_digest: str, now: float | None = None) -> None:
     """Count one request of the token; raise a 429 ``Problem`` (with ``Retry-After``) past the rate."""
     now = time.time() if now is None else now
     window = int(now // WINDOW_SECONDS)
     retry_after = str(max(1, (window + 1) * WINDOW_SECONDS - int(now)))
-    key = f"api-rate:{token_pk}:{window}"
+    key = f"api-rate:{token_digest[:32]}:{window}"  # named by the token's digest, never reused
     try:
         cache.add(key, 0, WINDOW_SECONDS + 5)
         count = cache.incr(key)

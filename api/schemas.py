@@ -135,8 +135,8 @@ class HoldDetail(HoldSummary):
     actions: list[str] = Field(description="What the platform lets a reviewer do: approve, edit, reject.")
     items: list[Item]
     files: list[FileInfo]
-    run: dict | None = Field(description="The run as last fetched from the platform.")
-    run_fetched_at: datetime | None
+    run: dict | None = Field(description="The run behind the hold, fresh from the platform or as last fetched.")
+    run_error: str = Field(description='Why the run could not be refreshed from the platform; "" when it was.')
     closed_reason: str = Field(description='Why it can no longer be decided; "" while it can.')
     standing: Standing
     assignment: Assignment | None

@@ -56,8 +56,9 @@ def summary(listed, hold: Hold, badge, now: datetime) -> dict:
     }
 
 
-def detail(hold: Hold, viewer: Viewer, now: datetime) -> dict:
-    """Everything the hold page shows of ``hold`` (read ``decisions.with_latest_decision``, items prefetched)."""
+def detail(hold: Hold, viewer: Viewer, now: datetime, run: dict | None, run_error: str) -> dict:
+    """Everything the hold page shows of ``hold`` (read ``decisions.with_latest_decision``, items prefetched), with
+    its run as ``runs.run_context`` gave it."""
     decision = hold.latest_decision()
     closed = decisions.closed_reason(hold, now)
     decidable = not closed and (decision is None or decision.state in Decision.NOT_LIVE)
@@ -87,8 +88,8 @@ def detail(hold: Hold, viewer: Viewer, now: datetime) -> dict:
         "actions": [action for action in hold.actions if isinstance(action, str)],
         "items": [{"id": item.item_id, "title": item.title, "data": item.data} for item in hold.items.all()],
         "files": [_file(file) for file in hold.files if isinstance(file, dict)],
-        "run": hold.run_snapshot if isinstance(hold.run_snapshot, dict) else None,
-        "run_fetched_at": hold.run_fetched_at,
+        "run": run if isinstance(run, dict) else None,
+        "run_error": run_error,
         "closed_reason": closed,
         "standing": {
             "required": standing.required,

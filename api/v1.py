@@ -25,6 +25,7 @@ from audit import describe, export, queries
 from audit.models import EventKind
 from holds import assignments, notes
 from holds.deciding import decisions
+from holds.mirror import platform, runs
 from holds.models import Decision, DecisionChannel, Hold
 from holds.queue import listing
 from reviewqueue import readers
@@ -41,7 +42,7 @@ class TokenAuth(HttpBearer):
             caller = tokens.caller_for(token)
         except tokens.Refused as refused:
             raise problems.unauthenticated(refused.message) from None
-        ratelimit.check(caller.token.pk)
+        ratelimit.check(caller.token.digest)
         return caller
 
 
@@ -200,11 +201,13 @@ def list_holds(request, filters: Query[HoldFilters]):
 
 @api.get("/holds/{int:pk}", response={200: schemas.HoldDetail, **ERRORS}, tags=["holds"])
 def get_hold(request, pk: int):
-    """One hold: its items with their data, the details, the run as last fetched, its approvals, assignment, notes
-    and latest decision."""
+    """One hold: its items with their data, the details, the run behind it, its approvals, assignment, notes and
+    latest decision."""
     caller = _caller(request, tokens.READ)
     hold = _hold(caller, pk, decisions.with_latest_decision(Hold.objects.prefetch_related("items")))
-    shaped = schemas.HoldDetail.model_validate(shapes.detail(hold, caller.viewer, timezone.now()))
+    with platform.PlatformClient.from_settings() as client:
+        run, run_error = runs.run_context(hold, client)
+    shaped = schemas.HoldDetail.model_validate(shapes.detail(hold, caller.viewer, timezone.now(), run, run_error))
     response = api.create_response(request, shaped.model_dump(mode="json"), status=200)
     response["ETag"] = shapes.etag(hold)
     return response
