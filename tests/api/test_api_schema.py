@@ -69,6 +69,7 @@ def test_the_openapi_document_is_valid_openapi_3(client):
 
 
 @pytest.mark.long
+@pytest.mark.timeout(300)  # a live server and 110 generated requests: far more than the usual test's 120 s
 @pytest.mark.django_db(transaction=True)
 def test_every_operation_keeps_to_the_document(served):
     url, secret = served
