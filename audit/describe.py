@@ -297,6 +297,16 @@ def _admin_change(payload: dict) -> str:
     return f"{head}: {message}" if message else head
 
 
+def _token(payload: dict) -> str:
+    """ "“nightly export” (rq_AbCd…, read, audit) of audrey"."""
+    scopes = payload.get("scopes")
+    named = [f"{payload.get('hint')}…"] if payload.get("hint") else []
+    named += [str(scope) for scope in scopes] if isinstance(scopes, list) else []
+    listed = f" ({', '.join(named)})" if named else ""
+    owner = f" of {payload['owner']}" if payload.get("owner") else ""
+    return f"“{payload.get('name') or ''}”{listed}{owner}"
+
+
 _summaries = {
     EventKind.HOLD_SEEN: _hold_seen,
     EventKind.TAKEN_OVER: _taken_over,
@@ -321,4 +331,7 @@ _summaries = {
     EventKind.LOCKED_OUT: _locked_out,
     EventKind.ROLE_CHANGED: _admin_change,
     EventKind.SETTING_CHANGED: _admin_change,
+    EventKind.TOKEN_CREATED: _token,
+    EventKind.TOKEN_FIRST_USED: _token,
+    EventKind.TOKEN_REVOKED: _token,
 }

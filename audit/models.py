@@ -39,6 +39,9 @@ class EventKind(models.TextChoices):
     LOCKED_OUT = "locked_out", "Locked out of signing in"
     ROLE_CHANGED = "role_changed", "Role changed"
     SETTING_CHANGED = "setting_changed", "Setting changed"
+    TOKEN_CREATED = "token_created", "API token created"
+    TOKEN_FIRST_USED = "token_first_used", "API token first used"
+    TOKEN_REVOKED = "token_revoked", "API token revoked"
 
 
 # What the audit list opens on: decisions and what became of them, without the sign-ins and notifications around them.

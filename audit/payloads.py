@@ -17,7 +17,8 @@ decision_submitted     ``items``: ``[{"id", "action", "original_data", "data", "
                        (``decision_items``); for a decision a round of approvals made,
                        ``approvals``: ``[{"approval", "approver", "at"}]`` in order;
                        ``channel``: where it came from (``holds.models.DecisionChannel``:
-                       page, bulk, email_link, chat_link; absent before it was recorded)
+                       page, bulk, email_link, chat_link, policy, api; absent before it was
+                       recorded)
 withdrawn              ``items`` as for decision_submitted: what was undone, never sent;
                        ``approval_withdrawn``: the pk of the approval the undo took back
 approval_given         ``approval`` (its pk), ``policy``, ``round``, ``position``, ``required``,
@@ -33,6 +34,9 @@ expired,               ``decided_by``, ``decided_at`` when the platform says, ``
 decided_elsewhere
 notification_sent,     ``channel``, ``recipient``, ``title``, ``error`` (failed only)
 notification_failed
+token_created,         ``token`` (its pk), ``name``, ``hint`` (its first characters), ``scopes``,
+token_first_used,      ``owner`` (the username it acts as), ``expires_at``; the actor is who
+token_revoked          created, used or revoked it (none: the ``createtoken`` command)
 =====================  ==============================================================
 
 ``items`` become the item-id filter, the item-action filter and the search

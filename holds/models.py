@@ -393,6 +393,7 @@ class DecisionChannel(models.TextChoices):
     CHAT_LINK = "chat_link", "Slack link"
     SLACK = "slack", "Slack"
     POLICY = "policy", "approval policy"
+    API = "api", "API"
 
 
 class ActionLinkUse(models.Model):

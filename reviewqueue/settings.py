@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "axes",
+    "ninja",  # django-ninja's Swagger UI, served from our static files (no CDN)
     "holds",
     "approvals",
     "teams",
@@ -46,12 +47,14 @@ INSTALLED_APPS = [
     "sso",
     "slackapp",
     "live",
+    "api",
 ]
 if DEBUG:  # the quickstart serves the simulated platform with its ``manage.py runplatform``; production never has it
     INSTALLED_APPS.append("simulator")
 
 MIDDLEWARE = [
     "operations.middleware.RequestContextMiddleware",  # first: every log line of a request carries its id
+    "api.middleware.ProblemDocumentsMiddleware",  # every error under /api/, whoever answered it, as RFC 9457
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -342,6 +345,9 @@ DELIVERY_RETRY_BASE_SECONDS = env.seconds("DELIVERY_RETRY_BASE_SECONDS", 2.0)
 DELIVERY_RETRY_MAX_SECONDS = env.seconds("DELIVERY_RETRY_MAX_SECONDS", 300.0)
 # Often, so that a decision whose worker died is sent again within a minute (holds/deciding/decisions.py).
 CELERY_BEAT_SCHEDULE["requeue-decisions"] = {"task": "holds.tasks.requeue_due_decisions", "schedule": 10.0}
+
+# The API (api/): requests a token may make a minute before it is answered 429 (counted in the cache, Redis).
+API_RATE_PER_MINUTE = env.integer("API_RATE_PER_MINUTE", 120, minimum=1)
 
 # Expiry and notifications.
 EXPIRY_SWEEP_SECONDS = env.integer("EXPIRY_SWEEP_SECONDS", 30, minimum=1)

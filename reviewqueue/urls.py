@@ -12,6 +12,7 @@ urlpatterns = [
     path("notifications/", include("notifications.urls")),
     path("slack/", include("slackapp.urls")),
     path(changes.STREAM_PATH.lstrip("/"), include("live.urls")),
+    path("", include("api.urls")),  # /api/v1/ and the API tokens page
     path("", include("operations.urls")),
     path("", include("holds.urls")),
 ]

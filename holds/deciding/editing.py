@@ -307,3 +307,43 @@ def _rule_errors(fields: list[Field], original: Any, edited: Any) -> list[FieldE
         FieldError(key=key, name=by_key[key].name, message=message)
         for key, message in rules.check_edit(original, edited)
     ]
+
+
+def validate_data(data: Any, edited: Any, prefix: str = "item-field") -> tuple[Any, list[Change], list[FieldError]]:
+    """Read an edit given as the item's whole edited data (the API's), as the form reads the same values typed into
+    its fields: the same keys (an edit changes values, never adds or removes one), each value read as its field's
+    kind, then judged by the business rules (``validate_item``).
+
+    A value of another JSON type is read from its text as the form would read it typed ("20" for "49.90" is
+    "20.00"); a missing or added key is an error on that key (``FieldError.key``; ``name`` is a form name).
+    """
+    fields = fields_for(data, prefix)
+    if isinstance(data, dict):
+        if not isinstance(edited, dict):
+            return data, [], [FieldError(key="", name=prefix, message="the item's data is a JSON object")]
+        unknown = [FieldError(key=key, name=prefix, message="is not a key of the item's data") for key in edited]
+        unknown = [error for error in unknown if error.key not in data]
+        missing = [FieldError(key=f.key, name=f.name, message="is missing") for f in fields if f.key not in edited]
+        if unknown or missing:
+            return data, [], [*missing, *unknown]
+        values = edited
+    else:
+        values = {"": edited}
+    submitted = {
+        field.name: _typed_text(field, values[field.key])
+        for field in fields
+        if field.kind is not FieldKind.BOOLEAN or values[field.key] is True
+    }
+    for field in fields:
+        if field.kind is FieldKind.BOOLEAN and not isinstance(values[field.key], bool):
+            return data, [], [FieldError(key=field.key, name=field.name, message="true or false is needed")]
+    return validate_item(data, prefix, submitted)
+
+
+def _typed_text(field: Field, value: Any) -> str:
+    """What a reviewer would type into ``field`` for ``value``."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    return json.dumps(value, ensure_ascii=False) if field.kind is FieldKind.JSON else json.dumps(value)

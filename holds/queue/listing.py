@@ -123,6 +123,7 @@ class Filters:
     approval: str = ""  # one of APPROVAL_CHOICES
     assigned: str = ""  # one of ASSIGNED_CHOICES
     q: str = ""
+    hold_id: str = ""  # the platform's id of one hold (the API's filter; the page links to holds by ours)
     min_amount: Decimal | None = None  # a range over a hold's largest amount, both ends included
     max_amount: Decimal | None = None
     sort: str = DEFAULT_SORT  # one of ORDERS: an order, not a filter
@@ -139,6 +140,7 @@ class Filters:
             approval=readers.choice(query.get("approval", ""), "approval", APPROVAL_CHOICES),
             assigned=readers.choice(query.get("assigned", ""), "assigned", ASSIGNED_CHOICES),
             q=readers.text(query.get("q", ""), "q"),
+            hold_id=readers.text(query.get("hold_id", ""), "hold_id"),
             min_amount=_amount(query.get("min_amount", ""), "min_amount"),
             max_amount=_amount(query.get("max_amount", ""), "max_amount"),
             sort=readers.choice(query.get("sort", ""), "sort", ORDERS) or DEFAULT_SORT,
@@ -196,6 +198,8 @@ def filtered(filters: Filters, viewer: Viewer | None, now: datetime) -> QuerySet
         holds = holds.filter(assignments.assigned_to(viewer))
     if filters.q:
         holds = holds.filter(search_text__contains=filters.q.lower())
+    if filters.hold_id:
+        holds = holds.filter(hold_id=filters.hold_id)
     if filters.sort == "amount":
         # Bounds on the negated amount, the "largest first" index's own expression, let it seek
         # to the range: bounds on the amount would have it read every larger amount first.

@@ -440,8 +440,27 @@ def test_every_kind_has_a_test_here():
         EventKind.REASSIGNED,
         EventKind.UNASSIGNED,
         EventKind.NOTE_ADDED,
+        EventKind.TOKEN_CREATED,
+        EventKind.TOKEN_FIRST_USED,
+        EventKind.TOKEN_REVOKED,
     }
     assert covered | no_longer_written == set(EventKind)
+
+
+def test_an_api_token_is_audited_when_made_first_used_and_revoked_never_with_its_secret(client, alice):
+    from api.models import ApiToken
+
+    client.force_login(alice)
+    secret = client.post("/preferences/api-tokens", {"name": "cli", "scopes": ["read"]}).context["created"][1]
+    for _ in range(2):
+        client.get("/api/v1/holds", HTTP_AUTHORIZATION=f"Bearer {secret}")
+    client.post("/preferences/api-tokens", {"revoke": ApiToken.objects.get().pk})
+
+    made, used, revoked = (only(kind) for kind in ("token_created", "token_first_used", "token_revoked"))
+    assert made.actor == used.actor == revoked.actor == alice
+    assert made.payload["scopes"] == ["read"] and made.payload["owner"] == "alice"
+    assert describe.summary(made) == f"“cli” ({secret[:7]}…, read) of alice"
+    assert not AuditEvent.objects.filter(payload__icontains=secret[7:]).exists()
 
 
 def test_the_escalation_sweep_records_each_escalation_with_its_policy_group_reason_and_who_was_told(samples):

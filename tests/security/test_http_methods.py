@@ -19,6 +19,7 @@ FORMS = {
     "action-link",
     "slack-connect",
     "slack-accounts",
+    "api-tokens",
 }
 CHANGING = ("post", "put", "patch", "delete")
 
@@ -66,6 +67,7 @@ def test_a_page_with_a_form_takes_its_post_but_no_other_method(client, samples, 
         "take-over": f"/holds/{hold.pk}/take-over",
         "assign-hold": f"/holds/{hold.pk}/assign",
         "notification-preferences": "/notifications/preferences",
+        "api-tokens": "/preferences/api-tokens",
         "action-link": f"/links/{action_links.make(hold, 'approve', alice)}",
         "slack-connect": "/slack/connect/some-key",
         "slack-accounts": "/slack/accounts",

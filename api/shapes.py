@@ -1,0 +1,186 @@
+"""The API's answers built from the models, as plain dicts of ``api.schemas``' shapes."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.urls import reverse
+
+from approvals import rounds
+from approvals.models import Approval
+from audit import describe, payloads
+from holds import assignments, notes
+from holds.deciding import decisions
+from holds.models import Decision, Hold
+from holds.queue import display
+from people import naming
+from reviewqueue.viewer import Viewer
+
+
+def person(user) -> dict:
+    return {"username": user.get_username(), "name": naming.name(user)}
+
+
+def hold_url(pk: int) -> str:
+    return reverse("api-v1:get_hold", kwargs={"pk": pk})
+
+
+def decision_url(pk: int) -> str:
+    return reverse("api-v1:get_decision", kwargs={"pk": pk})
+
+
+def summary(listed, hold: Hold, badge, now: datetime) -> dict:
+    """A queue row (``listing.Listed``) with its hold (items prefetched) and approval badge (``badges.Badge``)."""
+    claim = None
+    if listed.claimed_by_id and listed.claim_expires_at and listed.claim_expires_at > now:
+        claim = {"by": person(hold.claimed_by), "until": listed.claim_expires_at}
+    return {
+        "id": listed.pk,
+        "hold_id": listed.hold_id,
+        "env": listed.env,
+        "agent": listed.agent,
+        "capability": listed.capability,
+        "question": hold.question,
+        "created_at": listed.created_at,
+        "expires_at": listed.expires_at,
+        "amount": None if listed.amount is None else f"{listed.amount.normalize():f}",
+        "amounts": display.amounts(hold),
+        "approvals": {
+            "badge": badge.words if badge else "",
+            "why": badge.why if badge else "",
+            "given": listed.open_approvals,
+        },
+        "claim": claim,
+        "assigned_to": listed.assigned_to or None,
+        "url": hold_url(listed.pk),
+    }
+
+
+def detail(hold: Hold, viewer: Viewer, now: datetime, run: dict | None, run_error: str) -> dict:
+    """Everything the hold page shows of ``hold`` (read ``decisions.with_latest_decision``, items prefetched), with
+    its run as ``runs.run_context`` gave it."""
+    decision = hold.latest_decision()
+    closed = decisions.closed_reason(hold, now)
+    decidable = not closed and (decision is None or decision.state in Decision.NOT_LIVE)
+    standing = rounds.standing(hold)
+    claimant = hold.claimant(now)
+    current = assignments.current(hold) if decidable else None
+    amount = hold.amount
+    return {
+        "id": hold.pk,
+        "hold_id": hold.hold_id,
+        "env": hold.env,
+        "agent": hold.agent,
+        "capability": hold.capability,
+        "question": hold.question,
+        "created_at": hold.created_at,
+        "expires_at": hold.expires_at,
+        "amount": None if amount is None else f"{amount.normalize():f}",
+        "amounts": display.amounts(hold),
+        "approvals": {"badge": standing.badge, "why": _why(standing), "given": len(standing.approvals)},
+        "claim": {"by": person(claimant), "until": hold.claim_expires_at} if claimant else None,
+        "assigned_to": assignments.label(current) if current else None,
+        "url": hold_url(hold.pk),
+        "status": hold.status,
+        "run_id": hold.run_id,
+        "intent": hold.intent,
+        "details": hold.details,
+        "actions": [action for action in hold.actions if isinstance(action, str)],
+        "items": [{"id": item.item_id, "title": item.title, "data": item.data} for item in hold.items.all()],
+        "files": [_file(file) for file in hold.files if isinstance(file, dict)],
+        "run": run if isinstance(run, dict) else None,
+        "run_error": run_error,
+        "closed_reason": closed,
+        "standing": {
+            "required": standing.required,
+            "given": len(standing.approvals),
+            "badge": standing.badge,
+            "summary": standing.summary,
+            "may_approve": not standing.refusal_for(viewer),
+            "refusal": standing.refusal_for(viewer),
+        },
+        "assignment": assignment(current) if current else None,
+        "notes": [note_shape(note) for note in notes.thread(hold)],
+        "decision": decision_shape(decision) if decision else None,
+        "etag": etag(hold),
+    }
+
+
+def _why(standing: rounds.Standing) -> str:
+    return standing.requirement.why if standing.requirement and standing.required > 1 else ""
+
+
+def _file(file: dict) -> dict:
+    return {key: file.get(key) if isinstance(file.get(key), str) else None for key in ("id", "name", "content_type")}
+
+
+def etag(hold: Hold) -> str:
+    """What names the hold as the reader saw it: its content (``payload_digest``) and its latest decision (the hold
+    read ``decisions.with_latest_decision``)."""
+    return f'"{hold.payload_digest[:16]}.{hold.latest_decision_id}"'
+
+
+def decision_shape(decision: Decision) -> dict:
+    return {
+        "id": decision.pk,
+        "hold": decision.hold_id,
+        "state": decision.state,
+        "outcome": decision.outcome,
+        "outcome_message": decision.outcome_message,
+        "decided_by": decision.reviewer.get_username() if decision.reviewer_id else decision.decided_by_policy,
+        "created_at": decision.created_at,
+        "undo_until": decision.undo_until,
+        "undoable": decision.undoable,
+        "attempts": decision.attempts,
+        "finished_at": decision.finished_at,
+        "items": [
+            {"id": item.item_id, "action": item.action, "data": item.data, "comment": item.comment}
+            for item in decision.items.all()
+        ],
+        "url": decision_url(decision.pk),
+    }
+
+
+def waiting(approval: Approval, hold: Hold) -> dict:
+    group = rounds.standing(hold).later_group
+    return {
+        "approval": approval.pk,
+        "position": approval.position,
+        "required": approval.approvals_required,
+        "next_from": f"a member of {group.name}" if group else "another reviewer",
+    }
+
+
+def assignment(current) -> dict:
+    return {
+        "assignee": assignments.label(current),
+        "kind": "person" if current.user_id else "group",
+        "note": current.note,
+        "assigned_by": current.assigned_by.get_username() if current.assigned_by else None,
+        "assigned_at": current.assigned_at,
+    }
+
+
+def note_shape(note) -> dict:
+    return {"id": note.pk, "author": note.author.get_username(), "text": note.text, "created_at": note.created_at}
+
+
+def audit_event(event, names: dict[str, str]) -> dict:
+    return {
+        "sequence": event.sequence,
+        "at": event.at,
+        "kind": event.kind,
+        "actor": event.actor_label,
+        "env": event.env,
+        "hold_id": event.hold_id,
+        "run_id": event.run_id,
+        "agent": event.agent,
+        "decision_id": event.decision_id,
+        "item_ids": [str(item) for item in event.item_ids],
+        "actions": event.actions,
+        "outcome": event.outcome,
+        "summary": describe.summary(event, names),
+        "channel": payloads.channel_of(event.payload or {}),
+        "payload": event.payload if isinstance(event.payload, dict) else {},
+        "hash": event.hash,
+    }

@@ -1,0 +1,432 @@
+"""The API's first version, ``/api/v1/``: thin operations over the modules the pages use, written with django-ninja,
+which makes the OpenAPI document (``/api/v1/openapi.json``) and its docs page (``/api/v1/docs``) from them.
+
+Every request carries a token (``Authorization: Bearer rq_…``, ``api.tokens``) and acts as its user: the same team
+scopes (a hold out of scope is a 404, as on the pages), roles, claims, four eyes and audit. Session cookies are not
+read: a request without a token is a 401 whatever cookie it carries, so CSRF, which guards cookie requests, has
+nothing to guard here. Every error is a problem document (``api.problems``).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+from urllib.parse import urlencode
+
+from django.http import Http404, HttpResponse, StreamingHttpResponse
+from django.utils import timezone
+from ninja import Header, NinjaAPI, Query, Schema, Status
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.security import HttpBearer
+
+from api import choices, idempotency, problems, ratelimit, schemas, shapes, tokens
+from approvals import badges
+from approvals.models import Approval
+from audit import describe, export, queries
+from audit.models import EventKind
+from holds import assignments, notes
+from holds.deciding import decisions
+from holds.mirror import platform, runs
+from holds.models import Decision, DecisionChannel, Hold
+from holds.queue import listing
+from reviewqueue import readers
+from teams import scopes
+
+NOT_YOURS = "No hold with this id is open to you."  # the same words for a hold out of scope and one that is not
+
+
+class TokenAuth(HttpBearer):
+    """The bearer token, read into a ``tokens.Caller``; past its rate, a 429."""
+
+    def authenticate(self, request, token: str) -> tokens.Caller:
+        try:
+            caller = tokens.caller_for(token)
+        except tokens.Refused as refused:
+            raise problems.unauthenticated(refused.message) from None
+        ratelimit.check(caller.token.digest)
+        return caller
+
+
+class ReviewQueueAPI(NinjaAPI):
+    def get_openapi_schema(self, *args, **kwargs):
+        """django-ninja's document, with every error answer described as what it is: a problem document."""
+        schema = super().get_openapi_schema(*args, **kwargs)
+        for operations in schema.get("paths", {}).values():
+            for operation in operations.values():
+                for status, answer in operation.get("responses", {}).items():
+                    content = answer.get("content", {})
+                    if int(status) >= 400 and "application/json" in content:
+                        content[problems.MEDIA_TYPE] = content.pop("application/json")
+        return schema
+
+
+api = ReviewQueueAPI(
+    title="Review Queue API",
+    version="1",
+    description=(
+        "Every reviewer and auditor action over HTTP. Send a personal access token (Preferences → API tokens, or "
+        "`manage.py createtoken`) as `Authorization: Bearer rq_…`. Errors are RFC 9457 problem documents."
+    ),
+    urls_namespace="api-v1",
+    auth=TokenAuth(),
+)
+
+ERRORS = {
+    400: schemas.Problem,
+    401: schemas.Problem,
+    403: schemas.Problem,
+    404: schemas.Problem,
+    429: schemas.Problem,
+    503: schemas.Problem,
+}
+WRITE_ERRORS = ERRORS | {409: schemas.Problem, 422: schemas.Problem}
+KEY = Header(
+    None,
+    alias=idempotency.HEADER,
+    description="Any text up to 255 characters: a retry with the same key and body gets the first answer and does "
+    "nothing more.",
+)
+
+
+# Errors, each as a problem document
+
+
+@api.exception_handler(problems.Problem)
+def _problem(request, problem: problems.Problem):
+    return problem.response(request.path)
+
+
+@api.exception_handler(readers.BadValue)
+def _bad_value(request, bad: readers.BadValue):
+    return problems.bad_input([problems.field_error(bad.name, bad.problem)]).response(request.path)
+
+
+@api.exception_handler(ValidationError)
+def _invalid(request, invalid: ValidationError):
+    errors = [problems.field_error(_field(error.get("loc", ())), str(error.get("msg", ""))) for error in invalid.errors]
+    return problems.bad_input(errors or [problems.field_error("body", "cannot be read")]).response(request.path)
+
+
+@api.exception_handler(AuthenticationError)
+def _unauthenticated(request, error: AuthenticationError):
+    return problems.unauthenticated("Send a token as Authorization: Bearer rq_…", invalid=False).response(request.path)
+
+
+@api.exception_handler(HttpError)
+def _http_error(request, error: HttpError):
+    return problems.of_status(error.status_code, str(error)).response(request.path)
+
+
+@api.exception_handler(Http404)
+def _not_found(request, error: Http404):
+    return problems.not_found().response(request.path)
+
+
+def _field(loc) -> str:
+    """A pydantic error's location as the request named it: ``sort``, ``items[0].action``."""
+    parts = list(loc)[1:]  # the source: query, body, header, path
+    if loc and loc[0] == "body" and parts and parts[0] == "payload":
+        parts = parts[1:]
+    named = ""
+    for part in parts:
+        named += f"[{part}]" if isinstance(part, int) else (f".{part}" if named else str(part))
+    return named or str(loc[0] if loc else "body")
+
+
+# Who may do what
+
+
+def _caller(request, scope: str) -> tokens.Caller:
+    caller: tokens.Caller = request.auth
+    if scope not in caller.token.scopes:
+        raise problems.forbidden(f"This token lacks the {scope} scope.", scope)
+    if not caller.may(scope):
+        role = "Auditors" if scope == tokens.AUDIT else "Reviewers"
+        raise problems.forbidden(f"The token's user no longer has the {role} role.")
+    return caller
+
+
+def _hold(caller: tokens.Caller, pk: int, holds=Hold.objects) -> Hold:
+    found = scopes.visible(holds.all(), caller.viewer).filter(pk=pk).first()
+    if found is None:
+        raise problems.not_found(NOT_YOURS)
+    return found
+
+
+def _decision(caller: tokens.Caller, pk: int) -> Decision:
+    visible = scopes.visible_holds_q(caller.viewer, "hold__")
+    found = Decision.objects.select_related("hold", "reviewer").filter(pk=pk)
+    found = (found.filter(visible) if visible is not None else found).first()
+    if found is None:
+        raise problems.not_found("No decision with this id is open to you.")
+    return found
+
+
+# Holds
+
+
+class HoldFilters(Schema):
+    """The queue page's filters."""
+
+    agent: str = ""
+    capability: str = ""
+    env: str = ""
+    hold_id: str = ""
+    expiring: Literal["", "15m", "1h", "4h", "24h"] = ""
+    claim: Literal["", "mine", "unclaimed"] = ""
+    approval: Literal["", "mine"] = ""
+    assigned: Literal["", "me"] = ""
+    q: str = ""
+    min_amount: str = ""
+    max_amount: str = ""
+    sort: Literal["expiry", "age", "amount"] = "expiry"
+    after: str = ""
+
+
+@api.get("/holds", response={200: schemas.HoldPage, **ERRORS}, tags=["holds"])
+def list_holds(request, filters: Query[HoldFilters]):
+    """The queue: open holds in the token's team scopes, in the queue's order, 50 a page."""
+    caller = _caller(request, tokens.READ)
+    now = timezone.now()
+    query = filters.model_dump()
+    chosen = listing.Filters.from_query(query)
+    listed, after = listing.page(listing.filtered(chosen, caller.viewer, now), query["after"], chosen)
+    holds = Hold.objects.select_related("claimed_by").prefetch_related("items").in_bulk([row.pk for row in listed])
+    found = badges.badges(listed)
+    page = [shapes.summary(row, holds[row.pk], found.get(row.pk), now) for row in listed if row.pk in holds]
+    next_page = None
+    if after:
+        next_page = f"{request.path}?{urlencode({**{k: v for k, v in query.items() if v}, 'after': after})}"
+    return {"holds": page, "next": next_page}
+
+
+@api.get("/holds/{int:pk}", response={200: schemas.HoldDetail, **ERRORS}, tags=["holds"])
+def get_hold(request, pk: int):
+    """One hold: its items with their data, the details, the run behind it, its approvals, assignment, notes and
+    latest decision."""
+    caller = _caller(request, tokens.READ)
+    hold = _hold(caller, pk, decisions.with_latest_decision(Hold.objects.prefetch_related("items")))
+    with platform.PlatformClient.from_settings() as client:
+        run, run_error = runs.run_context(hold, client)
+    shaped = schemas.HoldDetail.model_validate(shapes.detail(hold, caller.viewer, timezone.now(), run, run_error))
+    response = api.create_response(request, shaped.model_dump(mode="json"), status=200)
+    response["ETag"] = shapes.etag(hold)
+    return response
+
+
+@api.post(
+    "/holds/{int:pk}/decision",
+    response={201: schemas.DecisionAnswer, 202: schemas.DecisionAnswer, **WRITE_ERRORS},
+    tags=["decisions"],
+)
+def decide(
+    request,
+    pk: int,
+    payload: schemas.DecisionIn,
+    idempotency_key: str | None = KEY,
+    if_match: str | None = Header(
+        None, alias="If-Match", description="The hold's etag as read: 409 if it was changed or decided since."
+    ),
+):
+    """Decide the hold: one choice per item. Goes the hold page's way: claims, edit rules, four eyes, the undo
+    window, then delivery to the platform. 201: stored, to be delivered; 202: an approval was recorded and more are
+    needed, nothing was sent."""
+    caller = _caller(request, tokens.DECIDE)
+    body = payload.model_dump(mode="json")
+    key = idempotency.read_key(idempotency_key)
+
+    def work() -> HttpResponse:
+        hold = _hold(caller, pk, decisions.with_latest_decision(Hold.objects.prefetch_related("items")))
+        decision_shown = None
+        if if_match is not None:
+            if if_match.strip() != shapes.etag(hold):
+                raise problems.conflict(
+                    "The hold changed or was decided since you read it; read it again.", "changed-meanwhile"
+                )
+            decision_shown = hold.latest_decision_id
+        made = _submit(caller, hold, choices.read(hold, payload.items), decision_shown)
+        if isinstance(made, Approval):
+            answer = {"state": "waiting", "decision": None, "waiting": shapes.waiting(made, hold), "links": {}}
+            return api.create_response(request, _answer(answer), status=202)
+        made = Decision.objects.select_related("reviewer").get(pk=made.pk)
+        answer = {"state": "stored", "decision": shapes.decision_shape(made), "waiting": None}
+        response = api.create_response(
+            request, _answer(answer | {"links": {"decision": shapes.decision_url(made.pk)}}), status=201
+        )
+        response["Location"] = shapes.decision_url(made.pk)
+        return response
+
+    return idempotency.answer(request, caller.user, key, body, work)
+
+
+def _answer(answer: dict) -> dict:
+    return schemas.DecisionAnswer.model_validate(answer).model_dump(mode="json")
+
+
+def _submit(caller: tokens.Caller, hold: Hold, chosen, decision_shown):
+    try:
+        return decisions.submit(hold, caller.user, chosen, decision_shown=decision_shown, channel=DecisionChannel.API)
+    except decisions.AlreadyDecided as decided:
+        raise problems.conflict(
+            decided.message, "already-decided", decision=shapes.decision_url(decided.decision.pk)
+        ) from None
+    except decisions.DecidedSince as since:
+        raise problems.conflict(since.message, "changed-meanwhile") from None
+    except decisions.DecisionRefused as refused:
+        raise problems.conflict(refused.message, "refused") from None
+
+
+@api.get("/decisions/{int:pk}", response={200: schemas.DecisionOut, **ERRORS}, tags=["decisions"])
+def get_decision(request, pk: int):
+    """A decision and where its delivery stands: sending, applied, not applied (with the platform's reason), or
+    withdrawn."""
+    caller = _caller(request, tokens.READ)
+    return shapes.decision_shape(_decision(caller, pk))
+
+
+@api.post("/decisions/{int:pk}/undo", response={200: schemas.DecisionOut, **WRITE_ERRORS}, tags=["decisions"])
+def undo_decision(request, pk: int, idempotency_key: str | None = KEY):
+    """Withdraw one's own decision in its undo window: it is never sent, and the hold may be decided again."""
+    caller = _caller(request, tokens.DECIDE)
+    key = idempotency.read_key(idempotency_key)
+
+    def work() -> HttpResponse:
+        decision = _decision(caller, pk)
+        try:
+            withdrawn = decisions.withdraw(decision.pk, caller.user)
+        except decisions.TooLateToUndo as late:
+            raise problems.conflict(late.message, "too-late") from None
+        except decisions.DecisionRefused as refused:
+            raise problems.forbidden(refused.message) from None
+        return api.create_response(request, _decision_json(withdrawn), status=200)
+
+    return idempotency.answer(request, caller.user, key, {}, work)
+
+
+def _decision_json(decision: Decision) -> dict:
+    decision = Decision.objects.select_related("reviewer").get(pk=decision.pk)
+    return schemas.DecisionOut.model_validate(shapes.decision_shape(decision)).model_dump(mode="json")
+
+
+# Assignment and notes
+
+
+@api.get("/holds/{int:pk}/assignees", response={200: list[schemas.Assignee], **ERRORS}, tags=["assignment"])
+def list_assignees(request, pk: int):
+    """Who the hold may be assigned to: people and groups who can see it."""
+    caller = _caller(request, tokens.READ)
+    hold = _hold(caller, pk)
+    return [
+        {"kind": "group" if choice.is_group else "person", "name": choice.label}
+        for choice in assignments.choices([hold], caller.viewer)
+    ]
+
+
+@api.post("/holds/{int:pk}/assignment", response={200: schemas.Assignment, **WRITE_ERRORS}, tags=["assignment"])
+def assign(request, pk: int, payload: schemas.AssignIn, idempotency_key: str | None = KEY):
+    """Assign the hold to a person (``user``) or a group (``group``) who can see it, with a note; reassigns it if it
+    was assigned."""
+    caller = _caller(request, tokens.DECIDE)
+    key = idempotency.read_key(idempotency_key)
+
+    def work() -> HttpResponse:
+        hold = _hold(caller, pk, Hold.objects.select_related("claimed_by"))
+        if (payload.user is None) == (payload.group is None):
+            raise problems.bad_input([problems.field_error("user", "name either a user or a group")], status=422)
+        field, name = ("user", payload.user) if payload.user is not None else ("group", payload.group)
+        offered = assignments.choices([hold], caller.viewer)
+        chosen = next((c for c in offered if c.label == name and c.is_group == (field == "group")), None)
+        if chosen is None:
+            raise problems.bad_input(
+                [problems.field_error(field, "choose a person or a group who can see this hold")], status=422
+            )
+        try:
+            made = assignments.assign(hold, chosen.assignee, assignments.read_note(payload.note), by=caller.user)
+        except assignments.NotAssignable as refused:
+            raise problems.conflict(refused.message, "refused") from None
+        made = assignments.current(hold) or made
+        return api.create_response(request, _assignment_json(made), status=200)
+
+    return idempotency.answer(request, caller.user, key, payload.model_dump(mode="json"), work)
+
+
+def _assignment_json(made) -> dict:
+    return schemas.Assignment.model_validate(shapes.assignment(made)).model_dump(mode="json")
+
+
+@api.delete("/holds/{int:pk}/assignment", response={204: None, **WRITE_ERRORS}, tags=["assignment"])
+def unassign(request, pk: int, note: str = ""):
+    """End the hold's assignment, with an optional note; nothing happens to a hold not assigned."""
+    caller = _caller(request, tokens.DECIDE)
+    hold = _hold(caller, pk)
+    try:
+        assignments.unassign(hold, caller.user, assignments.read_note(note))
+    except assignments.NotAssignable as refused:
+        raise problems.conflict(refused.message, "refused") from None
+    return Status(204, None)
+
+
+@api.post("/holds/{int:pk}/notes", response={201: schemas.Note, **WRITE_ERRORS}, tags=["notes"])
+def add_note(request, pk: int, payload: schemas.NoteIn, idempotency_key: str | None = KEY):
+    """Add a note to the hold's thread; @username tells that person, if they can see the hold."""
+    caller = _caller(request, tokens.DECIDE)
+    key = idempotency.read_key(idempotency_key)
+
+    def work() -> HttpResponse:
+        hold = _hold(caller, pk)
+        note, _ = notes.add_note(hold, caller.user, notes.read_text(payload.text))
+        shaped = schemas.Note.model_validate(shapes.note_shape(note)).model_dump(mode="json")
+        return api.create_response(request, shaped, status=201)
+
+    return idempotency.answer(request, caller.user, key, payload.model_dump(mode="json"), work)
+
+
+# The audit
+
+
+class AuditFilters(Schema):
+    """The audit list's filters."""
+
+    view: Literal["", "decisions", "all"] = ""
+    since: str = ""
+    until: str = ""
+    kind: Literal[("",) + tuple(EventKind.values)] = ""  # type: ignore[valid-type]
+    reviewer: str = ""
+    agent: str = ""
+    action: Literal["", "approve", "edit", "reject"] = ""
+    outcome: str = ""
+    hold: str = ""
+    run: str = ""
+    item: str = ""
+    q: str = ""
+    quick: Literal["", "1"] = ""
+    after: str = ""
+
+
+@api.get("/audit/events", response={200: schemas.AuditPage, **ERRORS}, tags=["audit"])
+def list_audit_events(request, filters: Query[AuditFilters]):
+    """The audit trail, newest first, 50 a page, with the audit list's filters (decisions only unless view=all)."""
+    _caller(request, tokens.AUDIT)
+    query = filters.model_dump()
+    chosen = queries.Filters.from_query(query)
+    events, after = queries.page(queries.filtered(chosen).select_related("actor"), query["after"])
+    names = describe.recipient_names(events)
+    next_page = None
+    if after:
+        next_page = f"{request.path}?{urlencode({**{k: v for k, v in query.items() if v}, 'after': after})}"
+    return {"events": [shapes.audit_event(event, names) for event in events], "next": next_page}
+
+
+@api.get(
+    "/audit/events.csv",
+    response=ERRORS,
+    tags=["audit"],
+    openapi_extra={"responses": {"200": {"description": "The events as CSV", "content": {"text/csv": {}}}}},
+)
+def export_audit_events(request, filters: Query[AuditFilters]):
+    """The audit export as CSV, every event unless view=decisions, with the audit list's filters."""
+    _caller(request, tokens.AUDIT)
+    query = filters.model_dump()
+    chosen = queries.Filters.from_query(query, default_view=queries.ALL_EVENTS)
+    response = StreamingHttpResponse(export.lines(chosen), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="audit-{timezone.localtime():%Y%m%d-%H%M%S}.csv"'
+    return response
