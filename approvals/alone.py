@@ -9,7 +9,7 @@ from django.db.models import Count, Sum
 from django.utils import timezone
 from django.utils.formats import date_format
 
-from approvals import policies
+from approvals import policies, wording
 from approvals.models import ApprovalPolicy, PolicyDecision
 
 
@@ -26,7 +26,7 @@ def waiting_words(policy: ApprovalPolicy, hold, number, now: datetime, tally: po
     ("Approves itself at 14:02 under ‘small refunds’", "") while it waits (the time in the active zone), or
     ("Waits for people", "Over today's cap of ‘small refunds’") when the policy leaves it to people."""
     action = policies.own_action(policy, hold, number, now, tally)
-    name = f"‘{policy.name}’"
+    name = wording.remembered_label(policy, now) if policy.remembered_by_id else f"‘{policy.name}’"
     if hold.claim_expires_at is not None:
         return "Waits for people", f"a reviewer took it up, so {name} leaves it to people"
     if action.approve_at:

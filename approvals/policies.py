@@ -40,6 +40,7 @@ from zoneinfo import ZoneInfo
 from django.conf import settings
 from django.db import transaction
 
+from approvals import alike
 from approvals.models import ApprovalPolicy
 from reviewqueue import processcache, softcache
 from reviewqueue.jsonvalues import AMOUNT_KEYS, Reading, grouped_number, read_number
@@ -133,8 +134,12 @@ def requirement(hold, policies: Iterable[ApprovalPolicy], item_data: Iterable | 
     if item_data is None:
         item_data = [item.data for item in hold.items.all()]
     item_data = list(item_data)
-    matching = []
+    matching, remembered = [], []
     for policy in policies:
+        if policy.remembered_by_id is not None:
+            if policy.enabled and alike.fits(policy, hold, item_data):
+                remembered.append(policy)
+            continue
         if not (
             glob_matches(policy.env_pattern, hold.env)
             and glob_matches(policy.agent_pattern, hold.agent)
@@ -145,6 +150,10 @@ def requirement(hold, policies: Iterable[ApprovalPolicy], item_data: Iterable | 
         if policy.condition_key and met is None:
             continue
         matching.append((policy, met))
+    if remembered and not any(policy.approvals_required >= 2 for policy, _ in matching):
+        # A reviewer's remembered approval, only where no policy asks for four eyes (``approvals.remembering``).
+        chosen = min(remembered, key=lambda policy: policy.pk or 0)
+        return Requirement(chosen, 0, alike.why(chosen))
     if not matching:
         return None
     if any(met and met.reading.exact is None for _, met in matching):
@@ -255,7 +264,7 @@ def all_policies(current: str | None = None) -> list[ApprovalPolicy]:
     kept = _kept.get(current)
     if kept and time.monotonic() - kept[0] < KEPT_SECONDS:
         return kept[1]
-    policies = list(ApprovalPolicy.objects.select_related("later_approver_group", "escalation_group"))
+    policies = list(ApprovalPolicy.objects.select_related("later_approver_group", "escalation_group", "remembered_by"))
     _kept.clear()
     _kept[current] = (time.monotonic(), policies)
     return policies

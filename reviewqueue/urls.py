@@ -8,6 +8,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("audit/", include("audit.urls")),
     path("notifications/", include("notifications.urls")),
+    path("remembered/", include("approvals.urls")),
     path("", include("operations.urls")),
     path("", include("holds.urls")),
 ]

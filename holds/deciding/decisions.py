@@ -96,6 +96,11 @@ class PolicyDecider:
     name: str
     changed_by: str = ""
     kind: str = "approved"  # or "default_outcome": its default outcome before the hold's expiry
+    remembered_by: str = ""  # a reviewer's remembered approval (``approvals.remembering``): its owner's username
+
+    @property
+    def channel(self) -> str:
+        return DecisionChannel.REMEMBERED if self.remembered_by else DecisionChannel.POLICY
 
 
 def reviewer_name(user) -> str:
@@ -193,7 +198,7 @@ def submit_for_policy(
         Hold.objects.filter(pk=locked.pk, claimed_by__isnull=False).update(
             claimed_by=None, claimed_at=None, claim_expires_at=now
         )
-        decision = _create(locked, choices, list(linked), now, decider=decider, channel=DecisionChannel.POLICY)
+        decision = _create(locked, choices, list(linked), now, decider=decider, channel=decider.channel)
     return decision
 
 
@@ -243,6 +248,8 @@ def _create(
         ]
     if decider:
         payload["policy"] = {"name": decider.name, "last_changed_by": decider.changed_by, "kind": decider.kind}
+        if decider.remembered_by:
+            payload["policy"]["remembered_by"] = decider.remembered_by
     audit_events.record(EventKind.DECISION_SUBMITTED, actor=reviewer, hold=locked, decision=decision, payload=payload)
     notify.resolve_for_holds([locked.pk], notify.RESOLVED_BY_DECISION, f"decided by {decider_name(decision)}", now)
     countdown = (undo_until - now).total_seconds() if undo_until else 0
