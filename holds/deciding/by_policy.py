@@ -185,7 +185,9 @@ def _decide_locked(hold_pk: int, kind: str, now: datetime) -> Decision | None:
         decider = decisions.PolicyDecider(
             policy.name, last_changed_by(policy), "approved" if approving else "default_outcome"
         )
-    decision = decisions.submit_for_policy(hold, decider, choices, now, linked=current)
+    decision = decisions.submit_for_policy(
+        hold, decider, choices, now, linked=current, target_minutes=policy.decide_within_minutes
+    )
     record.decision = decision
     record.save(update_fields=["decision"])
     if not approving:

@@ -172,13 +172,20 @@ def submit(
             return counted.approval
         undo_until = now + undo_window() if settings.UNDO_SECONDS else None
         decision = _create(
-            locked, counted.choices, counted.approvals, now, reviewer=reviewer, undo_until=undo_until, channel=channel
+            locked,
+            counted.choices,
+            counted.approvals,
+            now,
+            reviewer=reviewer,
+            undo_until=undo_until,
+            channel=channel,
+            target_minutes=counted.target_minutes,
         )
     return decision
 
 
 def submit_for_policy(
-    hold: Hold, decider: PolicyDecider, choices: list[ItemChoice], now: datetime, linked=()
+    hold: Hold, decider: PolicyDecider, choices: list[ItemChoice], now: datetime, linked=(), target_minutes=None
 ) -> Decision:
     """Store an approval policy's own decision of ``hold`` and queue its delivery at once.
 
@@ -188,7 +195,8 @@ def submit_for_policy(
     round's approvals, which the decision ends and the audit keeps. A claim still running
     ends with it. Raises ``AlreadyDecided`` for a hold with a live decision and
     ``DecisionRefused`` for one that cannot be decided. The caller checks, in the same
-    transaction and with the hold locked first, that the policy may still decide.
+    transaction and with the hold locked first, that the policy may still decide. ``target_minutes`` is the
+    policy's target (``decide_within_minutes``), which the audit keeps.
     """
     with transaction.atomic():
         locked = with_latest_decision(Hold.objects.select_for_update()).prefetch_related("items").get(pk=hold.pk)
@@ -198,7 +206,9 @@ def submit_for_policy(
         Hold.objects.filter(pk=locked.pk, claimed_by__isnull=False).update(
             claimed_by=None, claimed_at=None, claim_expires_at=now
         )
-        decision = _create(locked, choices, list(linked), now, decider=decider, channel=decider.channel)
+        decision = _create(
+            locked, choices, list(linked), now, decider=decider, channel=decider.channel, target_minutes=target_minutes
+        )
     return decision
 
 
@@ -211,10 +221,11 @@ def _create(
     decider: PolicyDecider | None = None,
     undo_until: datetime | None = None,
     channel: str = DecisionChannel.PAGE,
+    target_minutes: int | None = None,
 ) -> Decision:
     """The hold's live decision, by ``reviewer`` or ``decider``, its items, its audit (with the ``channel`` it came
-    through) and its delivery, queued once the transaction commits (``undo_until``: not before the end of that undo
-    window)."""
+    through and the ``target_minutes`` its policy set, if any: the statistics count it late against that) and its
+    delivery, queued once the transaction commits (``undo_until``: not before the end of that undo window)."""
     try:
         with transaction.atomic():
             decision = Decision.objects.create(
@@ -242,6 +253,8 @@ def _create(
     )
     approving.link(approvals, decision)
     payload = {"items": payloads.decision_items(decision), "channel": channel}
+    if target_minutes:
+        payload["target_minutes"] = target_minutes
     if approvals:
         payload["approvals"] = [
             {"approval": a.pk, "approver": a.approver.get_username(), "at": a.created_at.isoformat()} for a in approvals
