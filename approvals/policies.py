@@ -16,6 +16,10 @@ only for want of a number, the strictest matching policy wins instead: a doubtfu
 must not pick a specific policy needing fewer approvals ("amount < 10: 1 approval"). A
 hold no policy matches needs one approval, as it always did.
 
+A reviewer's remembered approval (``remembered_by`` set, ``approvals.remembering``) is chosen
+apart: it matches by ``approvals.alike`` alone, only while enabled, and wins (needing 0 people)
+unless a matching policy needs two or more people, which always wins over it.
+
 What a policy does by itself (``own_action``): one needing 0 people approves a matching
 hold ``auto_wait_minutes`` after it reached the queue, while it is enabled, before its
 ``valid_until`` and under its daily cap (the count of holds it approved that day and the

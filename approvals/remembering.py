@@ -22,7 +22,8 @@ It is never wider than its owner's team scopes: it matches only the env, agent a
 they could see, and stops (``stopped_reason``) when they no longer could, when they lose the Reviewers
 role, are deactivated or go away, when the allowance goes, at its ``valid_until`` or on revoke. The sweep
 checks that with the hold and the policy locked before each decision, and ``end_stopped`` ends such
-approvals (disabled, with the reason), so that they stop matching anywhere. Making, revoking and ending
+approvals (disabled, with the reason), so that they stop matching anywhere; the Undo of the decision it was
+made with ends it too (``undone``). Making, revoking and ending
 one are audited as setting changes of the policy; each use is a decision whose audit names the policy
 and its owner.
 """
@@ -248,6 +249,14 @@ def end_stopped(now: datetime) -> list[ApprovalPolicy]:
         if (reason := stopped_reason(policy, now)) and end(policy, reason, now):
             ended.append(policy)
     return ended
+
+
+def undone(hold, owner, now: datetime) -> list[ApprovalPolicy]:
+    """``owner`` undid their decision of ``hold``: the approvals they remembered with it end too."""
+    made = ApprovalPolicy.objects.filter(remembered_from=hold, remembered_by=owner, enabled=True).select_related(
+        "remembered_by", "remembered_from"
+    )
+    return [policy for policy in made if end(policy, "its approval was undone", now, actor=owner)]
 
 
 def revoke(policy_pk: int, user, now: datetime, owned_only: bool = False) -> ApprovalPolicy | None:

@@ -26,7 +26,7 @@ from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from approvals import approving
+from approvals import approving, remembering
 from approvals.models import Approval
 from audit import events as audit_events
 from audit import payloads
@@ -299,6 +299,7 @@ def withdraw(decision_id: int, reviewer, now: datetime | None = None) -> Decisio
                 return decision
             raise TooLateToUndo("Too late to undo: the decision is already on its way to the platform.")
         uncounted = approving.uncount(decision)
+        remembering.undone(hold, reviewer, now)  # an approval remembered with it is taken back with it
         claims.claim(hold, reviewer, now)
         if hold.status == Hold.Status.OPEN:
             notify.reopen_for_hold(hold.pk, since=decision.created_at)

@@ -303,3 +303,13 @@ def test_not_offered_and_refused_when_forged(alice, platform_client, platform_st
         assert 'id="remember"' not in page
     else:
         assert "for 1 hour" in page and "for 7 days" not in page
+
+
+def test_the_undo_of_the_decision_takes_the_remembered_approval_back(alice, first, allowed, settings):
+    settings.UNDO_SECONDS = 10
+    policy = remembered(alice, first, allowed)
+
+    decisions.withdraw(Decision.objects.get(hold=first).pk, alice)
+
+    policy.refresh_from_db()
+    assert not policy.enabled and policy.ended_reason == "its approval was undone"
