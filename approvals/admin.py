@@ -14,7 +14,7 @@ from django.urls import path
 from django.views.decorators.http import require_POST
 
 from approvals import policies, replay
-from approvals.models import Approval, ApprovalPolicy
+from approvals.models import Approval, ApprovalPolicy, RememberAllowance
 from reviewqueue import readers
 from reviewqueue.admin import CappedCountPaginator, ReadOnlyAdmin
 
@@ -47,6 +47,7 @@ class ApprovalPolicyForm(forms.ModelForm):
             "expiry_outcome",
             "expiry_outcome_minutes",
             "expiry_outcome_comment",
+            "decide_within_minutes",
         )
         error_messages = {
             "approvals_required": {
@@ -113,9 +114,22 @@ class ApprovalPolicyAdmin(admin.ModelAdmin):
         "later_approver_group",
         "escalation_group",
         "enabled",
+        "remembered_by",
+        "valid_until",
     )
-    list_select_related = ("later_approver_group", "escalation_group")
-    search_fields = ("name",)
+    list_select_related = ("later_approver_group", "escalation_group", "remembered_by")
+    list_filter = (("remembered_by", admin.EmptyFieldListFilter),)
+    search_fields = ("name", "remembered_by__username")
+    # A remembered approval (``approvals.remembering``) is a reviewer's: the admin sees who made it, from which hold,
+    # and why it ended, and ends it by unticking "enabled".
+    readonly_fields = (
+        "remembered_by",
+        "remembered_from",
+        "remembered_amount",
+        "remembered_currency",
+        "ended_at",
+        "ended_reason",
+    )
     fieldsets = (
         (None, {"fields": ("name",)}),
         (
@@ -124,6 +138,7 @@ class ApprovalPolicyAdmin(admin.ModelAdmin):
         ),
         ("People", {"fields": ("approvals_required", "later_approver_group")}),
         ("Escalation", {"fields": ("escalate_after_minutes", "escalate_at_percent", "escalation_group")}),
+        ("Target", {"fields": ("decide_within_minutes",)}),
         (
             "Deciding alone (0 people needed)",
             {
@@ -140,6 +155,20 @@ class ApprovalPolicyAdmin(admin.ModelAdmin):
         (
             "Default outcome before expiry",
             {"fields": ("expiry_outcome", "expiry_outcome_minutes", "expiry_outcome_comment")},
+        ),
+        (
+            "Remembered approval (made by a reviewer)",
+            {
+                "classes": ("collapse",),
+                "fields": (
+                    "remembered_by",
+                    "remembered_from",
+                    "remembered_amount",
+                    "remembered_currency",
+                    "ended_at",
+                    "ended_reason",
+                ),
+            },
         ),
     )
 
@@ -228,3 +257,10 @@ class ApprovalAdmin(ReadOnlyAdmin):
     ordering = ("-pk",)
     paginator = CappedCountPaginator
     show_full_result_count = False
+
+
+@admin.register(RememberAllowance)
+class RememberAllowanceAdmin(admin.ModelAdmin):
+    """Which holds' approvals reviewers may remember (none by default); each change audited as a setting change."""
+
+    list_display = ("agent_pattern", "capability_pattern", "env_pattern", "daily_cap_count")

@@ -9,7 +9,7 @@ from django.db.models import Count, Sum
 from django.utils import timezone
 from django.utils.formats import date_format
 
-from approvals import policies
+from approvals import policies, wording
 from approvals.models import ApprovalPolicy, PolicyDecision
 
 
@@ -30,7 +30,7 @@ def waiting_words(
     ``approvable``: whether the hold allows an approval (a reject-only one is never approved by a policy)."""
     policy = need.policy
     action = policies.own_action(policy, hold, need.sure_total, now, tally, approvable=approvable)
-    name = f"‘{policy.name}’"
+    name = wording.remembered_label(policy, now) if policy.remembered_by_id else f"‘{policy.name}’"
     if hold.claim_expires_at is not None:
         return "Waits for people", f"a reviewer took it up, so {name} leaves it to people"
     if action.approve_at:

@@ -82,6 +82,7 @@ class Counted:
     choices: list
     approvals: list[Approval] = dataclasses.field(default_factory=list)
     approval: Approval | None = None
+    target_minutes: int | None = None  # the hold's policy's target (``decide_within_minutes``), for the audit
 
 
 def count(
@@ -104,11 +105,12 @@ def count(
     current = standing.approvals
     if round_shown is not None and rounds.shown(current) != round_shown:
         raise RoundChanged
-    if all(choice.action == DecisionItem.Action.REJECT for choice in choices):
-        return Counted(True, choices, current)
     found, required = standing.requirement, standing.required
+    target = found.policy.decide_within_minutes if found else None
+    if all(choice.action == DecisionItem.Action.REJECT for choice in choices):
+        return Counted(True, choices, current, target_minutes=target)
     if required <= 1 and not current:
-        return Counted(True, choices)
+        return Counted(True, choices, target_minutes=target)
     if standing.has_approved(approver):
         raise NotCounted(standing.refusal_for(scopes.viewer_of(approver)))
     if current and same_decision(current[0].items, choices):
@@ -117,7 +119,7 @@ def count(
         round_number, position, restarted = current[0].round, len(current) + 1, False
     else:
         if required <= 1:
-            return Counted(True, choices)  # no policy asks for more now: a new decision goes as always
+            return Counted(True, choices, target_minutes=target)  # no policy asks for more now: goes as always
         round_number = max((approval.round for approval in approvals), default=0) + 1
         position, restarted, current = 1, bool(current), []
     approval = _store(hold, approver, choices, found, round_number, position, now)
@@ -139,7 +141,7 @@ def count(
     round_approvals = [*current, approval]
     if position < required:
         return Counted(False, choices, round_approvals, approval)
-    return Counted(True, _with_latest_comments(choices, round_approvals), round_approvals, approval)
+    return Counted(True, _with_latest_comments(choices, round_approvals), round_approvals, approval, target)
 
 
 def link(approvals: list[Approval], decision) -> None:

@@ -9,7 +9,8 @@ round's size comes with the page's own query (``rounds.open_round_size``).
 
 A hold whose policy needs 0 people says when the policy approves it, or why it waits for
 people after all (``alone.waiting_words``): the day's tallies of those policies
-cost the page one query more, and only when it lists such a hold.
+cost the page one query more, and only when it lists such a hold. A hold waiting past its
+policy's target (``decide_within_minutes``, from the agent's ask) says so (``late_words``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections import defaultdict
+from datetime import timedelta
 from decimal import Decimal
 
 from django.utils import timezone
@@ -59,7 +61,19 @@ def badges(listed: list) -> dict[int, Badge]:
             found[hold.pk] = Badge(*alone.waiting_words(need, hold, now, tally, approvable="approve" in actions))
         elif words := badge_words(count, hold.open_approvals):
             found[hold.pk] = Badge(words, why)
+        if late := late_words(by_pk.get(policy_pk), hold, now):
+            shown = found.get(hold.pk)
+            found[hold.pk] = Badge(f"{shown.words} · {late}", shown.why) if shown else Badge(late, "")
     return found
+
+
+def late_words(policy, hold, now) -> str:
+    """ "Past its 30 min target" once ``hold`` waited longer since the agent's ask than its ``policy``'s target
+    (``decide_within_minutes``); "" before, or without a target."""
+    minutes = policy.decide_within_minutes if policy is not None else None
+    if not minutes or hold.created_at + timedelta(minutes=minutes) > now:
+        return ""
+    return f"Past its {minutes} min target"
 
 
 def badge_words(required: int, given: int) -> str:

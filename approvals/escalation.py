@@ -10,7 +10,8 @@ names an escalation group, and either
   approval or a lapse leaves at the moment the claim ended, see ``holds.deciding.claims``); a hold
   claimed for 29 minutes then released waits the policy's whole minutes again. Or
 - ``escalate_at_percent`` of its lifetime, from the agent's ask (``created_at``) to its
-  expiry, has gone, claimed or not; a hold that never expires has no lifetime to use up.
+  expiry, has gone, claimed or not; a hold that never expires has no lifetime to use up. Or
+- it is past its policy's target, ``decide_within_minutes`` from the agent's ask, claimed or not.
 
 The sweep reads, in SQL, only the open holds not yet escalated that one of the escalating
 policies could apply to (its env, agent and capability globs, and its condition's key in
@@ -82,7 +83,10 @@ def sweep(now: datetime | None = None, among: QuerySet[Hold] | None = None) -> l
 
 
 def escalates(policy: ApprovalPolicy) -> bool:
-    return bool(policy.escalation_group_id and (policy.escalate_after_minutes or policy.escalate_at_percent))
+    return bool(
+        policy.escalation_group_id
+        and (policy.escalate_after_minutes or policy.escalate_at_percent or policy.decide_within_minutes)
+    )
 
 
 def candidates(escalating: list[ApprovalPolicy], now: datetime):
@@ -116,6 +120,8 @@ def _past_thresholds(policy: ApprovalPolicy, now: datetime) -> Q:
         past |= Q(first_seen_at__lte=since) & (Q(claim_expires_at__isnull=True) | Q(claim_expires_at__lte=since))
     if policy.escalate_at_percent:
         past |= Q(expires_at__isnull=False) & Q(LessThanOrEqual(_share_due_at(policy.escalate_at_percent), Value(now)))
+    if policy.decide_within_minutes:
+        past |= Q(created_at__lte=now - timedelta(minutes=policy.decide_within_minutes))
     return past
 
 
@@ -144,6 +150,9 @@ def due_reason(policy: ApprovalPolicy, hold: Hold, now: datetime) -> str:
     percent = policy.escalate_at_percent
     if percent and hold.expires_at and hold.created_at + (hold.expires_at - hold.created_at) * percent / 100 <= now:
         return f"{percent} % of its time before expiry gone"
+    target = policy.decide_within_minutes
+    if target and hold.created_at + timedelta(minutes=target) <= now:
+        return f"past its target of a decision within {target} minute{'s' if target != 1 else ''} of the ask"
     return ""
 
 

@@ -117,6 +117,43 @@ class ApprovalPolicy(models.Model):
     expiry_outcome_comment = models.TextField(
         blank=True, help_text="Sent with a default reject, so the agent can tell its customer why."
     )
+    decide_within_minutes = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="A target: its holds should be decided within this many minutes of the agent's ask. Past it the "
+        "queue marks a hold and the statistics count it late; with an escalation group it escalates then.",
+    )
+    # A remembered approval (``approvals.remembering``): a reviewer's "and the same again" on the summary before Send,
+    # kept as a policy needing 0 people. Blank on an admin's policy.
+    remembered_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="remembered_approvals",
+        help_text="The reviewer who remembered an approval with it; blank for an admin's policy.",
+    )
+    remembered_from = models.ForeignKey(
+        Hold,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The hold whose approval was remembered.",
+    )
+    remembered_amount = models.DecimalField(
+        max_digits=20,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        help_text="A remembered approval approves holds each of whose items' amounts is at most this.",
+    )
+    remembered_currency = models.CharField(
+        max_length=40, blank=True, help_text="The currency every item must name, as that hold's did."
+    )
+    ended_at = models.DateTimeField(null=True, blank=True, help_text="When a remembered approval was revoked or ended.")
+    ended_reason = models.CharField(max_length=200, blank=True, help_text='Why: "revoked by alice", "alice is away".')
 
     class Meta:
         verbose_name_plural = "approval policies"
@@ -142,6 +179,33 @@ class ApprovalPolicy(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class RememberAllowance(models.Model):
+    """Holds whose approval reviewers may remember (``approvals.remembering``): none unless an admin adds one.
+
+    Globs as a policy's (blank: any); a remembered approval made under it approves at most
+    ``daily_cap_count`` holds a day.
+    """
+
+    env_pattern = models.CharField(max_length=200, blank=True, help_text="A glob over the env; blank: any env.")
+    agent_pattern = models.CharField(max_length=200, blank=True, help_text="A glob over the agent; blank: any agent.")
+    capability_pattern = models.CharField(
+        max_length=200, blank=True, help_text="A glob over the capability; blank: any capability."
+    )
+    daily_cap_count = models.PositiveIntegerField(
+        default=20,
+        validators=[MinValueValidator(1)],
+        help_text="A remembered approval made under it approves at most this many holds a day.",
+    )
+
+    class Meta:
+        verbose_name = "approval reviewers may remember"
+        verbose_name_plural = "approvals reviewers may remember"
+        ordering = ["agent_pattern", "capability_pattern", "env_pattern", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.agent_pattern or 'any agent'} / {self.capability_pattern or 'any capability'}"
 
 
 class Approval(models.Model):

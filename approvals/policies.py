@@ -36,6 +36,11 @@ otherwise the hold waits for people, and ``held_back`` says why. A policy with a
 ``expiry_outcome_minutes`` before the hold's expiry, while enabled and before ``valid_until``; a default
 approve also needs ``sure_total`` (else ``default_held_back`` says why, and nothing is sent). The sweeps
 (``holds.deciding.by_policy``), the pages and the replay of the past all ask ``own_action``.
+
+A reviewer's remembered approval (``remembered_by`` set, ``approvals.remembering``) is chosen
+apart: it matches by ``approvals.alike`` alone (every amount the hold carries read for certain, as
+above, each at most the remembered one, in its currency), only while enabled, and wins (needing 0 people)
+unless a matching policy needs two or more people, which always wins over it.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ from zoneinfo import ZoneInfo
 from django.conf import settings
 from django.db import transaction
 
+from approvals import alike
 from approvals.models import ApprovalPolicy
 from reviewqueue import processcache, softcache
 from reviewqueue.jsonvalues import Verdict, carried, grouped_number, is_amount_key
@@ -193,8 +199,21 @@ def requirement(hold, policies: Iterable[ApprovalPolicy], item_data: Iterable | 
     if item_data is None:
         item_data = [item.data for item in hold.items.all()]
     item_data = list(item_data)
+    remembered = [
+        policy
+        for policy in policies
+        if policy.remembered_by_id is not None and policy.enabled and alike.fits(policy, hold, item_data)
+    ]
     read = {None: carried(item_data)}  # every amount, read once for every policy
-    matching = [found for policy in policies if (found := match(policy, hold, item_data, read))]
+    matching = [
+        found
+        for policy in policies
+        if policy.remembered_by_id is None and (found := match(policy, hold, item_data, read))
+    ]
+    if remembered and not any(found.people >= 2 for found in matching):
+        # A reviewer's remembered approval, only where no policy asks for four eyes (``approvals.remembering``).
+        chosen = min(remembered, key=lambda policy: policy.pk or 0)
+        return Requirement(chosen, 0, alike.why(chosen), read[None].sure_total())
     certain = [found for found in matching if found.certain]
     winner = max(certain, key=lambda found: specificity(found.policy)) if certain else None
     least = winner.people if winner else NO_POLICY_NEEDS
@@ -342,7 +361,7 @@ def all_policies(current: str | None = None) -> list[ApprovalPolicy]:
     kept = _kept.get(current)
     if kept and time.monotonic() - kept[0] < KEPT_SECONDS:
         return kept[1]
-    policies = list(ApprovalPolicy.objects.select_related("later_approver_group", "escalation_group"))
+    policies = list(ApprovalPolicy.objects.select_related("later_approver_group", "escalation_group", "remembered_by"))
     _kept.clear()
     _kept[current] = (time.monotonic(), policies)
     return policies

@@ -29,7 +29,9 @@ import statistics
 from datetime import datetime
 from itertools import groupby
 
-from approvals.models import Approval
+from django.db.models import Count, Q
+
+from approvals.models import Approval, ApprovalPolicy, PolicyDecision
 from audit import approvers
 from audit.stats import Period
 
@@ -118,3 +120,14 @@ def _count(row: PolicyRow, chain: list[list[_Given]]) -> None:
         row.seconds.append((last.decided_at - chain[0][0].at).total_seconds())
     elif all(approval.approver_id != last.reviewer for approvals in chain for approval in approvals):
         row.rejected += 1
+
+
+def remembered_approvals(limit: int = 200) -> list[ApprovalPolicy]:
+    """Everyone's remembered approvals (``approvals.remembering``), newest first, each with ``matched``: the holds it
+    approved so far. The statistics page lists them with who made them, whatever the period."""
+    return list(
+        ApprovalPolicy.objects.filter(remembered_by__isnull=False)
+        .select_related("remembered_by", "remembered_from")
+        .annotate(matched=Count("decisions", filter=Q(decisions__kind=PolicyDecision.Kind.APPROVED)))
+        .order_by("-pk")[:limit]
+    )

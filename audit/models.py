@@ -141,6 +141,8 @@ class AuditEvent(models.Model):
         if self.actor_name:
             return self.actor_name
         if self.kind == EventKind.DECISION_SUBMITTED and isinstance(policy := self.payload.get("policy"), dict):
+            if policy.get("remembered_by"):
+                return f"policy ‘{policy.get('name')}’, owned by {policy.get('remembered_by')}"
             changed_by = f", last changed by {policy.get('last_changed_by')}" if policy.get("last_changed_by") else ""
             return f"policy ‘{policy.get('name')}’{changed_by}"
         return "anonymous" if self.kind in (EventKind.SIGN_IN_FAILED, EventKind.LOCKED_OUT) else "system"

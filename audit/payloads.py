@@ -17,8 +17,11 @@ decision_submitted     ``items``: ``[{"id", "action", "original_data", "data", "
                        (``decision_items``); for a decision a round of approvals made,
                        ``approvals``: ``[{"approval", "approver", "at"}]`` in order;
                        ``channel``: where it came from (``holds.models.DecisionChannel``:
-                       page, bulk, email_link, chat_link, policy, api; absent before it was
-                       recorded)
+                       page, bulk, email_link, chat_link, policy, remembered, api, slack; absent before
+                       it was recorded); ``target_minutes``: the hold's policy's target
+                       (``decide_within_minutes``) when it had one; ``policy`` for a policy's
+                       own: ``name``, ``last_changed_by``, ``kind``, and ``remembered_by`` (the
+                       owner's username) for a reviewer's remembered approval
 withdrawn              ``items`` as for decision_submitted: what was undone, never sent;
                        ``approval_withdrawn``: the pk of the approval the undo took back
 approval_given         ``approval`` (its pk), ``policy``, ``round``, ``position``, ``required``,

@@ -235,7 +235,7 @@ def _policy_values(policy) -> dict:
             continue
         if field.is_relation:
             related = getattr(policy, field.name)
-            values[field.name] = related.name if related else None
+            values[field.name] = str(related) if related else None  # a group by its name, a user by username
         else:
             value = getattr(policy, field.attname)
             if isinstance(value, Decimal):  # as the column keeps it, so that 500 and 500.0000 are no change

@@ -10,6 +10,7 @@ from audit import (
     approvalstats,
     approvers,
     charts,
+    decisiontime,
     describe,
     diff,
     export,
@@ -112,8 +113,12 @@ def statistics(request):
     period = stats.Period.from_query(request.GET, timezone.localdate())
     computed = stats.compute(period)
     handoffs = handoffstats.current()
+    times = decisiontime.compute(period)
     context = {
         "stats": computed,
+        "decision_times": times,
+        "decision_time_chart": times.chart(),
+        "remembered": approvalstats.remembered_approvals(),
         "reviewer_charts": charts.for_rows("reviewer", computed.reviewers, timing.humanize),
         "agent_charts": charts.for_rows("agent", computed.agents, timing.humanize),
         "policies": approvalstats.per_policy(period),

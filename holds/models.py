@@ -3,6 +3,7 @@
 import math
 import uuid
 
+from django.apps import apps
 from django.conf import settings
 from django.db import models
 from django.db.models import BooleanField, F, Q
@@ -360,7 +361,19 @@ class Decision(models.Model):
         verb = {frozenset({"approve"}): "Approved", frozenset({"reject"}): "Rejected"}.get(
             frozenset(actions), "Decided"
         )
+        if remembered := self._remembered_policy():
+            from approvals.wording import remembered_label  # approvals.models imports this module
+
+            return f"{verb} by {remembered_label(remembered, timezone.now())}"
         return f"{verb} by policy ‘{self.decided_by_policy}’"
+
+    def _remembered_policy(self):
+        """The reviewer's remembered approval that made this decision, if one did (read only for such a name)."""
+        if not self.decided_by_policy.startswith("remembered by "):
+            return None
+        decided = apps.get_model("approvals", "PolicyDecision").objects.filter(decision=self)
+        record = decided.select_related("policy__remembered_by").first()
+        return record.policy if record and record.policy and record.policy.remembered_by_id else None
 
     @property
     def undoable(self) -> bool:
@@ -394,6 +407,7 @@ class DecisionChannel(models.TextChoices):
     SLACK = "slack", "Slack"
     POLICY = "policy", "approval policy"
     API = "api", "API"
+    REMEMBERED = "remembered", "remembered approval"
 
 
 class ActionLinkUse(models.Model):

@@ -10,10 +10,10 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from approvals import approving, badges, rounds
+from approvals import approving, badges, remembering, rounds
 from approvals.models import Approval
 from holds import approval_page, assignments, notes
-from holds.deciding import claims, decisions, form_layout, presence, review
+from holds.deciding import claims, decisions, form_layout, presence, remember, review
 from holds.mirror import fresh, platform, runs
 from holds.models import Decision, Hold, Note
 from holds.queue import display as queue_display
@@ -268,9 +268,16 @@ def hold_review(request, pk):
     except review.NotConfirmed as refused:
         return _summary(request, hold, reviews, refused.message, status=409)
     try:
-        decisions.submit(
-            hold, request.user, review.choices(reviews), round_shown=round_shown, decision_shown=decision_shown
+        remember.submit(
+            hold,
+            request.viewer,
+            review.choices(reviews),
+            request.POST.get("remember", ""),
+            round_shown=round_shown,
+            decision_shown=decision_shown,
         )
+    except remembering.NotRememberable as refused:
+        return _summary(request, hold, reviews, f"Nothing was sent: {refused.message}", status=409)
     except decisions.DecisionRefused as refused:
         return render(
             request, "holds/hold.html", _hold_context(hold, reviews, refused.message, viewer=request.viewer), status=409
@@ -290,6 +297,7 @@ def _summary(request, hold, reviews, message="", status=200):
         "on_summary": True,
         "standing": standing,
         "round_shown": round_shown,
+        "remember": remembering.offer(hold, request.viewer, review.choices(reviews), timezone.now(), with_replay=True),
     }
     return render(request, "holds/summary.html", context, status=status)
 

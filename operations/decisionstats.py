@@ -25,8 +25,12 @@ FOLD_CHUNK = 100_000
 OUTCOMES = {EventKind.APPLIED: "applied", EventKind.NOT_APPLIED: "not_applied", EventKind.WITHDRAWN: "withdrawn"}
 DECIDE_BUCKETS = (60, 300, 900, 1800, 3600, 4 * 3600, 12 * 3600, 24 * 3600, 3 * 24 * 3600)
 DELIVERY_BUCKETS = (0.5, 1, 2, 5, 10, 30, 60, 300, 600, 1800)
+# From the agent's ask to the decision, by the channel it came through: name "time_to_decision:page", label a bucket.
+DECISION_BUCKETS = (5, 15, 30, 60, 120, 300, 600, 1800, 3600, 2 * 3600, 4 * 3600, 8 * 3600, 12 * 3600, 24 * 3600)
+BY_CHANNEL = "time_to_decision"
+UNKNOWN_CHANNEL = "page"  # decisions recorded before their events named a channel came from the hold page
 BY_POLICY = "by_policy"  # a policy's own decisions: name "by_policy:approved" (or ":default_outcome"), label its name
-HISTOGRAMS = {"time_to_decide": DECIDE_BUCKETS, "delivery_latency": DELIVERY_BUCKETS}
+HISTOGRAMS = {"time_to_decide": DECIDE_BUCKETS, "delivery_latency": DELIVERY_BUCKETS, BY_CHANNEL: DECISION_BUCKETS}
 
 # The time each new event adds: from the hold's creation to the decision stored (decision_submitted),
 # and from the decision stored to the platform applying it (applied). Portable expressions, not SQL of
@@ -56,12 +60,14 @@ def _tallies_between(after: int, upto: int) -> dict[tuple[str, str], list[float]
     counts: Counter = Counter()
     totals: defaultdict = defaultdict(float)
     events = AuditEvent.objects.filter(sequence__gt=after, sequence__lte=upto, kind__in=kinds, decision__isnull=False)
-    rows = events.order_by().values_list("kind", TO_DECIDE, TO_APPLY, "payload__policy")
-    for kind, to_decide, to_apply, policy in rows.iterator(chunk_size=10_000):
+    rows = events.order_by().values_list("kind", TO_DECIDE, TO_APPLY, "payload__policy", "payload__channel")
+    for kind, to_decide, to_apply, policy, channel in rows.iterator(chunk_size=10_000):
         if kind in OUTCOMES:
             counts["outcome", OUTCOMES[kind]] += 1
         if kind == EventKind.DECISION_SUBMITTED:
             _observe(counts, totals, "time_to_decide", to_decide.total_seconds())
+            channel = channel[:20] if isinstance(channel, str) and channel else UNKNOWN_CHANNEL
+            _observe(counts, totals, BY_CHANNEL, to_decide.total_seconds(), f"{BY_CHANNEL}:{channel}")
             if isinstance(policy, dict) and policy.get("name"):  # a policy's own decision
                 counts[f"{BY_POLICY}:{policy.get('kind') or 'approved'}", str(policy["name"])] += 1
         elif kind == EventKind.APPLIED and to_apply is not None:
@@ -70,13 +76,15 @@ def _tallies_between(after: int, upto: int) -> dict[tuple[str, str], list[float]
     return {key: [counts[key], totals[key]] for key in keys}
 
 
-def _observe(counts: Counter, totals: defaultdict, name: str, seconds: float) -> None:
-    """One observation: its (non-cumulative) bucket, the count and the sum (kept under the label "")."""
+def _observe(counts: Counter, totals: defaultdict, name: str, seconds: float, stored_as: str = "") -> None:
+    """One observation of histogram ``name`` (its tallies named ``stored_as``, when given: one series of it): its
+    (non-cumulative) bucket, the count and the sum (kept under the label "")."""
     buckets = HISTOGRAMS[name]
+    stored_as = stored_as or name
     index = bisect.bisect_left(buckets, seconds)
-    counts[name, str(float(buckets[index])) if index < len(buckets) else "+Inf"] += 1
-    counts[name, ""] += 1
-    totals[name, ""] += seconds
+    counts[stored_as, str(float(buckets[index])) if index < len(buckets) else "+Inf"] += 1
+    counts[stored_as, ""] += 1
+    totals[stored_as, ""] += seconds
 
 
 def _add(tallies: dict[tuple[str, str], list[float]]) -> None:
@@ -101,11 +109,21 @@ def by_policy() -> list[tuple[str, str, int]]:
     ]
 
 
-def histogram(name: str) -> tuple[list[tuple[str, int]], int, float]:
-    """A histogram's cumulative buckets (``+Inf`` last), its count and its sum."""
+def by_channel() -> dict[str, tuple[list[tuple[str, int]], int, float]]:
+    """The time from the agent's ask to the decision, as ``histogram`` gives one, for each channel seen so far."""
+    channels = DecisionTally.objects.filter(name__startswith=f"{BY_CHANNEL}:").values_list("name", flat=True)
+    return {
+        name.removeprefix(f"{BY_CHANNEL}:"): histogram(BY_CHANNEL, name) for name in sorted(set(channels.order_by()))
+    }
+
+
+def histogram(name: str, stored_as: str = "") -> tuple[list[tuple[str, int]], int, float]:
+    """A histogram's cumulative buckets (``+Inf`` last), its count and its sum (of its series ``stored_as``)."""
     rows = {
         label: (count, total)
-        for label, count, total in DecisionTally.objects.filter(name=name).values_list("label", "count", "total")
+        for label, count, total in DecisionTally.objects.filter(name=stored_as or name).values_list(
+            "label", "count", "total"
+        )
     }
     cumulative, buckets = 0, []
     for bound in [str(float(bound)) for bound in HISTOGRAMS[name]] + ["+Inf"]:

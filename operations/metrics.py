@@ -42,6 +42,7 @@ class ReviewQueueCollector(Collector):
         yield from open_holds(now)
         yield from decisions(now)
         yield time_to_decide()
+        yield time_to_decision()
         yield delivery_latency()
         yield from syncs(now)
         yield from notifications()
@@ -133,6 +134,19 @@ def time_to_decide() -> Metric:
         f"{PREFIX}_time_to_decide_seconds",
         "Time from a hold's creation to its decision being stored.",
     )
+
+
+def time_to_decision() -> Metric:
+    """Seconds from the agent's ask to the decision stored, by the channel it came through (page, bulk, email_link,
+    chat_link, policy, remembered …): one observation per decision, folded from the audit trail."""
+    family = HistogramMetricFamily(
+        f"{PREFIX}_time_to_decision_seconds",
+        "Time from the agent's ask (the hold's creation) to its decision, by the channel the decision came through.",
+        labels=["channel"],
+    )
+    for channel, (buckets, _, total) in decisionstats.by_channel().items():
+        family.add_metric([channel], buckets, total)
+    return family
 
 
 def delivery_latency() -> Metric:

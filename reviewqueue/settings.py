@@ -341,6 +341,8 @@ LOGGING = {
 # Reviewing and delivering decisions.
 CLAIM_MINUTES = env.integer("CLAIM_MINUTES", 10, minimum=1)
 UNDO_SECONDS = env.integer("UNDO_SECONDS", 10)  # 0: no undo window, a decision is sent at once
+# The longest a reviewer may remember an approval for (approvals/remembering.py); 0 turns remembering off.
+REMEMBER_MAX_HOURS = env.integer("REMEMBER_MAX_HOURS", 7 * 24)
 DELIVERY_RETRY_BASE_SECONDS = env.seconds("DELIVERY_RETRY_BASE_SECONDS", 2.0)
 DELIVERY_RETRY_MAX_SECONDS = env.seconds("DELIVERY_RETRY_MAX_SECONDS", 300.0)
 # Often, so that a decision whose worker died is sent again within a minute (holds/deciding/decisions.py).

@@ -13,6 +13,7 @@ urlpatterns = [
     path("slack/", include("slackapp.urls")),
     path(changes.STREAM_PATH.lstrip("/"), include("live.urls")),
     path("", include("api.urls")),  # /api/v1/ and the API tokens page
+    path("remembered/", include("approvals.urls")),
     path("", include("operations.urls")),
     path("", include("holds.urls")),
 ]

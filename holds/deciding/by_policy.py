@@ -32,7 +32,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from approvals import alone, policies, rounds
+from approvals import alone, policies, remembering, rounds, wording
 from approvals.escalation import may_apply
 from approvals.models import Approval, ApprovalPolicy, PolicyDecision
 from audit.models import AuditEvent, EventKind
@@ -49,6 +49,7 @@ BATCH = 200
 def approve_due(now: datetime | None = None) -> list[Decision]:
     """Approve the holds whose 0-people policy's wait is over, at most ``BATCH``; return the decisions made."""
     now = now or timezone.now()
+    remembering.end_stopped(now)  # so that a stopped remembered approval matches nothing, here or elsewhere
     alone = [policy for policy in policies.all_policies() if policies.decides_alone(policy) and policy.enabled]
     waited = Q(pk__in=[])
     for policy in alone:
@@ -144,7 +145,7 @@ def _decide_locked(hold_pk: int, kind: str, now: datetime) -> Decision | None:
     # The policy's current values, locked: the day's tally is read and counted in turns, and the hold's requirement
     # read again with them.
     policy = ApprovalPolicy.objects.select_for_update().filter(pk=chosen.policy.pk).first() if chosen else None
-    if policy is None:
+    if policy is None or (policy.remembered_by_id is not None and remembering.stopped_reason(policy, now)):
         return None
     found = policies.requirement(hold, [policy if other.pk == policy.pk else other for other in every_policy])
     if found is None or found.policy.pk != policy.pk:
@@ -184,10 +185,16 @@ def _decide_locked(hold_pk: int, kind: str, now: datetime) -> Decision | None:
         return None  # another sweep decided it first
     current = rounds.open_round(rounds.with_rounds(Approval.objects.filter(hold=hold).select_related("approver")))
     claimant = hold.claimant(now)
-    decider = decisions.PolicyDecider(
-        policy.name, last_changed_by(policy), "approved" if approving else "default_outcome"
+    if policy.remembered_by_id is not None:
+        owner = policy.remembered_by.get_username()
+        decider = decisions.PolicyDecider(wording.remembered_decider(policy), owner, "approved", remembered_by=owner)
+    else:
+        decider = decisions.PolicyDecider(
+            policy.name, last_changed_by(policy), "approved" if approving else "default_outcome"
+        )
+    decision = decisions.submit_for_policy(
+        hold, decider, choices, now, linked=current, target_minutes=policy.decide_within_minutes
     )
-    decision = decisions.submit_for_policy(hold, decider, choices, now, linked=current)
     record.decision = decision
     record.save(update_fields=["decision"])
     if not approving:

@@ -26,7 +26,7 @@ from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from approvals import approving
+from approvals import approving, remembering
 from approvals.models import Approval
 from audit import events as audit_events
 from audit import payloads
@@ -96,6 +96,11 @@ class PolicyDecider:
     name: str
     changed_by: str = ""
     kind: str = "approved"  # or "default_outcome": its default outcome before the hold's expiry
+    remembered_by: str = ""  # a reviewer's remembered approval (``approvals.remembering``): its owner's username
+
+    @property
+    def channel(self) -> str:
+        return DecisionChannel.REMEMBERED if self.remembered_by else DecisionChannel.POLICY
 
 
 def reviewer_name(user) -> str:
@@ -168,13 +173,20 @@ def submit(
             return counted.approval
         undo_until = now + undo_window() if settings.UNDO_SECONDS else None
         decision = _create(
-            locked, counted.choices, counted.approvals, now, reviewer=reviewer, undo_until=undo_until, channel=channel
+            locked,
+            counted.choices,
+            counted.approvals,
+            now,
+            reviewer=reviewer,
+            undo_until=undo_until,
+            channel=channel,
+            target_minutes=counted.target_minutes,
         )
     return decision
 
 
 def submit_for_policy(
-    hold: Hold, decider: PolicyDecider, choices: list[ItemChoice], now: datetime, linked=()
+    hold: Hold, decider: PolicyDecider, choices: list[ItemChoice], now: datetime, linked=(), target_minutes=None
 ) -> Decision:
     """Store an approval policy's own decision of ``hold`` and queue its delivery at once.
 
@@ -184,7 +196,8 @@ def submit_for_policy(
     round's approvals, which the decision ends and the audit keeps. A claim still running
     ends with it. Raises ``AlreadyDecided`` for a hold with a live decision and
     ``DecisionRefused`` for one that cannot be decided. The caller checks, in the same
-    transaction and with the hold locked first, that the policy may still decide.
+    transaction and with the hold locked first, that the policy may still decide. ``target_minutes`` is the
+    policy's target (``decide_within_minutes``), which the audit keeps.
     """
     with transaction.atomic():
         locked = with_latest_decision(Hold.objects.select_for_update()).prefetch_related("items").get(pk=hold.pk)
@@ -194,7 +207,9 @@ def submit_for_policy(
         Hold.objects.filter(pk=locked.pk, claimed_by__isnull=False).update(
             claimed_by=None, claimed_at=None, claim_expires_at=now
         )
-        decision = _create(locked, choices, list(linked), now, decider=decider, channel=DecisionChannel.POLICY)
+        decision = _create(
+            locked, choices, list(linked), now, decider=decider, channel=decider.channel, target_minutes=target_minutes
+        )
     return decision
 
 
@@ -207,10 +222,11 @@ def _create(
     decider: PolicyDecider | None = None,
     undo_until: datetime | None = None,
     channel: str = DecisionChannel.PAGE,
+    target_minutes: int | None = None,
 ) -> Decision:
     """The hold's live decision, by ``reviewer`` or ``decider``, its items, its audit (with the ``channel`` it came
-    through) and its delivery, queued once the transaction commits (``undo_until``: not before the end of that undo
-    window)."""
+    through and the ``target_minutes`` its policy set, if any: the statistics count it late against that) and its
+    delivery, queued once the transaction commits (``undo_until``: not before the end of that undo window)."""
     try:
         with transaction.atomic():
             decision = Decision.objects.create(
@@ -238,12 +254,16 @@ def _create(
     )
     approving.link(approvals, decision)
     payload = {"items": payloads.decision_items(decision), "channel": channel}
+    if target_minutes:
+        payload["target_minutes"] = target_minutes
     if approvals:
         payload["approvals"] = [
             {"approval": a.pk, "approver": a.approver.get_username(), "at": a.created_at.isoformat()} for a in approvals
         ]
     if decider:
         payload["policy"] = {"name": decider.name, "last_changed_by": decider.changed_by, "kind": decider.kind}
+        if decider.remembered_by:
+            payload["policy"]["remembered_by"] = decider.remembered_by
     audit_events.record(EventKind.DECISION_SUBMITTED, actor=reviewer, hold=locked, decision=decision, payload=payload)
     notify.resolve_for_holds([locked.pk], notify.RESOLVED_BY_DECISION, f"decided by {decider_name(decision)}", now)
     countdown = (undo_until - now).total_seconds() if undo_until else 0
@@ -281,6 +301,7 @@ def withdraw(decision_id: int, reviewer, now: datetime | None = None) -> Decisio
                 return decision
             raise TooLateToUndo("Too late to undo: the decision is already on its way to the platform.")
         uncounted = approving.uncount(decision)
+        remembering.undone(hold, reviewer, now)  # an approval remembered with it is taken back with it
         claims.claim(hold, reviewer, now)
         if hold.status == Hold.Status.OPEN:
             notify.reopen_for_hold(hold.pk, since=decision.created_at)

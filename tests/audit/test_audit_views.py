@@ -378,7 +378,7 @@ def test_statistics_per_reviewer_and_agent(ada_client, alice, bob, samples, plat
     assert agents["upsonic-support"].decisions == 1
     body = response.content.decode()
     main = body.split("<main", 1)[1]
-    assert main.count('<figure class="chart">') == 6 and "<script" not in main
+    assert main.count('<figure class="chart">') == 7 and "<script" not in main  # 3 + 3 + time to a decision
 
 
 def test_statistics_only_count_decisions_in_the_chosen_period(ada_client, alice, samples):

@@ -1,0 +1,343 @@
+"""Remembered approvals: a reviewer's "and the same again" on the summary before Send, within limits.
+
+A reviewer approving every item of a hold as the agent asked may remember the approval for 1 hour,
+until the end of the day (in their time zone) or 7 days, none past ``REMEMBER_MAX_HOURS``. It is kept
+as an approval policy needing 0 people, owned by the reviewer (``remembered_by``), so the standing
+policies' machinery runs it: ``policies.requirement`` picks it for a like hold (``approvals.alike``:
+the same env, agent and capability, each item's amount read for certain and at most this one's, in the
+same currency), ``policies.own_action`` approves at once (a wait of 0), under its daily count cap (the
+allowance's) and before its ``valid_until``, and the policy sweep (``holds.deciding.by_policy``) decides,
+once per hold, naming it "policy: remembered by alice".
+
+Never a hole. It is neither offered nor made (a forged POST included) when:
+
+- the hold is under four eyes: a policy needing two or more people matches it, or a round of approvals is
+  open (any such policy also wins over a remembered approval later, ``policies.requirement``);
+- an amount of the hold is not read for certain, or its items name different currencies;
+- the reviewer edited or rejected anything;
+- no ``RememberAllowance`` of an admin admits the hold's env, agent and capability (none by default);
+- the reviewer may not review, or is away.
+
+It is never wider than its owner's team scopes: it matches only the env, agent and capability of a hold
+they could see, and stops (``stopped_reason``) when they no longer could, when they lose the Reviewers
+role, are deactivated or go away, when the allowance goes, at its ``valid_until`` or on revoke. The sweep
+checks that with the hold and the policy locked before each decision, and ``end_stopped`` ends such
+approvals (disabled, with the reason), so that they stop matching anywhere; the Undo of the decision it was
+made with ends it too (``undone``). Making, revoking and ending
+one are audited as setting changes of the policy; each use is a decision whose audit names the policy
+and its owner.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from datetime import datetime, time, timedelta
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from approvals import alike, policies, replay, rounds, wording
+from approvals.models import ApprovalPolicy, PolicyDecision, RememberAllowance
+from audit import events as audit_events
+from audit.models import EventKind
+from holds.models import DecisionItem
+from notifications.models import NotificationSettings
+from people import naming
+from people import wording as people_wording
+from reviewqueue import roles
+from reviewqueue.viewer import Viewer
+from teams import scopes
+
+POLICY_MODEL = ApprovalPolicy._meta.label_lower
+REPLAY_DAYS = 30
+
+
+class NotRememberable(Exception):
+    """This approval cannot be remembered; ``message`` says why, for the reviewer."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+@dataclasses.dataclass(frozen=True)
+class Duration:
+    key: str
+    label: str
+    until: datetime
+
+
+@dataclasses.dataclass(frozen=True)
+class Offer:
+    """What remembering this approval would make: ``policy`` (unsaved), the ``durations`` to choose from, and the
+    replay of ``policy`` over the last ``REPLAY_DAYS`` days (None when not asked for)."""
+
+    policy: ApprovalPolicy
+    durations: list[Duration]
+    replay: replay.Replay | None = None
+
+    @property
+    def words(self) -> str:
+        """Exactly what it approves."""
+        policy, hold = self.policy, self.policy.remembered_from
+        return (
+            f"Holds of agent {hold.agent}, capability {hold.capability} in env {hold.env}, {alike.why(policy)}, "
+            f"approved as asked in your name, at most {policy.daily_cap_count} a day."
+        )
+
+    @property
+    def people_approved(self) -> int:
+        """Of the holds it would have approved, how many people approved as asked."""
+        found = self.replay
+        return found.would_approve - len(found.people_rejected) - len(found.people_edited) if found else 0
+
+
+def durations(now: datetime) -> list[Duration]:
+    """The durations offered at ``now``: 1 hour, until the end of the day in the active zone, 7 days; none past
+    ``REMEMBER_MAX_HOURS``."""
+    local = timezone.localtime(now)
+    end_of_day = datetime.combine(local.date() + timedelta(days=1), time.min, tzinfo=local.tzinfo)
+    offered = [
+        Duration("hour", "for 1 hour", now + timedelta(hours=1)),
+        Duration("day", "until the end of the day", end_of_day),
+        Duration("week", "for 7 days", now + timedelta(days=7)),
+    ]
+    longest = now + timedelta(hours=settings.REMEMBER_MAX_HOURS)
+    return [duration for duration in offered if duration.until <= longest]
+
+
+def offer(hold, viewer: Viewer, choices, now: datetime, with_replay: bool = False) -> Offer | None:
+    """What remembering ``viewer``'s ``choices`` for ``hold`` (its items prefetched) would make, or None when it may
+    not be remembered."""
+    try:
+        return _offer(hold, viewer, choices, now, with_replay)
+    except NotRememberable:
+        return None
+
+
+def _offer(hold, viewer: Viewer, choices, now: datetime, with_replay: bool) -> Offer:
+    """``offer``, raising ``NotRememberable`` with the reason."""
+    if not durations(now):
+        raise NotRememberable("Remembering approvals is turned off.")
+    if not (roles.can_review(viewer) and scopes.may_see(viewer, hold)):
+        raise NotRememberable("Only a reviewer who may decide this hold may remember its approval.")
+    if not choices or any(choice.action != DecisionItem.Action.APPROVE for choice in choices):
+        raise NotRememberable("Only an approval of every item as the agent asked can be remembered.")
+    allowance = allowance_for(hold)
+    if allowance is None:
+        raise NotRememberable("An admin has not allowed approvals of this agent and capability to be remembered.")
+    if NotificationSettings.objects.filter(user=viewer.user, away_until__gt=now).exists():
+        raise NotRememberable("You are away: an approval remembered now would stop at once.")
+    item_data = [item.data for item in hold.items.all()]
+    amounts = alike.certain_amounts(item_data)
+    currency = alike.currency(item_data)
+    if amounts is None or currency is None:
+        raise NotRememberable("This hold's amounts are not read for certain, so its approval cannot be remembered.")
+    candidate = ApprovalPolicy(
+        name=f"remembered by {viewer.user.get_username()[:60]} {uuid.uuid4().hex[:8]}",
+        env_pattern=alike.literal(hold.env),
+        agent_pattern=alike.literal(hold.agent),
+        capability_pattern=alike.literal(hold.capability),
+        approvals_required=0,
+        auto_wait_minutes=0,
+        daily_cap_count=allowance.daily_cap_count,
+        remembered_by=viewer.user,
+        remembered_from=hold,
+        remembered_amount=max(amounts),
+        remembered_currency=currency,
+    )
+    standing = rounds.standing(hold, [*policies.all_policies(), candidate])
+    # The very hold must be one it would approve: no four-eyes policy matches it, and it is like itself.
+    if standing.approvals or standing.requirement is None or standing.requirement.policy is not candidate:
+        raise NotRememberable("This hold is under four eyes: its approval cannot be remembered.")
+    found = replay.replay(candidate, REPLAY_DAYS, now) if with_replay else None
+    return Offer(candidate, durations(now), found)
+
+
+def allowance_for(hold) -> RememberAllowance | None:
+    """The strictest (smallest daily cap) of the admins' allowances admitting ``hold``, if any does."""
+    admitting = [
+        allowance
+        for allowance in RememberAllowance.objects.all()
+        if scopes.glob_matches(allowance.env_pattern, hold.env)
+        and scopes.glob_matches(allowance.agent_pattern, hold.agent)
+        and scopes.glob_matches(allowance.capability_pattern, hold.capability)
+    ]
+    return min(admitting, key=lambda allowance: (allowance.daily_cap_count, allowance.pk), default=None)
+
+
+def remember(hold, viewer: Viewer, choices, duration_key: str, now: datetime) -> ApprovalPolicy:
+    """Make ``viewer``'s remembered approval of holds like ``hold`` for the duration named ``duration_key``, and
+    audit it; raise ``NotRememberable`` when it may not be (see the module's rules). Call it in the transaction
+    that stores the decision, before it, so that a refusal stores neither."""
+    made = _offer(hold, viewer, choices, now, with_replay=False)
+    duration = next((one for one in made.durations if one.key == duration_key), None)
+    if duration is None:
+        raise NotRememberable("Choose how long to remember this approval among the durations offered.")
+    policy = made.policy
+    policy.valid_until = duration.until
+    with transaction.atomic():
+        policy.save()
+        audit_events.record(
+            EventKind.SETTING_CHANGED,
+            actor=viewer.user,
+            hold=hold,
+            payload={
+                "model": POLICY_MODEL,
+                "object_id": str(policy.pk),
+                "object": policy.name,
+                "action": "added",
+                "message": f"remembered approval {duration.label}, until {people_wording.moment(duration.until)}: "
+                f"{made.words}",
+                "remembered": _facts(policy),
+            },
+        )
+    return policy
+
+
+def _facts(policy: ApprovalPolicy) -> dict:
+    hold = policy.remembered_from
+    return {
+        "by": policy.remembered_by.get_username(),
+        "hold": hold.hold_id,
+        "env": hold.env,
+        "agent": hold.agent,
+        "capability": hold.capability,
+        "amount_at_most": str(policy.remembered_amount),
+        "currency": policy.remembered_currency,
+        "valid_until": policy.valid_until.isoformat() if policy.valid_until else None,
+        "daily_cap_count": policy.daily_cap_count,
+    }
+
+
+def stopped_reason(policy: ApprovalPolicy, now: datetime) -> str:
+    """Why remembered ``policy`` approves nothing at ``now`` ("" while it may): ended or revoked, past its time, its
+    owner deactivated, no longer a reviewer, away or no longer seeing its holds, or no allowance left for them.
+    Reads the owner afresh."""
+    if policy.ended_at is not None or not policy.enabled:
+        return policy.ended_reason or "ended"
+    if policy.valid_until is not None and policy.valid_until <= now:
+        return f"its time ran out at {people_wording.moment(policy.valid_until)}"
+    owner = get_user_model().objects.get(pk=policy.remembered_by_id)
+    name = naming.name(owner)
+    if not owner.is_active:
+        return f"{name} was deactivated"
+    viewer = scopes.viewer_of(owner)
+    if not roles.can_review(viewer):
+        return f"{name} no longer has the Reviewers role"
+    if NotificationSettings.objects.filter(user=owner, away_until__gt=now).exists():
+        return f"{name} is away"
+    source = policy.remembered_from
+    if not scopes.may_see(viewer, source):
+        return f"{name} no longer sees these holds"
+    if allowance_for(source) is None:
+        return "an admin no longer allows these approvals to be remembered"
+    return ""
+
+
+def end_stopped(now: datetime) -> list[ApprovalPolicy]:
+    """End every remembered approval that has stopped (``stopped_reason``); return those ended."""
+    ended = []
+    live = ApprovalPolicy.objects.filter(remembered_by__isnull=False, enabled=True).select_related(
+        "remembered_by", "remembered_from"
+    )
+    for policy in live:
+        if (reason := stopped_reason(policy, now)) and end(policy, reason, now):
+            ended.append(policy)
+    return ended
+
+
+def undone(hold, owner, now: datetime) -> list[ApprovalPolicy]:
+    """``owner`` undid their decision of ``hold``: the approvals they remembered with it end too."""
+    made = ApprovalPolicy.objects.filter(remembered_from=hold, remembered_by=owner, enabled=True).select_related(
+        "remembered_by", "remembered_from"
+    )
+    return [policy for policy in made if end(policy, "its approval was undone", now, actor=owner)]
+
+
+def revoke(policy_pk: int, user, now: datetime, owned_only: bool = False) -> ApprovalPolicy | None:
+    """Revoke remembered approval ``policy_pk`` as ``user``: its owner (or, unless ``owned_only``, a superuser); None
+    when it is not theirs to revoke. Revoking one already ended changes nothing."""
+    mine = Q() if user.is_superuser and not owned_only else Q(remembered_by=user)
+    policy = (
+        ApprovalPolicy.objects.filter(mine, pk=policy_pk, remembered_by__isnull=False)
+        .select_related("remembered_by", "remembered_from")
+        .first()
+    )
+    if policy is not None:
+        end(policy, f"revoked by {naming.name(user)}", now, actor=user)
+    return policy
+
+
+def end(policy: ApprovalPolicy, reason: str, now: datetime, actor=None) -> bool:
+    """Disable ``policy`` for good, saying why, and audit it; False when it had ended already."""
+    with transaction.atomic():
+        ended = ApprovalPolicy.objects.filter(pk=policy.pk, enabled=True).update(
+            enabled=False, ended_at=now, ended_reason=reason[:200]
+        )
+        if not ended:
+            return False
+        policies.policies_changed()
+        audit_events.record(
+            EventKind.SETTING_CHANGED,
+            actor=actor,
+            hold=policy.remembered_from,
+            payload={
+                "model": POLICY_MODEL,
+                "object_id": str(policy.pk),
+                "object": policy.name,
+                "action": "changed",
+                "message": f"remembered approval ended: {reason}",
+                "remembered": _facts(policy) | {"ended": reason},
+            },
+        )
+    policy.enabled, policy.ended_at, policy.ended_reason = False, now, reason[:200]
+    return True
+
+
+@dataclasses.dataclass(frozen=True)
+class Listed:
+    """A remembered approval as its lists show it: what it approves, whose, how many it matched so far, and
+    whether it still runs (``stopped``: why not, "" while it does)."""
+
+    policy: ApprovalPolicy
+    label: str
+    words: str
+    matched: int
+    stopped: str
+
+
+def listed(owner=None, now: datetime | None = None) -> list[Listed]:
+    """Remembered approvals, newest first: ``owner``'s, or everyone's (for admins and auditors)."""
+    now = now or timezone.now()
+    found = ApprovalPolicy.objects.filter(remembered_by__isnull=False).select_related(
+        "remembered_by", "remembered_from"
+    )
+    if owner is not None:
+        found = found.filter(remembered_by=owner)
+    found = found.annotate(matched=Count("decisions", filter=Q(decisions__kind=PolicyDecision.Kind.APPROVED))).order_by(
+        "-pk"
+    )
+    return [
+        Listed(
+            policy,
+            wording.remembered_label(policy, now),
+            Offer(policy, []).words,
+            policy.matched,
+            _stopped_words(policy, now),
+        )
+        for policy in found[:500]
+    ]
+
+
+def _stopped_words(policy: ApprovalPolicy, now: datetime) -> str:
+    """Why a listed approval no longer runs, by its own fields alone ("" while it runs): the sweep ends the others."""
+    if not policy.enabled:
+        return policy.ended_reason or "ended"
+    if policy.valid_until is not None and policy.valid_until <= now:
+        return f"its time ran out at {people_wording.moment(policy.valid_until)}"
+    return ""

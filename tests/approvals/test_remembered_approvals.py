@@ -1,0 +1,315 @@
+"""Remembered approvals: a reviewer's "and the same again" approves like holds by itself, in their name, and nothing
+wider; it stops at its cap, its time, on revoke and when its owner may no longer review; never under four eyes."""
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+import time_machine
+from django.urls import reverse
+from django.utils import timezone
+
+from approvals import remembering
+from approvals.models import ApprovalPolicy, PolicyDecision, RememberAllowance
+from audit.models import AuditEvent
+from holds.deciding import by_policy, decisions
+from holds.mirror import sync
+from holds.models import Decision, Hold
+from notifications.models import NotificationSettings
+from reviewqueue import roles
+from tests.helpers.approvals_setup import decision_posts, signed_in
+from tests.helpers.concurrently import at_once
+from tests.helpers.forms import fields_of
+from tests.helpers.reviewing import review_form, send, summary_of
+from tests.helpers.users import scoped_group
+
+pytestmark = pytest.mark.django_db
+
+
+def add_refund(platform_client, platform_state, hold_id, amount, agent="refund-bot", env="default", **fields) -> Hold:
+    platform_state.add_hold(
+        env,
+        {
+            "hold_id": hold_id,
+            "agent": agent,
+            "capability": "refund",
+            "items": [{"id": "A-1", "title": "refund", "data": {"order_id": "A-1", "amount": amount}}],
+            **fields,
+        },
+    )
+    sync.sync_env(platform_client, env)
+    return Hold.objects.get(env=env, hold_id=hold_id)
+
+
+@pytest.fixture
+def allowed(db):
+    return RememberAllowance.objects.create(agent_pattern="refund-bot", capability_pattern="refund", daily_cap_count=3)
+
+
+@pytest.fixture
+def first(platform_client, platform_state, db):
+    return add_refund(platform_client, platform_state, "h_first", "12.00")
+
+
+def remember_through_summary(client, hold, duration="hour"):
+    """Approve ``hold`` as it is from its summary, choosing to remember it for ``duration``."""
+    fields = summary_of(client, hold, review_form(hold))
+    assert fields["remember"] == [""]  # "Don't remember" is what the summary starts with
+    return send(client, hold, {**fields, "remember": duration})
+
+
+def approve_due_at(moment):
+    with time_machine.travel(moment, tick=False):
+        return by_policy.approve_due()
+
+
+def remembered(alice, first, allowed, hours=1) -> ApprovalPolicy:
+    response = remember_through_summary(signed_in(alice), first)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    return ApprovalPolicy.objects.get(remembered_by=alice)
+
+
+# Making one
+
+
+def test_the_summary_says_what_it_will_approve_and_replays_the_last_30_days(alice, first, allowed):
+    page = signed_in(alice).post(reverse("hold-review", args=[first.pk]), review_form(first)).content.decode()
+
+    assert 'id="remember"' in page
+    assert "Holds of agent refund-bot, capability refund in env default, each amount at most 12.00" in page
+    assert "In the last 30 days 0 holds like it" in page
+    for choice in ("for 1 hour", "until the end of the day", "for 7 days"):
+        assert choice in page
+
+
+def test_remembering_makes_a_standing_approval_owned_by_the_reviewer_and_audits_it(alice, first, allowed):
+    before = timezone.now()
+    policy = remembered(alice, first, allowed)
+
+    assert policy.approvals_required == 0 and policy.auto_wait_minutes == 0
+    assert policy.remembered_amount == Decimal("12.00") and policy.remembered_currency == ""
+    assert policy.daily_cap_count == 3
+    assert before + timedelta(hours=1) <= policy.valid_until <= timezone.now() + timedelta(hours=1)
+    assert Decision.objects.get(hold=first).reviewer == alice  # the decision itself went as always
+    made = AuditEvent.objects.get(kind="setting_changed", payload__object_id=str(policy.pk))
+    assert made.actor == alice and made.payload["remembered"]["agent"] == "refund-bot"
+
+
+def test_a_like_hold_is_approved_once_by_itself_named_for_its_owner(
+    alice, first, allowed, platform_client, platform_state
+):
+    policy = remembered(alice, first, allowed)
+    like = add_refund(platform_client, platform_state, "h_like", "9.50")
+
+    made = approve_due_at(like.first_seen_at + timedelta(seconds=1))
+    again = approve_due_at(like.first_seen_at + timedelta(seconds=20))
+    decisions.deliver(made[0].pk, platform_client)
+
+    assert [decision.hold for decision in made] == [like] and again == []
+    decision = Decision.objects.get(hold=like)
+    assert decision.decided_by_policy == "remembered by alice"
+    assert decision_posts(platform_state)[-1]["body"]["decided_by"] == "policy: remembered by alice"
+    submitted = AuditEvent.objects.get(kind="decision_submitted", decision=decision)
+    assert submitted.payload["channel"] == "remembered"
+    assert submitted.payload["policy"]["remembered_by"] == "alice"
+    assert submitted.actor_label == "policy ‘remembered by alice’, owned by alice"
+    page = signed_in(alice).get(reverse("hold", args=[like.pk])).content.decode()
+    until = timezone.localtime(policy.valid_until).strftime("%H:%M")
+    assert f"Approved by Alice Adams&#x27;s remembered approval (until {until})" in page
+
+
+@pytest.mark.parametrize(
+    ("amount", "agent", "env"),
+    [("20.00", "refund-bot", "default"), ("9.50", "other-bot", "default"), ("9.50", "refund-bot", "staging")],
+    ids=["larger", "another agent", "another env"],
+)
+def test_a_larger_hold_another_agents_or_another_envs_waits_for_people(
+    alice, first, allowed, platform_client, platform_state, settings, amount, agent, env
+):
+    settings.AGENTOS_ENVS = ["default", "staging"]
+    remembered(alice, first, allowed)
+    unlike = add_refund(platform_client, platform_state, "h_unlike", amount, agent=agent, env=env)
+
+    assert approve_due_at(unlike.first_seen_at + timedelta(seconds=1)) == []
+
+
+@pytest.mark.parametrize("amount", ["9,50O", "1,500", "-5.00"])
+def test_a_hold_whose_amount_is_not_read_for_certain_waits_for_people(
+    alice, first, allowed, platform_client, platform_state, amount
+):
+    remembered(alice, first, allowed)
+    doubtful = add_refund(platform_client, platform_state, "h_doubtful", amount)
+
+    assert approve_due_at(doubtful.first_seen_at + timedelta(seconds=1)) == []
+
+
+def test_another_currency_waits_for_people(alice, allowed, platform_client, platform_state):
+    usd = add_refund(platform_client, platform_state, "h_usd", "12.00 USD")
+    remembered(alice, usd, allowed)
+    eur = add_refund(platform_client, platform_state, "h_eur", "9.50 EUR")
+    also_usd = add_refund(platform_client, platform_state, "h_usd_2", "9.50 USD")
+
+    made = approve_due_at(eur.first_seen_at + timedelta(seconds=1))
+
+    assert [decision.hold for decision in made] == [also_usd]
+
+
+# Where it stops
+
+
+def test_it_stops_at_its_daily_cap(alice, first, allowed, platform_client, platform_state):
+    remembered(alice, first, allowed)
+    like = [add_refund(platform_client, platform_state, f"h_{n}", "5.00", expires_at=None) for n in range(4)]
+
+    made = approve_due_at(like[-1].first_seen_at + timedelta(seconds=1))
+
+    assert [decision.hold for decision in made] == like[:3]
+
+
+def test_it_stops_at_valid_until_and_ends(alice, first, allowed, platform_client, platform_state):
+    policy = remembered(alice, first, allowed)
+    like = add_refund(platform_client, platform_state, "h_like", "9.50", expires_at=None)
+
+    assert approve_due_at(policy.valid_until + timedelta(seconds=1)) == []
+    policy.refresh_from_db()
+    assert not policy.enabled and policy.ended_reason.startswith("its time ran out")
+    assert not Decision.objects.filter(hold=like).exists()
+
+
+def test_revoking_stops_it_and_is_audited(alice, first, allowed, platform_client, platform_state):
+    policy = remembered(alice, first, allowed)
+    client = signed_in(alice)
+    listed = client.get(reverse("remembered")).content.decode()
+    assert f'id="remembered-{policy.pk}"' in listed and "Revoke" in listed
+
+    assert client.post(reverse("remembered-revoke"), {"remembered": policy.pk}).status_code == 302
+    like = add_refund(platform_client, platform_state, "h_like", "9.50")
+
+    assert approve_due_at(like.first_seen_at + timedelta(seconds=1)) == []
+    policy.refresh_from_db()
+    assert policy.ended_reason == "revoked by Alice Adams"
+    ended = AuditEvent.objects.filter(kind="setting_changed", payload__object_id=str(policy.pk)).order_by("sequence")
+    assert [event.payload["action"] for event in ended] == ["added", "changed"] and ended.last().actor == alice
+    assert "Stopped: revoked by Alice Adams" in client.get(reverse("remembered")).content.decode()
+
+
+def test_nobody_else_may_revoke_it(alice, bob, first, allowed):
+    policy = remembered(alice, first, allowed)
+
+    assert signed_in(bob).post(reverse("remembered-revoke"), {"remembered": policy.pk}).status_code == 400
+    policy.refresh_from_db()
+    assert policy.enabled
+
+
+def test_its_owner_losing_the_reviewers_role_stops_it(alice, first, allowed, platform_client, platform_state):
+    policy = remembered(alice, first, allowed)
+    like = add_refund(platform_client, platform_state, "h_like", "9.50")
+    alice.groups.remove(alice.groups.get(name=roles.REVIEWERS))
+
+    assert approve_due_at(like.first_seen_at + timedelta(seconds=1)) == []
+    policy.refresh_from_db()
+    assert policy.ended_reason == "Alice Adams no longer has the Reviewers role"
+
+
+def test_its_owner_going_away_or_being_deactivated_stops_it(alice, first, allowed, platform_client, platform_state):
+    policy = remembered(alice, first, allowed)
+    like = add_refund(platform_client, platform_state, "h_like", "9.50")
+    NotificationSettings.objects.create(user=alice, away_until=timezone.now() + timedelta(days=1))
+
+    assert approve_due_at(like.first_seen_at + timedelta(seconds=1)) == []
+    assert remembering.stopped_reason(policy, timezone.now()) == "Alice Adams is away"
+    alice.is_active = False
+    alice.save()
+    assert remembering.stopped_reason(policy, timezone.now()) == "Alice Adams was deactivated"
+
+
+def test_it_is_never_wider_than_its_owners_team_scopes(alice, first, allowed, platform_client, platform_state):
+    policy = remembered(alice, first, allowed)
+    alice.groups.add(scoped_group("Staging only", env="staging"))
+    like = add_refund(platform_client, platform_state, "h_like", "9.50")
+
+    assert approve_due_at(like.first_seen_at + timedelta(seconds=1)) == []
+    policy.refresh_from_db()
+    assert policy.ended_reason == "Alice Adams no longer sees these holds"
+
+
+def test_a_four_eyes_policy_made_later_wins(alice, first, allowed, platform_client, platform_state):
+    remembered(alice, first, allowed)
+    ApprovalPolicy.objects.create(name="all refunds", capability_pattern="refund*", approvals_required=2)
+    like = add_refund(platform_client, platform_state, "h_like", "9.50")
+
+    assert approve_due_at(like.first_seen_at + timedelta(seconds=1)) == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_sweeps_racing_approve_once(alice, first, allowed, platform_client, platform_state):
+    remembered(alice, first, allowed)
+    like = add_refund(platform_client, platform_state, "h_like", "9.50")
+
+    made = at_once(by_policy.approve_due, by_policy.approve_due)
+
+    assert sorted(len(found) for found in made) == [0, 1]
+    assert PolicyDecision.objects.filter(hold=like).count() == 1
+    assert Decision.objects.filter(hold=like).count() == 1
+
+
+# Never offered, and refused when forged
+
+
+def test_no_choice_under_four_eyes_and_a_forged_one_is_refused(alice, allowed, platform_client, platform_state):
+    ApprovalPolicy.objects.create(name="refunds", capability_pattern="refund", approvals_required=2)
+    hold = add_refund(platform_client, platform_state, "h_four_eyes", "12.00")
+    client = signed_in(alice)
+    fields = summary_of(client, hold, review_form(hold))
+    page = client.post(reverse("hold-review", args=[hold.pk]), review_form(hold)).content.decode()
+    assert 'id="remember"' not in page
+
+    forged = send(client, hold, {**fields, "remember": "hour"})
+
+    assert forged.status_code == 409
+    assert "under four eyes" in forged.content.decode()
+    assert not ApprovalPolicy.objects.filter(remembered_by=alice).exists()
+    assert not hold.approvals.exists()  # nothing was sent, not even the approval
+
+
+@pytest.mark.parametrize(
+    "case", ["not allowed", "edited", "unreadable amount", "turned off", "too long"], ids=lambda case: case
+)
+def test_not_offered_and_refused_when_forged(alice, platform_client, platform_state, settings, case):
+    amount = "1,5OO" if case == "unreadable amount" else "12.00"
+    hold = add_refund(platform_client, platform_state, "h_other", amount, actions=["approve", "edit", "reject"])
+    if case != "not allowed":
+        RememberAllowance.objects.create(agent_pattern="refund-*")
+    if case == "turned off":
+        settings.REMEMBER_MAX_HOURS = 0
+    if case == "too long":
+        settings.REMEMBER_MAX_HOURS = 2
+    form = review_form(hold)
+    if case == "edited":
+        from tests.helpers.reviewing import field_name
+
+        form[field_name(hold, 0, "amount")] = "10.00"
+    client = signed_in(alice)
+    page = client.post(reverse("hold-review", args=[hold.pk]), form).content.decode()
+    fields = fields_of(page, "confirm-form")
+
+    forged = send(client, hold, {**fields, "remember": "week"})
+
+    assert forged.status_code == 409, case
+    assert "Nothing was sent" in forged.content.decode()
+    assert not ApprovalPolicy.objects.filter(remembered_by=alice).exists()
+    assert not Decision.objects.filter(hold=hold).exists()
+    if case != "too long":
+        assert 'id="remember"' not in page
+    else:
+        assert "for 1 hour" in page and "for 7 days" not in page
+
+
+def test_the_undo_of_the_decision_takes_the_remembered_approval_back(alice, first, allowed, settings):
+    settings.UNDO_SECONDS = 10
+    policy = remembered(alice, first, allowed)
+
+    decisions.withdraw(Decision.objects.get(hold=first).pk, alice)
+
+    policy.refresh_from_db()
+    assert not policy.enabled and policy.ended_reason == "its approval was undone"
