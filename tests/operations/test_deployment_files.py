@@ -8,7 +8,7 @@ import yaml
 
 from tests.helpers.processes import ROOT
 
-ENTRYPOINT_COMMANDS = {"web", "worker", "beat", "migrate", "manage"}
+ENTRYPOINT_COMMANDS = {"web", "events", "worker", "beat", "migrate", "manage"}
 KUBERNETES = sorted((ROOT / "deploy" / "kubernetes").glob("*.yaml"))
 SECRETS = {"SECRET_KEY", "POSTGRES_PASSWORD", "AGENTOS_API_KEY", "EMAIL_HOST_PASSWORD", "METRICS_TOKEN"}
 
