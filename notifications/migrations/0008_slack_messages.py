@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("holds", "0018_first_opened"),
+        ("holds", "0005_sync_quarantine"),  # the Hold model, as 0001 needs it: no later holds migration is required
         ("notifications", "0007_webhook_format"),
     ]
 

@@ -287,3 +287,21 @@ def test_the_admin_lists_every_token_and_revokes_any(admin_client, alice, bob):
 
     assert b"alice-bot" in listed.content and b"bob-bot" in listed.content
     assert not ApiToken.objects.filter(revoked_at__isnull=True).exists()
+
+
+def test_an_edit_is_read_as_the_form_reads_it_and_an_unchanged_one_is_an_approval(client, samples, alice):
+    hold = samples["h_13"]
+    first, second = (item.data for item in hold.items.all())
+    body = {
+        "items": [
+            {"id": "toolu_01A9xQ2mZ", "action": "edit", "data": first},
+            {"id": "toolu_01B7kR4pW", "action": "edit", "data": {**second, "amount": "100"}, "comment": "partial"},
+        ]
+    }
+
+    made = decide(client, token_of(alice), hold, body)
+
+    assert made.status_code == 201, made.content
+    items = made.json()["decision"]["items"]
+    assert [item["action"] for item in items] == ["approve", "edit"]
+    assert items[1]["data"] == {**second, "amount": "100.00"} and items[1]["comment"] == "partial"
