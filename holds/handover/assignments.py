@@ -31,8 +31,8 @@ from django.utils import timezone
 
 from audit import events
 from audit.models import EventKind
-from holds import notes
 from holds.deciding import decisions
+from holds.handover import notes
 from holds.models import Assignment, Hold
 from notifications import away, notify
 from people import naming

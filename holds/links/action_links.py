@@ -50,6 +50,7 @@ from reviewqueue import roles
 from reviewqueue.viewer import Viewer
 from teams import scopes
 
+# The module's first path, kept: links already sent are signed with it.
 SALT = "holds.action_links"
 LIFETIME = timedelta(hours=24)
 ACTIONS = (DecisionItem.Action.APPROVE, DecisionItem.Action.REJECT)

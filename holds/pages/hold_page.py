@@ -12,10 +12,11 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 
 from approvals import approving, badges, rounds
 from approvals.models import Approval
-from holds import approval_page, assignments, notes
 from holds.deciding import claims, decisions, form_layout, presence, review
+from holds.handover import assignments, notes
 from holds.mirror import platform, runs
 from holds.models import Decision, Hold, Note
+from holds.pages import approval_page
 from holds.queue import display as queue_display
 from holds.queue import filter_form as queue_filters
 from holds.queue import filter_values as queue_filter_values
@@ -107,8 +108,8 @@ def _hold_context(
             "urgency": queue_display.urgency(hold, now),
             "expired": bool(hold.expires_at and hold.expires_at <= now),
             "error": error,
-            # An assignment ends with the hold's decision or closing (``holds.assignments``): shown while it can be
-            # decided.
+            # An assignment ends with the hold's decision or closing (``holds.handover.assignments``): shown while it
+            # can be decided.
             "assignment": (
                 shown := (assignments.current(hold) if assignment is _UNREAD else assignment) if decidable else None
             ),
