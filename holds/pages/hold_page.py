@@ -12,7 +12,7 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 
 from approvals import approving, badges, rounds
 from approvals.models import Approval
-from holds.deciding import claims, decisions, form_layout, presence, review
+from holds.deciding import claims, decidable, decisions, form_layout, presence, review
 from holds.handover import assignments, notes
 from holds.mirror import platform, runs
 from holds.models import Decision, Hold, Note
@@ -84,17 +84,17 @@ def _hold_context(
     user = viewer.user if viewer else None
     if decision is _UNREAD:
         decision = hold.latest_decision()
-    closed = decisions.closed_reason(hold, now)
-    decidable = not closed and (decision is None or decision.state in Decision.NOT_LIVE)
+    closed = decidable.closed_reason(hold, now)
+    can_decide = not closed and (decision is None or decision.state in Decision.NOT_LIVE)
     # Presence shows only on a hold that can still be decided: nobody is noted or listed on the others.
-    if not (decidable and viewer):
+    if not (can_decide and viewer):
         looking = []
     elif note_presence:
         looking = presence.note_viewing_and_others(hold, user, now)
     else:
         looking = presence.others_looking(hold, user, now)
     reviews = reviews if reviews is not None else _reviews_to_show(hold, decision, user)
-    approvals = approval_page.page_context(hold, viewer) if decidable else {}
+    approvals = approval_page.page_context(hold, viewer) if can_decide else {}
     return (
         _presence_context(hold, user, now, looking)
         | approvals
@@ -102,7 +102,7 @@ def _hold_context(
             "reviews": reviews,
             "error_links": form_layout.error_links(reviews),
             "decision": decision,
-            "decidable": decidable,
+            "decidable": can_decide,
             "closed_reason": closed,
             "previewable": [file for file in hold.files if file.get("content_type") in INLINE_IMAGE_TYPES],
             "urgency": queue_display.urgency(hold, now),
@@ -111,7 +111,7 @@ def _hold_context(
             # An assignment ends with the hold's decision or closing (``holds.handover.assignments``): shown while it
             # can be decided.
             "assignment": (
-                shown := (assignments.current(hold) if assignment is _UNREAD else assignment) if decidable else None
+                shown := (assignments.current(hold) if assignment is _UNREAD else assignment) if can_decide else None
             ),
             "standing_in": away.standing_in_words(shown.user) if shown and shown.user_id else "",
             "notes": notes.thread(hold) if getattr(hold, "any_note", True) else [],  # read with the hold by the page
@@ -208,7 +208,7 @@ def hold_heartbeat(request, pk):
     """The open page's heartbeat: renews the reviewer's presence and their claim; answers who else is there."""
     hold = _hold_or_404(request, pk, Hold.objects.select_related("claimed_by"))
     now = timezone.now()
-    closed = bool(decisions.closed_reason(hold, now) or hold.live_decision())
+    closed = bool(decidable.closed_reason(hold, now) or hold.live_decision())
     if not closed:
         presence.forget_ended(request.user, now)
         presence.note_viewing(hold, request.user, now)
