@@ -14,7 +14,7 @@ from holds.deciding import decisions, describe, review
 from holds.links import action_links
 from holds.models import DecisionItem
 from holds.pages import approval_page
-from holds.pages.hold_page import reviewer_required
+from holds.pages.guards import reviewer_required
 from reviewqueue import readers
 
 REFUSAL_STATUS = {

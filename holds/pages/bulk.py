@@ -7,7 +7,7 @@ from django.views.decorators.http import require_POST
 from holds.deciding import bulk, review
 from holds.handover import assignments, notes
 from holds.models import Hold
-from holds.pages.hold_page import reviewer_required
+from holds.pages.guards import reviewer_required
 from teams import scopes
 
 
