@@ -8,7 +8,7 @@ from typing import Any, Literal
 from ninja import Field, Schema
 
 from holds.deciding import review
-from holds.notes import MAX_NOTE
+from holds.handover.notes import MAX_NOTE
 
 
 class Problem(Schema):

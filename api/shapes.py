@@ -9,8 +9,8 @@ from django.urls import reverse
 from approvals import rounds
 from approvals.models import Approval
 from audit import describe, payloads
-from holds import assignments, notes
-from holds.deciding import decisions
+from holds.handover import assignments, notes
+from holds.deciding import decidable, decisions
 from holds.models import Decision, Hold
 from holds.queue import display
 from people import naming
@@ -60,11 +60,11 @@ def detail(hold: Hold, viewer: Viewer, now: datetime, run: dict | None, run_erro
     """Everything the hold page shows of ``hold`` (read ``decisions.with_latest_decision``, items prefetched), with
     its run as ``runs.run_context`` gave it."""
     decision = hold.latest_decision()
-    closed = decisions.closed_reason(hold, now)
-    decidable = not closed and (decision is None or decision.state in Decision.NOT_LIVE)
+    closed = decidable.closed_reason(hold, now)
+    can_decide = not closed and (decision is None or decision.state in Decision.NOT_LIVE)
     standing = rounds.standing(hold)
     claimant = hold.claimant(now)
-    current = assignments.current(hold) if decidable else None
+    current = assignments.current(hold) if can_decide else None
     amount = hold.amount
     return {
         "id": hold.pk,

@@ -23,7 +23,7 @@ from approvals import badges
 from approvals.models import Approval
 from audit import describe, export, queries
 from audit.models import EventKind
-from holds import assignments, notes
+from holds.handover import assignments, notes
 from holds.deciding import decisions
 from holds.mirror import platform, runs
 from holds.models import Decision, DecisionChannel, Hold

@@ -3,7 +3,7 @@ and how many notes the open holds carry.
 
 The statistics page and ``/metrics`` both read ``current()``, so the two never count differently. An assignment
 counts while it is current (``ended_at`` empty) and its hold still open: a decision or an expiry ends it by the
-hold's state (see ``holds.assignments``). Notes count on open holds only, each open hold once, with or without
+hold's state (see ``holds.handover.assignments``). Notes count on open holds only, each open hold once, with or without
 notes. These figures are of now, whatever period the page shows, and, like every audit page, not scoped.
 """
 

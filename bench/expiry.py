@@ -25,9 +25,9 @@ def main() -> None:
     from django.test.utils import CaptureQueriesContext
     from django.utils import timezone
 
-    from holds import expiry
     from holds.mirror import platform, sync
     from holds.models import Hold
+    from holds.sweeps import expiry
     from reviewqueue import roles
     from tests.conftest import make_user
 

@@ -39,7 +39,7 @@ def main() -> None:
     import redis
     from django.conf import settings
 
-    from holds import action_links
+    from holds.links import action_links
     from holds.mirror import platform, sync
     from holds.models import DecisionChannel, Hold
     from reviewqueue import roles

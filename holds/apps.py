@@ -6,7 +6,7 @@ class HoldsConfig(AppConfig):
     verbose_name = "Holds"
 
     def ready(self) -> None:
-        from holds import action_links
+        from holds.links import action_links
         from holds.queue import display
         from notifications import hold_links
 

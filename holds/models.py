@@ -411,7 +411,8 @@ class DecisionChannel(models.TextChoices):
 
 
 class ActionLinkUse(models.Model):
-    """A one-tap link that was used (``holds.action_links``): the unique token id is what makes a link single-use."""
+    """A one-tap link that was used (``holds.links.action_links``): the unique token id is what makes a link
+    single-use."""
 
     token_id = models.CharField(max_length=32, unique=True)
     hold = models.ForeignKey(Hold, on_delete=models.CASCADE, related_name="action_link_uses")
@@ -483,11 +484,12 @@ _OPEN_WITHOUT_LIVE_DECISION = RowSQL(
 
 
 class Assignment(models.Model):
-    """A hold handed to a person or a group, with a note: whom the others ask to look at it (``holds.assignments``).
+    """A hold handed to a person or a group, with a note: whom the others ask to look at it
+    (``holds.handover.assignments``).
 
     It locks nothing. A hold has at most one current assignment (``ended_at`` null); reassigning
     or unassigning ends it and keeps it on record. Its hold's decision or expiry ends it too, by
-    the hold's state rather than a write here (see ``holds.assignments``).
+    the hold's state rather than a write here (see ``holds.handover.assignments``).
     """
 
     hold = models.ForeignKey(Hold, on_delete=models.CASCADE, related_name="assignments")
@@ -523,7 +525,7 @@ class Assignment(models.Model):
 
 
 class Note(models.Model):
-    """A reviewer's note on a hold, for everyone who can see it (``holds.notes``).
+    """A reviewer's note on a hold, for everyone who can see it (``holds.handover.notes``).
 
     Plain text, kept here: never sent to the agent or the platform. Added, never edited or
     deleted (a correction is a new note): on PostgreSQL a trigger refuses UPDATE and DELETE.

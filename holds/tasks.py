@@ -5,9 +5,9 @@ from celery.signals import task_prerun
 from django.conf import settings
 from django.utils import timezone
 
-from holds import arrivals, expiry, heartbeat
 from holds.deciding import by_policy, decisions
 from holds.mirror import platform, sync
+from holds.sweeps import arrivals, expiry, heartbeat
 from reviewqueue.celery import RetryingTask
 
 
@@ -21,7 +21,7 @@ def record_periodic_run(sender, **_) -> None:
 def sync_holds() -> list[dict]:
     """Mirror the new holds of every configured env, and walk on through its whole listing (beat runs it every
     SYNC_INTERVAL_SECONDS; see ``sync.keep_up``), then announce the new ones that cannot wait for the sweeps
-    (``holds.arrivals``)."""
+    (``holds.sweeps.arrivals``)."""
     started = timezone.now()
     with platform.PlatformClient.from_settings() as client:
         results = sync.keep_up_all(client, settings.AGENTOS_ENVS)

@@ -1,7 +1,7 @@
 """What a message offers and says about one hold that only the holds app knows: its links and its amounts.
 
 Notifications is a lower layer than holds, so it cannot import the one-tap links' rules
-(``holds.action_links``) nor how an item's amount reads with its currency
+(``holds.links.action_links``) nor how an item's amount reads with its currency
 (``holds.deciding.describe``); the holds app registers both here when it is ready, and
 messages ask through ``links_for`` and ``amounts_of``.
 """

@@ -332,7 +332,7 @@ def unassigned(hold: Hold, by) -> int:
 
 
 def mentioned(note: Note, users: list) -> list[Notification]:
-    """Tell the people a note mentions (``holds.notes`` chose those who may see its hold) what it says."""
+    """Tell the people a note mentions (``holds.handover.notes`` chose those who may see its hold) what it says."""
     hold = note.hold
     author = naming.name(note.author)
 

@@ -13,8 +13,8 @@ from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.utils import timezone
 
-from holds import heartbeat
 from holds.models import SyncState
+from holds.sweeps import heartbeat
 from reviewqueue.sql import reads
 
 BROKER_TIMEOUT_SECONDS = 1.0

@@ -21,8 +21,8 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from holds import action_links
-from holds.deciding import decisions
+from holds.links import action_links
+from holds.deciding import decidable, decisions
 from holds.models import Decision, DecisionChannel, DecisionItem, Hold
 from notifications import hold_links, notify, slack_api, webhook_formats
 from notifications.models import SlackMessage
@@ -51,7 +51,7 @@ def buttons_for(hold: Hold, now: datetime) -> hold_links.ChatButtons | None:
     off; none of either once the hold can no longer be decided."""
     if not settings.SLACK_SIGNING_SECRET:
         return None
-    if decisions.closed_reason(hold, now):
+    if decidable.closed_reason(hold, now):
         return hold_links.ChatButtons()
     made = {
         action: action_links.make(hold, action, now=now, channel=DecisionChannel.SLACK)

@@ -32,7 +32,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from approvals.models import Approval
-from holds import action_links, approval_page
+from holds.links import action_links
+from holds.pages import approval_page
 from holds.deciding import decisions, review
 from holds.models import DecisionChannel, DecisionItem, Hold
 from notifications import slack_api

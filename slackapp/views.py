@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
-from holds import action_links
+from holds.links import action_links
 from holds.models import DecisionItem, Hold
 from reviewqueue import queueing, readers
 from slackapp import linking, pressing, verifying

@@ -1,7 +1,9 @@
 """The imports run one way: these tests read the source, so a cycle fails here before it grows."""
 
 import ast
+import importlib
 import re
+from collections import Counter
 from pathlib import Path
 
 from django.conf import settings
@@ -54,14 +56,17 @@ def models_looked_up(path: Path) -> set[str]:
     }
 
 
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
 def layers() -> list[set[str]]:
-    """The README's order of the apps, lowest first, written once there: each step a set of peers."""
-    order = re.search(r"The apps are layers, lowest first: (.+?)\.\s", (ROOT / "README.md").read_text(), re.DOTALL)
-    assert order, "the README's layout no longer orders the apps"
+    """The architecture page's order of the apps, lowest first, written once there: each step a set of peers."""
+    order = re.search(r"The apps are layers, lowest first: (.+?)\.\s", ARCHITECTURE.read_text(), re.DOTALL)
+    assert order, "docs/architecture.md no longer orders the apps"
     return [set(re.findall(r"`(\w+)`", step)) for step in order.group(1).split("→")]
 
 
-def test_the_readme_places_every_app_in_one_layer():
+def test_the_architecture_page_places_every_app_in_one_layer():
     """A new app must be given its place in the order before it can import anything."""
     placed = [app for layer in layers() for app in layer]
     apps = {path.parent.name for path in ROOT.glob("*/apps.py")} - {"simulator"}
@@ -231,3 +236,243 @@ def test_every_folder_of_tests_is_a_package():
     folders = {path.parent for path in (ROOT / "tests").rglob("*.py") if "node_modules" not in path.parts}
 
     assert sorted(str(folder.relative_to(ROOT)) for folder in folders if not (folder / "__init__.py").exists()) == []
+
+
+def module_name(path: Path) -> str:
+    """``holds/deciding/decisions.py`` as ``holds.deciding.decisions``; a package's ``__init__.py`` as the package."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(package: str) -> dict[str, set[str]]:
+    """Which modules of ``package`` each of its modules imports, anywhere in it: ``from a.b import c`` is an import
+    of the module ``a.b.c`` when there is one, else of ``a.b`` (a package is its ``__init__.py``, which importing a
+    module below it does not count as importing)."""
+    modules = {module_name(path): path for path in modules_in(package)}
+    graph = {}
+    for name, path in modules.items():
+        found = set()
+        for imported in imported_modules(path):
+            parts = imported.split(".")
+            target = next(
+                (".".join(parts[:n]) for n in range(len(parts), 0, -1) if ".".join(parts[:n]) in modules), None
+            )
+            if target is not None and target != name:
+                found.add(target)
+        graph[name] = found
+    return graph
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every group of modules that import each other, directly or round a circle (the strongly connected components
+    of more than one module, by Tarjan's algorithm), each sorted, with one circle shown through its first module."""
+    index, low, stack, on_stack, groups = {}, {}, [], set(), []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for imported in sorted(graph[module]):
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in on_stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            group = []
+            while not group or group[-1] != module:
+                group.append(stack.pop())
+                on_stack.discard(group[-1])
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return sorted(circle_through(group, graph) for group in groups)
+
+
+def circle_through(group: list[str], graph: dict[str, set[str]]) -> list[str]:
+    """A path of imports within ``group`` from its first module back to it: ``[a, b, c, a]``."""
+    start, members = group[0], set(group)
+    paths = {start: [start]}
+    queue = [start]
+    while queue:
+        module = queue.pop(0)
+        for imported in sorted(graph[module] & members):
+            if imported == start:
+                return paths[module] + [start]
+            if imported not in paths:
+                paths[imported] = paths[module] + [imported]
+                queue.append(imported)
+    return group  # unreachable: a strongly connected group always leads back
+
+
+def test_the_modules_of_each_app_import_one_way():
+    """Inside an app too, imports run one way: a circle (``a`` imports ``b`` imports ``a``, or round five modules)
+    means a piece sits above what it needs. Move the piece to the module below both, as
+    ``holds/deciding/decidable.py`` was for the hold's one question of whether it can still be decided."""
+    apps = sorted({app for layer in layers() for app in layer} | {"simulator"})
+
+    assert {app: circles for app in apps if (circles := import_circles(import_graph(app)))} == {}
+
+
+def test_a_circle_of_imports_is_found_however_long():
+    """The check itself: a direct circle, one round three modules, and none in a chain."""
+    assert import_circles({"a": {"b"}, "b": {"a"}, "c": set()}) == [["a", "b", "a"]]
+    assert import_circles({"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set()}) == [["a", "b", "c", "a"]]
+    assert import_circles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+VIEWS_MOST_LINES = 300
+
+
+def is_views_module(path: Path) -> bool:
+    """A module that answers requests: named ``views.py`` or ``…_views.py``, in a ``pages`` package, or importing
+    Django's shortcuts for pages (``render``, ``redirect``) or its views' decorators."""
+    if path.name == "views.py" or path.name.endswith("_views.py") or "pages" in path.parent.parts:
+        return True
+    text = path.read_text()
+    return ("django.shortcuts" in text or "django.views" in text) and any(
+        name.startswith("django.views.") or name in {"django.shortcuts.render", "django.shortcuts.redirect"}
+        for name in imported_modules(path)
+    )
+
+
+def test_no_views_module_is_over_300_lines():
+    """Views stay thin and split by page or by concern (``holds/pages/``): a long views module is rules that belong
+    in a module named for what they do, or pages that want a module each."""
+    found = {
+        str(path.relative_to(ROOT)): lines
+        for layer in layers()
+        for app in layer
+        for path in modules_in(app)
+        if is_views_module(path) and (lines := len(path.read_text().splitlines())) > VIEWS_MOST_LINES
+    }
+
+    assert found == {}
+
+
+def test_the_views_modules_are_found():
+    """The check itself: it sees the hold pages, the one-tap link's page and the apps' ``views.py``."""
+    views = {
+        str(path.relative_to(ROOT)) for app in ("holds", "audit") for path in modules_in(app) if is_views_module(path)
+    }
+
+    assert {"holds/pages/queue.py", "holds/pages/hold_page.py", "holds/links/link_views.py", "audit/views.py"} <= views
+    assert "holds/deciding/decisions.py" not in views
+
+
+def docs_pages() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def without_code(markdown: str) -> str:
+    """The text outside fenced blocks and inline code, where a link is a link."""
+    markdown = re.sub(r"^(```|~~~).*?^\1[^\n]*$", "", markdown, flags=re.DOTALL | re.MULTILINE)
+    return re.sub(r"`[^`\n]*`", "", markdown)
+
+
+def anchors(markdown: str) -> set[str]:
+    """The ``#anchors`` a page's headings get on GitHub: lower case, punctuation dropped, spaces as hyphens, a
+    repeated heading numbered ``-1``, ``-2``…; and any ``id`` or ``name`` given in HTML."""
+    found, seen = set(), Counter()
+    for heading in re.findall(r"^#{1,6}\s+(.+?)\s*#*\s*$", without_code(markdown), flags=re.MULTILINE):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        found.add(f"{slug}-{seen[slug]}" if seen[slug] else slug)
+        seen[slug] += 1
+    return found | set(re.findall(r"""<[^>]+\b(?:id|name)=["']([^"']+)["']""", markdown))
+
+
+def relative_links(markdown: str) -> list[str]:
+    """The targets of a page's links and images, inline (``[text](target)``), by reference (``[ref]: target``) or in
+    HTML (``href``, ``src``), leaving out those with a scheme (``https:``, ``mailto:``)."""
+    text = without_code(markdown)
+    targets = re.findall(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)", text)
+    targets += re.findall(r"^\s*\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+\"[^\"]*\")?\s*$", text, flags=re.MULTILINE)
+    targets += re.findall(r"""\b(?:href|src)=["']([^"']+)["']""", text)
+    return [target for target in targets if not re.match(r"^[a-z][a-z0-9+.-]*:", target, flags=re.IGNORECASE)]
+
+
+def resolves(linked: Path, anchor: str) -> bool:
+    """Whether a link's file exists inside the project and, for a page, has the heading its ``#anchor`` names."""
+    if not linked.exists() or ROOT not in (linked, *linked.parents):
+        return False
+    return not (anchor and linked.suffix == ".md") or anchor in anchors(linked.read_text())
+
+
+def test_every_relative_link_of_the_readme_and_the_docs_resolves():
+    """A link to a file names one that exists, and a ``#anchor`` one of the headings of the page it points to."""
+    broken = {}
+    for page in docs_pages():
+        for target in relative_links(page.read_text()):
+            path, _, anchor = target.partition("#")
+            linked = (page.parent / path.split("?")[0]).resolve() if path else page
+            if not resolves(linked, anchor):
+                broken.setdefault(str(page.relative_to(ROOT)), []).append(target)
+
+    assert broken == {}
+
+
+def test_the_link_check_reads_links_and_anchors_as_github_does():
+    page = "# Review Queue\n\n## Handing holds over: assignments and notes\n\n## Setup\n\n## Setup\n"
+
+    assert anchors(page) == {"review-queue", "handing-holds-over-assignments-and-notes", "setup", "setup-1"}
+    assert relative_links('[a](docs/x.md#y) ![b](img.png "t") [c](https://x.org) `[d](no.md)`\n[e]: e.md\n') == [
+        "docs/x.md#y",
+        "img.png",
+        "e.md",
+    ]
+
+
+def named_modules(markdown: str) -> set[str]:
+    """What a page names in backticks as a piece of the code: a path under one of the project's folders
+    (``holds/mirror/platform.py``, ``reviewqueue/sql/``) or a dotted name under one of its packages
+    (``holds.mirror.sync``, ``decisions.submit`` is not one: it starts with no package)."""
+    folders = {path.name for path in ROOT.iterdir() if path.is_dir() and not path.name.startswith(".")}
+    packages = {name for name in folders if (ROOT / name / "__init__.py").exists()}
+    named = set()
+    for code in re.findall(r"`([^`\n]+)`", markdown):
+        is_path = re.fullmatch(r"[\w.-]+(/[\w.-]+)*/?", code) and "/" in code and code.split("/")[0] in folders
+        is_dotted = re.fullmatch(r"[a-z_]\w*(\.[A-Za-z_]\w*)+", code) and code.split(".")[0] in packages
+        if is_path or is_dotted:
+            named.add(code)
+    return named
+
+
+def missing(name: str) -> bool:
+    """Whether a named path is absent, or a dotted name names no module (or nothing in the module it starts with)."""
+    if "/" in name:
+        return not (ROOT / name).exists()
+    parts = name.split(".")
+    for length in range(len(parts), 0, -1):
+        path = ROOT.joinpath(*parts[:length])
+        if path.with_suffix(".py").exists() or (path / "__init__.py").exists():
+            found = importlib.import_module(".".join(parts[:length]))
+            for attribute in parts[length:]:
+                if not hasattr(found, attribute):
+                    return True
+                found = getattr(found, attribute)
+            return False
+    return True
+
+
+def test_every_module_the_architecture_page_names_exists():
+    """The code map names modules without linking them; renamed or moved, they must be renamed here too."""
+    named = named_modules(ARCHITECTURE.read_text())
+
+    assert "holds/mirror/platform.py" in named
+    assert sorted(name for name in named if missing(name)) == []
+
+
+def test_the_names_of_modules_are_read_from_backticks_and_checked():
+    page = "`holds/mirror/platform.py`, `holds.mirror.sync.sync_all`, `request.viewer`, `holds/gone.py`, `holds.gone`"
+
+    assert named_modules(page) == {
+        "holds/mirror/platform.py",
+        "holds.mirror.sync.sync_all",
+        "holds/gone.py",
+        "holds.gone",
+    }
+    assert [name for name in sorted(named_modules(page)) if missing(name)] == ["holds.gone", "holds/gone.py"]
+    assert missing("holds.mirror.sync.no_such_function")

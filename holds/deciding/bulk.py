@@ -31,7 +31,7 @@ from approvals import approving, rounds
 from approvals.models import Approval
 from approvals.policies import all_policies
 from audit.chain import canonical
-from holds.deciding import decisions, describe, review
+from holds.deciding import decidable, decisions, describe, review
 from holds.deciding.decisions import ItemChoice
 from holds.models import Decision, DecisionChannel, DecisionItem, Hold, HoldItem
 from reviewqueue import readers
@@ -146,7 +146,7 @@ def _load(hold_ids, viewer: Viewer) -> dict[int, Hold]:
 
 def _left_out_reason(hold: Hold, action: str, reviewer, now: datetime) -> str:
     """The same refusals as ``decisions.submit``, found before anything is sent."""
-    if closed := decisions.closed_reason(hold, now):
+    if closed := decidable.closed_reason(hold, now):
         return closed
     if hold.has_live_decision:
         return decisions.AlreadyDecided(hold.live_decision()).message

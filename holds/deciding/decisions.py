@@ -31,7 +31,7 @@ from approvals.models import Approval
 from audit import events as audit_events
 from audit import payloads
 from audit.models import EventKind
-from holds.deciding import claims
+from holds.deciding import claims, decidable
 from holds.mirror import platform, sync
 from holds.models import Decision, DecisionChannel, DecisionItem, DeliveryAttempt, Hold
 from notifications import notify
@@ -319,21 +319,9 @@ def withdraw_approval(approval_id: int, approver, now: datetime) -> Approval:
     return approving.withdraw(approval_id, approver, now, reclaim=lambda hold: claims.claim(hold, approver, now))
 
 
-def closed_reason(hold: Hold, now: datetime) -> str:
-    """Why the hold can no longer be decided at all ("" while it can)."""
-    if hold.expires_at and hold.expires_at <= now and hold.status in (Hold.Status.OPEN, Hold.Status.EXPIRED):
-        return f"This hold expired at {wording.moment(hold.expires_at)}; the agent was told nobody decided."
-    if hold.status == Hold.Status.DECIDED and hold.decided_by:
-        when = f" at {wording.moment(hold.decided_at)}" if hold.decided_at else ""
-        return f"This hold was decided by {hold.decided_by}{when}; it can no longer be decided here."
-    if hold.status != Hold.Status.OPEN:
-        return f"This hold is {hold.get_status_display().lower()}; it can no longer be decided here."
-    return ""
-
-
 def _check_decidable(hold: Hold, choices: list[ItemChoice], now: datetime) -> None:
     """Refuse a decision the hold cannot take from anyone: it is closed, or the choices do not fit its items."""
-    if closed := closed_reason(hold, now):
+    if closed := decidable.closed_reason(hold, now):
         raise DecisionRefused(closed)
     item_ids = [item.item_id for item in hold.items.all()]
     if [choice.item_id for choice in choices] != item_ids:

@@ -61,10 +61,11 @@ from django.utils import timezone
 
 from audit import events as audit_events
 from audit.models import AuditEvent, EventKind
-from holds import expiry, signals
+from holds import signals
 from holds.mirror import amounts, platform
 from holds.models import Hold, HoldItem, ListedInWalk, QuarantinedHold, SyncState
 from holds.queue import filter_values as queue_filter_values
+from holds.sweeps import expiry
 from notifications import notify
 from reviewqueue import changes
 from reviewqueue.jsonvalues import UNSTORABLE, may_need_storable, scalars, storable

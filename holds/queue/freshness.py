@@ -9,9 +9,9 @@ from django.conf import settings
 from django.db import connection
 from django.db.models import F, Func, QuerySet
 
-from holds import heartbeat
 from holds.models import Hold, SyncState
 from holds.queue.listing import Filters
+from holds.sweeps import heartbeat
 from reviewqueue import processcache
 from reviewqueue.sql import prepared
 

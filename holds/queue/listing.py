@@ -19,7 +19,7 @@ from django.db.models import Expression, F, Q, QuerySet
 from django.utils import timezone
 
 from approvals import rounds
-from holds import assignments
+from holds.handover import assignments
 from holds.models import Hold
 from reviewqueue import processcache, readers
 from reviewqueue.sql import expressions, prepared

@@ -17,11 +17,12 @@ from django.utils import timezone
 
 from audit import chain, describe
 from audit.models import AuditEvent, EventKind
-from holds import assignments, expiry, notes
 from holds.deciding import claims, decisions
 from holds.deciding.decisions import ItemChoice
+from holds.handover import assignments, notes
 from holds.mirror import sync
 from holds.models import Hold
+from holds.sweeps import expiry
 from notifications import sending
 from notifications.models import Notification, WebhookChannel
 from reviewqueue import roles

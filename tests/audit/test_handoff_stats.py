@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from holds import assignments, notes
+from holds.handover import assignments, notes
 from holds.models import Hold
 from operations import metrics
 from reviewqueue import roles

@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from holds import action_links
+from holds.links import action_links
 from holds.models import Decision
 from tests.helpers.browser import VIEWPORTS, accessibility_problems_in_light_and_dark, close_quietly
 

@@ -12,8 +12,8 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from audit.models import AuditEvent
-from holds import assignments, notes
 from holds.deciding import claims, decisions, review
+from holds.handover import assignments, notes
 from holds.models import Decision, Hold
 from notifications import notify
 from tests.helpers import browser as chromium

@@ -5,7 +5,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from holds import action_links
+from holds.links import action_links
 from holds.models import Decision, DecisionChannel
 from slackapp import pressing
 from slackapp.models import SlackAccount

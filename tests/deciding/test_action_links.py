@@ -17,8 +17,8 @@ from django.utils import timezone
 
 from approvals.models import Approval
 from audit.models import AuditEvent, EventKind
-from holds import action_links
 from holds.deciding import claims, decisions
+from holds.links import action_links
 from holds.mirror import sync
 from holds.models import ActionLinkUse, Decision, Hold
 from notifications import notify, sending

@@ -6,12 +6,12 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from holds import expiry
 from holds.deciding import decisions
 from holds.deciding.decisions import ItemChoice
 from holds.mirror import sync
 from holds.models import Decision, Hold
 from holds.queue import listing as queue
+from holds.sweeps import expiry
 from notifications import notify
 from notifications.models import Notification
 from people import wording

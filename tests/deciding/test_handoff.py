@@ -17,10 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from audit.models import AuditEvent, EventKind
-from holds import assignments, expiry, notes
 from holds.deciding import decisions
 from holds.deciding.decisions import ItemChoice
+from holds.handover import assignments, notes
 from holds.models import Assignment, Hold, Note
+from holds.sweeps import expiry
 from notifications.models import Notification, WebhookChannel
 from reviewqueue import roles
 from tests.helpers.users import add_hold, make_user, scoped_group

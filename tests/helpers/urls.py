@@ -6,7 +6,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.urls import get_resolver
 
 from audit.models import AuditEvent
-from holds import action_links
+from holds.links import action_links
 from holds.models import Decision, Hold
 
 SIGNING_OUT = {"logout", "admin:logout"}  # would sign the fuzzing clients out, leaving every later request anonymous

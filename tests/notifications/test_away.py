@@ -9,8 +9,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from audit.models import AuditEvent, EventKind
-from holds import assignments, notes
 from holds.deciding import claims, decisions
+from holds.handover import assignments, notes
 from notifications import away, notify
 from notifications.models import Notification
 from reviewqueue import readers, roles

@@ -15,9 +15,9 @@ from approvals import escalation
 from approvals.models import Approval, Escalation
 from audit import describe
 from audit.models import AuditEvent
-from holds import expiry
 from holds.deciding import claims
 from holds.models import Hold, PeriodicRun
+from holds.sweeps import expiry
 from notifications import notify
 from notifications.models import Notification, WebhookChannel
 from people.models import Preference

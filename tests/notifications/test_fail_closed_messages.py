@@ -8,7 +8,7 @@ import time_machine
 from django.db import OperationalError
 from django.utils import timezone
 
-from holds import assignments, notes
+from holds.handover import assignments, notes
 from notifications import away, notify, sending
 from notifications.models import Notification, WebhookChannel
 from reviewqueue import roles

@@ -9,11 +9,11 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from holds import expiry
 from holds.deciding import decisions
 from holds.deciding.decisions import ItemChoice
 from holds.mirror import sync
 from holds.models import Hold
+from holds.sweeps import expiry
 from notifications import notify, sending
 from notifications.models import Notification, NotificationAttempt
 from teams.scopes import viewer_of

@@ -10,9 +10,10 @@ from django.utils import timezone
 
 from approvals import escalation
 from approvals.models import Escalation
-from holds import arrivals, expiry, tasks
+from holds import tasks
 from holds.mirror import sync
 from holds.models import Hold, SyncState
+from holds.sweeps import arrivals, expiry
 from notifications import notify
 from notifications.models import Notification
 from teams.scopes import viewer_of

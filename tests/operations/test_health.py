@@ -9,8 +9,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from holds import heartbeat
 from holds.models import SyncState
+from holds.sweeps import heartbeat
 
 pytestmark = pytest.mark.django_db
 

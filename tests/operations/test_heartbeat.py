@@ -7,8 +7,8 @@ import time_machine
 from django.urls import reverse
 from django.utils import timezone
 
-from holds import heartbeat
 from holds.models import PeriodicRun
+from holds.sweeps import heartbeat
 from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.django_db

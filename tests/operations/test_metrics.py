@@ -8,9 +8,9 @@ from django.contrib.auth.models import Group
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
-from holds import assignments, notes
 from holds.deciding import decisions
 from holds.deciding.decisions import ItemChoice
+from holds.handover import assignments, notes
 from holds.mirror import sync
 from holds.models import Decision, Hold, SyncState
 from notifications.models import Notification

@@ -9,9 +9,9 @@ from django.test.utils import CaptureQueriesContext
 
 from audit import chain
 from audit.models import AuditChainHead, AuditEvent
-from holds import expiry
 from holds.mirror import sync
 from holds.models import FilterValue, Hold, HoldItem, QuarantinedHold, SyncState
+from holds.sweeps import expiry
 from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.django_db

@@ -2,9 +2,9 @@
 
 import pytest
 
-from holds import action_links
 from holds.deciding import decisions
 from holds.deciding.decisions import ItemChoice
+from holds.links import action_links
 from tests.helpers.urls import named_urls, real_path_values
 from tests.helpers.users import make_user
 

@@ -8,7 +8,7 @@ import time_machine
 from django.urls import reverse
 
 from audit.models import AuditEvent, EventKind
-from holds import action_links
+from holds.links import action_links
 from holds.models import Decision, DecisionChannel
 from slackapp import linking, payloads
 from slackapp.models import SlackAccount

@@ -9,7 +9,8 @@ from django.contrib.auth.models import Group
 
 from approvals.models import Approval
 from audit.models import AuditEvent, EventKind
-from holds import action_links, expiry
+from holds.links import action_links
+from holds.sweeps import expiry
 from holds.models import Decision, DecisionChannel, Hold
 from notifications.models import SlackMessage
 from notifications.signals import holds_changed

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from holds import action_links
+from holds.links import action_links
 from holds.models import DecisionChannel
 from tests.helpers.fake_slack import button_press, post_press, signed
 

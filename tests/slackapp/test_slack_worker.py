@@ -5,7 +5,7 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from holds import action_links
+from holds.links import action_links
 from holds.models import Decision, DecisionChannel
 from notifications import notify
 from notifications.models import SlackMessage, WebhookChannel

@@ -12,10 +12,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from holds import heartbeat
 from holds.models import Hold, SyncState
 from holds.queue import freshness as queue_freshness
 from holds.queue import listing as queue
+from holds.sweeps import heartbeat
 from reviewqueue.sql import prepared
 from tests.helpers.preloaded import start_django
 from tests.helpers.processes import suite_database_url

@@ -13,13 +13,13 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from holds import expiry
 from holds.deciding import decisions
 from holds.mirror import sync
 from holds.models import FilterValue, Hold
 from holds.queue import filter_values as queue_filter_values
 from holds.queue import freshness as queue_freshness
 from holds.queue import listing as queue
+from holds.sweeps import expiry
 from notifications import notify
 from teams import scopes
 

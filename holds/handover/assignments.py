@@ -31,8 +31,8 @@ from django.utils import timezone
 
 from audit import events
 from audit.models import EventKind
-from holds import notes
-from holds.deciding import decisions
+from holds.deciding import decidable
+from holds.handover import notes
 from holds.models import Assignment, Hold
 from notifications import away, notify
 from people import naming
@@ -190,7 +190,7 @@ def _lock_open(hold: Hold, now: datetime) -> None:
     """Lock the hold's row for the change (two assigners take turns); refuse a hold no longer to decide, as its page
     does (closed, or a decision being sent)."""
     locked = Hold.objects.select_for_update().get(pk=hold.pk)
-    if decisions.closed_reason(locked, now) or locked.live_decision():
+    if decidable.closed_reason(locked, now) or locked.live_decision():
         raise NotAssignable("This hold is no longer waiting for a decision: there is nothing to assign.")
 
 

@@ -22,8 +22,8 @@ from datetime import datetime
 from django.utils import timezone
 
 from approvals import escalation
-from holds import expiry
 from holds.models import Hold
+from holds.sweeps import expiry
 
 
 def announce(since: datetime, now: datetime | None = None) -> None:

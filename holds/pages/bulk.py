@@ -4,10 +4,10 @@ from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from holds import assignments, notes
 from holds.deciding import bulk, review
+from holds.handover import assignments, notes
 from holds.models import Hold
-from holds.views import reviewer_required
+from holds.pages.guards import reviewer_required
 from teams import scopes
 
 

@@ -1,4 +1,4 @@
-"""The one-tap link's page (``holds.action_links``): thin, it reads the request, asks the module and renders.
+"""The one-tap link's page (``holds.links.action_links``): thin, it reads the request, asks the module and renders.
 
 Opening a link only shows what it would do; its *Send* (a POST) decides. Sign-in comes first
 (``LoginRequiredMiddleware`` returns to the link), then the role (a 403 that names it, about no hold), then the
@@ -10,10 +10,11 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
-from holds import action_links, approval_page
 from holds.deciding import decisions, describe, review
+from holds.links import action_links
 from holds.models import DecisionItem
-from holds.views import reviewer_required
+from holds.pages import approval_page
+from holds.pages.guards import reviewer_required
 from reviewqueue import readers
 
 REFUSAL_STATUS = {

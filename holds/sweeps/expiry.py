@@ -78,8 +78,8 @@ def expired_on_platform(hold: Hold) -> None:
 
 def remind(now: datetime | None = None, among: QuerySet[Hold] | None = None) -> list[Hold]:
     """Remind about every open, undecided hold expiring within the lead time (of ``among`` only, when given), once
-    per hold: a hold reminded of already, by this sweep or by the sync that mirrored it (``holds.arrivals``), is left
-    out, and the notifications' uniqueness stops two reminders made at the same moment."""
+    per hold: a hold reminded of already, by this sweep or by the sync that mirrored it (``holds.sweeps.arrivals``), is
+    left out, and the notifications' uniqueness stops two reminders made at the same moment."""
     now = now or timezone.now()
     lead = timedelta(minutes=settings.EXPIRY_REMINDER_MINUTES)
     reminded = Notification.objects.filter(event=Notification.Event.EXPIRING_SOON, hold=OuterRef("pk"))

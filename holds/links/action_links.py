@@ -42,7 +42,7 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from holds.deciding import decisions, review
+from holds.deciding import decidable, decisions, review
 from holds.models import ActionLinkUse, Decision, DecisionChannel, DecisionItem, Hold
 from notifications.hold_links import ActionLinks
 from people import wording
@@ -50,6 +50,7 @@ from reviewqueue import roles
 from reviewqueue.viewer import Viewer
 from teams import scopes
 
+# The module's first path, kept: links already sent are signed with it.
 SALT = "holds.action_links"
 LIFETIME = timedelta(hours=24)
 ACTIONS = (DecisionItem.Action.APPROVE, DecisionItem.Action.REJECT)
@@ -102,7 +103,7 @@ def links_for(hold: Hold, recipient=None, now: datetime | None = None) -> Action
     """
     now = now or timezone.now()
     opening = settings.SITE_URL + reverse("hold", args=[hold.pk])
-    if decisions.closed_reason(hold, now) or (
+    if decidable.closed_reason(hold, now) or (
         recipient is not None and not roles.can_review(scopes.viewer_of(recipient))
     ):
         return ActionLinks(opening)
@@ -197,7 +198,7 @@ def _check_state(link: Link, hold: Hold, now: datetime) -> None:
             f"Decided by {decisions.decider_name(live)} at {wording.moment(live.created_at)}: this link sends nothing.",
             hold,
         )
-    if closed := decisions.closed_reason(hold, now):
+    if closed := decidable.closed_reason(hold, now):
         raise Refused(DECIDED, f"{closed} This link sends nothing.", hold)
     if link.expires_at <= now:
         raise Refused(EXPIRED, f"This link expired at {wording.moment(link.expires_at)}: nothing was sent.", hold)

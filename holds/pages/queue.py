@@ -1,0 +1,60 @@
+"""The queue page and the next hold to open."""
+
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_safe
+
+from approvals import badges
+from holds.pages import guards
+from holds.queue import filter_form as queue_filters
+from holds.queue import filter_values as queue_filter_values
+from holds.queue import freshness as queue_freshness
+from holds.queue import listing as holds_queue
+from holds.queue import rows as queue_rows
+from reviewqueue import readers, roles
+
+
+@require_safe
+def queue(request):
+    """The home page: the queue for reviewers; auditors who do not review land on the audit."""
+    if not roles.can_review(request.viewer) and roles.can_audit(request.viewer):
+        return redirect("audit:list")
+    return _queue(request)
+
+
+@guards.reviewer_required
+def _queue(request):
+    now = timezone.now()
+    filters = holds_queue.Filters.from_query(request.GET)
+    matching = holds_queue.filtered(filters, request.viewer, now)
+    holds, next_cursor = holds_queue.page(matching, request.GET.get("after", ""), filters)
+    loaded_at = _loaded_at(request, now)
+    new_holds = matching.filter(first_seen_at__gt=loaded_at) if loaded_at < now else None
+    states, new_count = queue_freshness.sync_states_and_new_count(new_holds, filters)
+    rows = queue_rows.rows(holds, now, loaded_at, badges.badges(holds))
+    context = {
+        "rows": rows,
+        "next_cursor": next_cursor,
+        "filters": filters,
+        "freshness": queue_freshness.freshness(now, states),
+        "loaded_at": loaded_at.isoformat(),
+        "new_count": new_count,
+        "now": now,
+    }
+    if request.htmx and request.htmx.target == "queue-body":
+        return render(request, "holds/_queue_body.html", context)
+    choices = queue_filter_values.filter_values(request.viewer, states)  # no other team's agents
+    return render(request, "holds/queue.html", context | {"filter_form": queue_filters.form(filters, choices)})
+
+
+def _loaded_at(request, now):
+    """When the reviewer opened the queue: holds first seen after it count as new (none when absent)."""
+    return readers.moment(request.GET.get("loaded_at", ""), "loaded_at") or now
+
+
+@guards.reviewer_required
+@require_safe
+def next_hold(request):
+    """Open the next hold in queue order, or go back to the queue when none is left."""
+    upcoming = holds_queue.next_for(request.viewer, timezone.now())
+    return redirect("hold", pk=upcoming.pk) if upcoming else redirect("queue")
