@@ -9,8 +9,8 @@ from django.urls import reverse
 from approvals import rounds
 from approvals.models import Approval
 from audit import describe, payloads
+from holds.deciding import decidable
 from holds.handover import assignments, notes
-from holds.deciding import decidable, decisions
 from holds.models import Decision, Hold
 from holds.queue import display
 from people import naming

@@ -23,8 +23,8 @@ from approvals import badges
 from approvals.models import Approval
 from audit import describe, export, queries
 from audit.models import EventKind
-from holds.handover import assignments, notes
 from holds.deciding import decisions
+from holds.handover import assignments, notes
 from holds.mirror import platform, runs
 from holds.models import Decision, DecisionChannel, Hold
 from holds.queue import listing

@@ -105,7 +105,8 @@ def _finish(notification: Notification, attempts: int, status: str, message: str
 
 def _record_finish(notification: Notification, attempts: int, status: str, message: str) -> None:
     now = timezone.now()
-    # The notification row before the audit chain's head, as every transaction takes them (see holds.handover.assignments).
+    # The notification row before the audit chain's head, as every transaction takes them
+    # (see holds.handover.assignments).
     with transaction.atomic():
         NotificationAttempt.objects.create(notification=notification, at=now, outcome=status, message=message)
         Notification.objects.filter(pk=notification.pk).update(

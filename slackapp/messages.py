@@ -21,8 +21,8 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from holds.links import action_links
 from holds.deciding import decidable, decisions
+from holds.links import action_links
 from holds.models import Decision, DecisionChannel, DecisionItem, Hold
 from notifications import hold_links, notify, slack_api, webhook_formats
 from notifications.models import SlackMessage

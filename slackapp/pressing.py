@@ -32,10 +32,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from approvals.models import Approval
-from holds.links import action_links
-from holds.pages import approval_page
 from holds.deciding import decisions, review
+from holds.links import action_links
 from holds.models import DecisionChannel, DecisionItem, Hold
+from holds.pages import approval_page
 from notifications import slack_api
 from notifications.webhook_formats import slack_escaped
 from reviewqueue import roles

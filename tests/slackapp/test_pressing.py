@@ -10,8 +10,8 @@ from django.contrib.auth.models import Group
 from approvals.models import Approval
 from audit.models import AuditEvent, EventKind
 from holds.links import action_links
-from holds.sweeps import expiry
 from holds.models import Decision, DecisionChannel, Hold
+from holds.sweeps import expiry
 from notifications.models import SlackMessage
 from notifications.signals import holds_changed
 from reviewqueue import roles
