@@ -127,15 +127,18 @@ def _answers(url: str) -> bool:
         return False
 
 
-def wait_for(condition, what: str, process: subprocess.Popen | None = None, timeout: float = 60.0):
-    """Poll ``condition`` until it is truthy and return it; exit naming ``what`` on timeout or when ``process`` died."""
+def wait_for(
+    condition, what: str, process: subprocess.Popen | None = None, timeout: float = 60.0, interval: float = 0.1
+):
+    """Poll ``condition`` every ``interval`` seconds until it is truthy and return it; exit naming ``what`` on timeout
+    or when ``process`` died."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if outcome := condition():
             return outcome
         if process is not None and process.poll() is not None:
             raise SystemExit(f"{what} exited with {process.returncode}")
-        time.sleep(0.1)
+        time.sleep(interval)
     raise SystemExit(f"gave up waiting for {what} after {timeout:.0f} s")
 
 

@@ -13,16 +13,14 @@ BENCH_REDIS_URL picks the broker (default: Redis database 14 on 127.0.0.1, flush
 
 import argparse
 import os
-import socket
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from bench import setup
+from bench import serving, setup
+from tests.helpers.processes import free_port
 
-ROOT = Path(__file__).resolve().parent.parent
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/14")
 WARM_UP = 3
 SLACK_LIMIT_SECONDS = 3.0
@@ -66,49 +64,33 @@ def main() -> None:
             "SLACK_API_URL": slack.api_url,
             "UNDO_SECONDS": "0",
         }
-        port = _free_port()
-        processes = [
-            _start(
-                [
-                    sys.executable,
-                    "-m",
-                    "celery",
-                    "-A",
-                    "reviewqueue",
-                    "worker",
-                    "--pool",
-                    "solo",
-                    "--without-heartbeat",
-                    "--without-gossip",
-                    "--without-mingle",
-                    "--loglevel",
-                    "WARNING",
-                ],
-                environment,
-                Path(logs) / "worker.log",
-            ),
-            _start(
-                [
-                    sys.executable,
-                    "-m",
-                    "gunicorn",
-                    "reviewqueue.wsgi",
-                    "--bind",
-                    f"127.0.0.1:{port}",
-                    "--workers",
-                    "1",
-                    "--log-level",
-                    "warning",
-                ],
-                environment,
-                Path(logs) / "web.log",
-            ),
-        ]
-        url = f"http://127.0.0.1:{port}/slack/interactivity"
-        _wait(lambda: _answers(url))
+        port = free_port()
+        worker = serving.start(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "reviewqueue",
+                "worker",
+                "--pool",
+                "solo",
+                "--without-heartbeat",
+                "--without-gossip",
+                "--without-mingle",
+                "--loglevel",
+                "WARNING",
+            ],
+            environment,
+            Path(logs) / "worker.log",
+        )
         acks, decided = [], []
         try:
-            with httpx.Client(timeout=10) as http:
+            with (
+                serving.gunicorn(environment, port, Path(logs) / "web.log", workers=1) as base,
+                httpx.Client(timeout=10) as http,
+            ):
+                url = f"{base}/slack/interactivity"
                 for hold in Hold.objects.order_by("pk")[:total]:
                     value = action_links.make(hold, "approve", channel=DecisionChannel.SLACK)
                     press = fake_slack.button_press(value, "approve", slack.response_url(), user="U0BENCH")
@@ -121,14 +103,16 @@ def main() -> None:
                     ack = time.perf_counter() - started
                     if answer.status_code != 200:
                         raise SystemExit(f"the request URL answered {answer.status_code}")
-                    arrived = _wait(lambda hold=hold: _decision_arrived(state, hold.hold_id))
+                    arrived = serving.wait_for(
+                        lambda hold=hold: _decision_arrived(state, hold.hold_id),
+                        f"the decision on {hold.hold_id} at the platform",
+                        worker,
+                        interval=0.005,  # the press-to-decision time is what is measured
+                    )
                     acks.append(ack)
                     decided.append(arrived - pressed_at)
         finally:
-            for process in processes:
-                process.terminate()
-            for process in processes:
-                process.wait(10)
+            serving.stop(worker)
     acks, decided = acks[WARM_UP:], decided[WARM_UP:]
     print(f"{len(decided)} presses, one at a time, a real worker, no undo window")
     print(f"acknowledged:             {setup.summary(acks)}, max {max(acks) * 1000:.1f} ms")
@@ -142,35 +126,6 @@ def _decision_arrived(state, hold_id: str) -> float | None:
         if request["method"] == "POST" and request["path"].endswith(f"/{hold_id}/decision"):
             return request["received_at"]
     return None
-
-
-def _answers(url: str) -> bool:
-    import httpx
-
-    try:
-        return httpx.post(url, timeout=1).status_code == 401
-    except httpx.HTTPError:
-        return False
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _start(command: list[str], environment: dict, log: Path) -> subprocess.Popen:
-    with open(log, "ab") as output:
-        return subprocess.Popen(command, env=environment, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT)
-
-
-def _wait(condition, timeout: float = 60.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if outcome := condition():
-            return outcome
-        time.sleep(0.005)
-    raise SystemExit(f"gave up after {timeout} s")
 
 
 if __name__ == "__main__":
