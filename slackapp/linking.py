@@ -44,6 +44,20 @@ def account_of(team_id: str, slack_user_id: str) -> SlackAccount | None:
     return SlackAccount.objects.filter(team_id=team_id, slack_user_id=slack_user_id).select_related("user").first()
 
 
+def pressed(link: ConnectLink, reason: str = "") -> Press:
+    """The press ``link`` was made for (``offer``), made again once its person is connected, with ``reason``."""
+    return Press(
+        team_id=link.team_id,
+        slack_user_id=link.slack_user_id,
+        action=link.action,
+        value=link.button,
+        response_url=link.response_url,
+        channel_id=link.channel_id,
+        message_ts=link.message_ts,
+        reason=reason,
+    )
+
+
 def offer(press: Press, now: datetime | None = None) -> str:
     """A new connect link for the Slack user who made ``press``, bound to it: the URL to send them."""
     now = now or timezone.now()

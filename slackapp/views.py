@@ -14,7 +14,7 @@ from holds.models import DecisionItem, Hold
 from reviewqueue import queueing, readers
 from slackapp import linking, pressing, verifying
 from slackapp.models import SlackAccount
-from slackapp.payloads import Press, read
+from slackapp.payloads import read
 from teams import scopes
 
 PRESS_TASK = "slackapp.tasks.handle_press"
@@ -55,17 +55,7 @@ def connect(request, key):
             link, _ = linking.connect(key, request.user)
         except linking.Refused as refused:
             return render(request, "slackapp/connect_refused.html", {"message": str(refused)}, status=409)
-        press = Press(
-            team_id=link.team_id,
-            slack_user_id=link.slack_user_id,
-            action=link.action,
-            value=link.button,
-            response_url=link.response_url,
-            channel_id=link.channel_id,
-            message_ts=link.message_ts,
-            reason=reason,
-        )
-        answer = pressing.handle(press, user=request.user)
+        answer = pressing.handle(linking.pressed(link, reason), user=request.user)
         return render(request, "slackapp/connected.html", {"link": link, "answer": answer})
     context = {"link": link, "hold": _hold_shown(link.button, request.viewer), "rejecting": rejecting}
     return render(request, "slackapp/connect.html", context)
