@@ -19,6 +19,15 @@ from reviewqueue import readers
 from reviewqueue.admin import CappedCountPaginator, ReadOnlyAdmin
 
 CONDITION_FIELDS = ("condition_key", "condition_operator", "condition_threshold")
+# What a reviewer's remembered approval records of itself (``approvals.remembering``): shown, never edited.
+REMEMBERED_FIELDS = (
+    "remembered_by",
+    "remembered_from",
+    "remembered_amount",
+    "remembered_currency",
+    "ended_at",
+    "ended_reason",
+)
 CURRENCY_CODE = re.compile(r"[A-Z]{3}")
 PATTERN_FIELDS = ("env_pattern", "agent_pattern", "capability_pattern")
 
@@ -122,14 +131,7 @@ class ApprovalPolicyAdmin(admin.ModelAdmin):
     search_fields = ("name", "remembered_by__username")
     # A remembered approval (``approvals.remembering``) is a reviewer's: the admin sees who made it, from which hold,
     # and why it ended, and ends it by unticking "enabled".
-    readonly_fields = (
-        "remembered_by",
-        "remembered_from",
-        "remembered_amount",
-        "remembered_currency",
-        "ended_at",
-        "ended_reason",
-    )
+    readonly_fields = REMEMBERED_FIELDS
     fieldsets = (
         (None, {"fields": ("name",)}),
         (
@@ -158,17 +160,7 @@ class ApprovalPolicyAdmin(admin.ModelAdmin):
         ),
         (
             "Remembered approval (made by a reviewer)",
-            {
-                "classes": ("collapse",),
-                "fields": (
-                    "remembered_by",
-                    "remembered_from",
-                    "remembered_amount",
-                    "remembered_currency",
-                    "ended_at",
-                    "ended_reason",
-                ),
-            },
+            {"classes": ("collapse",), "fields": REMEMBERED_FIELDS},
         ),
     )
 
