@@ -37,6 +37,7 @@ def test_tick_holds_with_x_and_shift_click_then_approve_them_together(
 
     expect(page.get_by_role("heading", name="Check your decisions")).to_be_visible()
     expect(page.locator(".bulk-included > li")).to_have_count(4)
+    page.wait_for_load_state("domcontentloaded")  # the keys are app.js's, deferred past the heading's showing
     page.keyboard.press("Control+Enter")
     expect(page.get_by_role("heading", name="4 decisions sent")).to_be_visible()
 

@@ -67,6 +67,7 @@ def stop_live_updates(page):
 
 
 def open_hold(page, hold):
+    """Open a hold's page, ready for keys: ``goto`` returns once the page has loaded, its deferred app.js run."""
     page.goto(f"/holds/{hold.pk}/")
     expect(page.locator("#decide-form")).to_be_visible()
 
@@ -74,6 +75,9 @@ def open_hold(page, hold):
 def send_with_keyboard(page):
     page.keyboard.press("Control+Enter")
     expect(page.get_by_role("heading", name="Check your decision")).to_be_visible()
+    # The summary is a new page: its heading shows before its deferred app.js runs, and a key pressed in between
+    # reaches no handler.
+    page.wait_for_load_state("domcontentloaded")
     page.keyboard.press("Control+Enter")
 
 
