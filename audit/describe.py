@@ -16,7 +16,7 @@ from audit.models import AuditEvent, EventKind
 from audit.payloads import channel_of, item_id, items_of
 from holds.models import ACTION_WORDS, DecisionChannel
 from people import naming
-from reviewqueue.jsonvalues import ABSENT, AMOUNT_KEYS, display, grouped, same_json
+from reviewqueue.jsonvalues import ABSENT, display, grouped, is_amount_key, same_json
 
 LIMIT = 200
 EDIT_LIMIT = 80  # characters of one value in an edit shown in the list; the decision page shows it whole
@@ -201,7 +201,7 @@ def _approved_item(item: dict, named: bool) -> str:
 
 
 def _amount(key: str, value) -> str:
-    return (grouped(value) if key in AMOUNT_KEYS else None) or display(value)
+    return (grouped(value) if is_amount_key(key) else None) or display(value)
 
 
 def _escalated(payload: dict) -> str:

@@ -5,8 +5,8 @@ the platform later did with it. Shares are of items, since one decision may
 approve one refund and reject another. Time to decide is ``timing.to_decide``.
 "Expired" means, for an agent, its holds that expired undecided in the period
 (by their expiry time); for a reviewer, their decisions that reached the
-platform too late. Amounts are the items' ``amount`` (or ``refund_amount``,
-``total``) values, summed as decimals: asked is what the agent proposed,
+platform too late. Amounts are the items' first amounts (under ``amount``, ``refund_amount``,
+``total``, any amount key), summed as decimals: asked is what the agent proposed,
 approved what the reviewer let through (the edited amount for an edit, none for
 a reject). Currencies are not told apart.
 
@@ -34,7 +34,7 @@ from audit.queries import day_start
 from holds.models import Decision, DecisionItem, Hold
 from people import naming
 from reviewqueue import readers
-from reviewqueue.jsonvalues import AMOUNT_KEYS, read_number
+from reviewqueue.jsonvalues import amount_keys, amount_reading
 
 DEFAULT_DAYS = 30
 MAX_DAYS = 366
@@ -223,12 +223,8 @@ def amounts(action: str, original_data, data) -> tuple[Decimal, Decimal]:
 
 
 def amount_of(data) -> Decimal:
-    """The item's amount, as the agent (or reviewer) wrote it, read by ``read_number`` (the larger of two readings);
-    0 when it has none that reads as a number, as no sum can count what could be any amount."""
-    if not isinstance(data, dict):
-        return Decimal(0)
-    for key in AMOUNT_KEYS:
-        amount = read_number(data[key]).counted if key in data else None
-        if amount is not None:
-            return amount
-    return Decimal(0)
+    """The item's amount, as the agent (or reviewer) wrote it under its first amount key that reads as a number
+    (``jsonvalues.amount_keys``, ``amount_reading``; the larger of two readings); 0 when it has none, as no sum can
+    count what could be any amount."""
+    readings = (amount_reading(key, data[key]).counted for key in amount_keys(data))
+    return next((amount for amount in readings if amount is not None), Decimal(0))

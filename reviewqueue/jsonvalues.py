@@ -26,12 +26,13 @@ from reviewqueue.readers import UNSTORABLE
 
 __all__ = [
     "ABSENT",
-    "AMOUNT_KEYS",
     "UNSTORABLE",
     "Amount",
     "Carried",
     "Reading",
     "Verdict",
+    "amount_keys",
+    "amount_reading",
     "amounts_in",
     "carried",
     "currency_named",
@@ -53,7 +54,6 @@ __all__ = [
 
 EXACT_FLOAT_LIMIT = 1e16
 SURROGATE = re.compile(r"[\ud800-\udfff]")
-AMOUNT_KEYS = ("amount", "refund_amount", "total")  # the item data keys that carry an amount
 # A number as agents write one, once its digits are ASCII (see ``read_number``): a sign, a currency
 # sign or code before or after, digits with points and commas, an exponent. A code is in capitals,
 # as ISO 4217 writes it: "1.5 mil" is no amount of a currency "mil", and stays unreadable.
@@ -341,6 +341,28 @@ def is_amount_key(key: Any) -> bool:
     return _kind(key, tuple(getattr(settings, "CURRENCY_KEYS", ())))[1] if isinstance(key, str) else False
 
 
+def amount_keys(data: Any) -> list:
+    """The keys of one item's data that carry an amount (``is_amount_key``), at its top level, in its order."""
+    return [key for key in data if is_amount_key(key)] if isinstance(data, dict) else []
+
+
+def in_hundredths(key: Any) -> bool:
+    """Whether amount key ``key`` counts hundredths ("amount_cents")."""
+    return key_words(key)[-1:] == (CENTS_WORD,)
+
+
+def amount_reading(key: Any, value: Any) -> Reading:
+    """``read_number`` of ``value``, found under amount key ``key``: hundredths scaled to the amount they make."""
+    reading = read_number(value)
+    if not in_hundredths(key):
+        return reading
+    return dataclasses.replace(
+        reading,
+        exact=None if reading.exact is None else reading.exact.scaleb(-2),
+        readings=None if reading.readings is None else tuple(number.scaleb(-2) for number in reading.readings),
+    )
+
+
 def is_identifying_key(key: Any) -> bool:
     """Whether ``key`` names what the agent acts on (``*_id``, ``order*``), rather than an amount of it."""
     words = key_words(key)
@@ -514,13 +536,7 @@ def _collect(data: dict, prefix: str, outer: frozenset[str] | None, wanted, foun
 
 
 def _amount(path: str, key: str, value: Any, currencies: frozenset[str] | None) -> Amount:
-    reading = read_number(value)
-    if key_words(key)[-1:] == (CENTS_WORD,):
-        reading = dataclasses.replace(
-            reading,
-            exact=None if reading.exact is None else reading.exact.scaleb(-2),
-            readings=None if reading.readings is None else tuple(number.scaleb(-2) for number in reading.readings),
-        )
+    reading = amount_reading(key, value)
     mark = currency_named(reading.mark) if reading.mark else None
     wrapper = _currency_beside(value) if isinstance(value, dict) else None
     return Amount(path, reading, _both(_both(currencies, wrapper), mark), key=key)

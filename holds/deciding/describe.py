@@ -18,7 +18,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from holds.deciding import editing
 from holds.models import ACTION_WORDS, Decision, DecisionItem
-from reviewqueue.jsonvalues import AMOUNT_KEYS, display, read_number
+from reviewqueue.jsonvalues import amount_keys, amount_reading, display, grouped_number, in_hundredths, is_amount_key
 
 TOOL_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*", re.ASCII)  # refund, issueRefund, orders.refund; not A-1001
 WORD_SEPARATORS = re.compile(r"[_.\-\s]+")
@@ -44,12 +44,14 @@ def sentence(title: str, data: Any, item_id: str = "") -> str:
 
 
 def amount_text(data: dict, key: str) -> str:
-    """The amount under ``key`` as the agent wrote it, with the item's currency when its data names one, and
-    "(unreadable)" after it when it is not read for certain (``jsonvalues.read_number``), with both readings if any."""
+    """The amount under ``key`` as the agent wrote it (hundredths as the amount they make: 1500 cents as 15.00), with
+    the item's currency when its data names one, and "(unreadable)" after it when it is not read for certain
+    (``jsonvalues.amount_reading``), with both readings if any."""
     currency = currency_of(data)
-    shown = _cut(display(data[key]), VALUE_LIMIT)
+    reading = amount_reading(key, data[key])
+    scaled = in_hundredths(key) and reading.exact is not None
+    shown = grouped_number(reading.exact) if scaled else _cut(display(data[key]), VALUE_LIMIT)
     shown = f"{shown} {currency}" if currency else shown
-    reading = read_number(data[key])
     if reading.readings:
         return f"{shown} (unreadable: {reading.either})"
     return f"{shown} (unreadable)" if reading.exact is None else shown
@@ -87,7 +89,7 @@ def _names_a_refund(title: str) -> bool:
 
 
 def _amount_key(data: dict) -> str:
-    return next((key for key in AMOUNT_KEYS if key in data), "")
+    return next(iter(amount_keys(data)), "")
 
 
 def _refund(data: dict, key: str) -> str:
@@ -111,7 +113,7 @@ def _arguments(data: Any) -> str:
 def _pairs(values: dict, data: dict, separator: str) -> str:
     """ "key value" pairs, amounts with the currency of ``data``."""
     return ", ".join(
-        f"{_cut(display(key), VALUE_LIMIT)}{separator}{amount_text(data, key) if key in AMOUNT_KEYS else _value(value)}"
+        f"{_cut(display(key), VALUE_LIMIT)}{separator}{amount_text(data, key) if is_amount_key(key) else _value(value)}"
         for key, value in values.items()
     )
 

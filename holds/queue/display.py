@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 from holds.deciding import describe
 from holds.models import Hold
-from reviewqueue.jsonvalues import AMOUNT_KEYS
+from reviewqueue.jsonvalues import amount_keys
 
 URGENT = timedelta(minutes=15)
 
@@ -27,14 +27,9 @@ COUNTDOWN = {
 
 
 def amounts(hold: Hold) -> list[str]:
-    """The amounts the hold's items carry, as the agent wrote them (``describe.amount_text``)."""
-    found = []
-    for item in hold.items.all():
-        if isinstance(item.data, dict):
-            for key in AMOUNT_KEYS:
-                if key in item.data:
-                    found.append(describe.amount_text(item.data, key))
-    return found
+    """The amounts the hold's items carry at their top level (``jsonvalues.amount_keys``), as the agent wrote them
+    (``describe.amount_text``)."""
+    return [describe.amount_text(item.data, key) for item in hold.items.all() for key in amount_keys(item.data)]
 
 
 def urgency(hold: Hold, now: datetime) -> str:

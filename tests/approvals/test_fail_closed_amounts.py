@@ -149,6 +149,21 @@ def test_the_sentence_and_the_statistics_read_amounts_the_same_way():
     assert stats.amount_of({"amount": "1,500"}) == Decimal(1500)
 
 
+def test_the_queue_row_the_sentence_and_the_statistics_read_every_amount_key_the_policies_read(
+    alice_client, platform_state, platform_client
+):
+    mirrored(platform_state, platform_client, "h_price", price="1,500.00", currency="EUR")
+    mirrored(platform_state, platform_client, "h_cents", amount_cents=2599)
+
+    rows = {row.hold.hold_id: row.amounts for row in alice_client.get(reverse("queue")).context["rows"]}
+
+    assert rows == {"h_price": ["1,500.00 EUR"], "h_cents": ["25.99"]}
+    assert describe.sentence("refund", {"refundAmount": "1,5OO"}) == "Refunds 1,5OO (unreadable)"
+    assert describe.sentence("refund", {"order_id": "A-1", "amount_cents": 2599}) == "Refunds 25.99 on order A-1"
+    assert stats.amount_of({"order_id": "A-1", "amount_cents": "2599"}) == Decimal("25.99")
+    assert stats.amount_of({"price": "unknown", "total": "12.50"}) == Decimal("12.50")
+
+
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_stores_again_the_amounts_read_by_the_old_rule():
     try:
