@@ -5,13 +5,15 @@ transaction that does its work, and its answer in the same transaction, so eithe
 are kept or neither. A retry finds the row and gets the stored answer, marked ``Idempotent-Replayed: true``; one
 sent while the first is still running waits on the row's unique index until the first commits. The same key with
 another request (another method, path or body, compared by ``request_digest``) is refused, 422, as the IETF's
-draft on the header asks.
+draft on the header asks. A key is kept ``KEPT`` (``forget_old``): a retry later than that is a new request, which
+the hold's own checks then answer (a decided hold is a 409).
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
 from django.http import HttpResponse
@@ -24,6 +26,7 @@ from reviewqueue import readers
 
 HEADER = "Idempotency-Key"
 MAX_KEY = 255
+KEPT = timedelta(hours=24)  # as long as the payment APIs people know keep theirs
 
 
 def read_key(value: str | None) -> str:
@@ -89,3 +92,10 @@ def _replay(kept: IdempotentRequest, digest: str) -> HttpResponse:
         response["Location"] = kept.location
     response["Idempotent-Replayed"] = "true"
     return response
+
+
+def forget_old(now: datetime | None = None) -> int:
+    """Delete the requests kept with their answers for longer than ``KEPT``; return how many."""
+    now = now or timezone.now()
+    deleted, _ = IdempotentRequest.objects.filter(created_at__lt=now - KEPT).delete()
+    return deleted

@@ -364,6 +364,11 @@ WEBHOOK_ALLOWED_NETWORKS = env.networks("WEBHOOK_ALLOWED_NETWORKS")  # see notif
 SLACK_SIGNING_SECRET = env.string("SLACK_SIGNING_SECRET")
 SLACK_BOT_TOKEN = env.string("SLACK_BOT_TOKEN")
 SLACK_API_URL = env.url("SLACK_API_URL", "https://slack.com/api")
+# Rows kept only for a while: Idempotency-Keys for a day, Slack connect links and closed holds' messages after that.
+CELERY_BEAT_SCHEDULE |= {
+    "forget-idempotency-keys": {"task": "api.tasks.forget_old_idempotency_keys", "schedule": 3600.0},
+    "forget-finished-slack-rows": {"task": "slackapp.tasks.forget_finished", "schedule": 3600.0},
+}
 CELERY_BEAT_SCHEDULE |= {
     "expire-holds": {"task": "holds.tasks.sweep_expiries", "schedule": float(EXPIRY_SWEEP_SECONDS)},
     "new-holds-digest": {"task": "notifications.tasks.send_new_holds_digests", "schedule": float(NOTIFY_BATCH_SECONDS)},

@@ -33,6 +33,7 @@ from slackapp.models import ConnectLink, SlackAccount
 from slackapp.payloads import Press
 
 CONNECT_MINUTES = 10
+KEPT_AFTER_EXPIRY = timedelta(days=1)  # for an admin looking into a failed connect, then deleted (``forget_expired``)
 MAX_KEY = 100  # characters of a link's secret: ours are 43
 
 
@@ -148,3 +149,10 @@ def _audit(account: SlackAccount, by, action: str) -> None:
 
 def _digest(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
+
+
+def forget_expired(now: datetime | None = None) -> int:
+    """Delete the connect links, used or not, that expired longer than ``KEPT_AFTER_EXPIRY`` ago; return how many."""
+    now = now or timezone.now()
+    deleted, _ = ConnectLink.objects.filter(expires_at__lt=now - KEPT_AFTER_EXPIRY).delete()
+    return deleted

@@ -33,6 +33,7 @@ logger = logging.getLogger(__name__)
 
 RESPONSE_URL_LIFETIME = timedelta(minutes=30)  # Slack's: a response_url takes posts for 30 minutes
 REFRESH_TASK = "slackapp.tasks.refresh_messages"
+KEPT_AFTER_CLOSE = timedelta(days=7)  # a closed hold's message shows its last state by then (``forget_closed``)
 UNDO_DECISION, UNDO_APPROVAL = "decision", "approval"  # an Undo button's value: "decision:<id>"
 
 
@@ -199,3 +200,11 @@ def _replace(message: SlackMessage, state: Shown, now: datetime) -> None:
         slack_api.respond(message.response_url, {"replace_original": True, "text": state.text, "blocks": state.blocks})
     elif message.by_bot and settings.SLACK_BOT_TOKEN:
         slack_api.update_message(message.channel_id, message.ts, state.text, state.blocks)
+
+
+def forget_closed(now: datetime | None = None) -> int:
+    """Delete the messages of holds closed longer than ``KEPT_AFTER_CLOSE`` ago, which nothing replaces again;
+    return how many."""
+    now = now or timezone.now()
+    deleted, _ = SlackMessage.objects.filter(hold__closed_at__lt=now - KEPT_AFTER_CLOSE).delete()
+    return deleted

@@ -3,7 +3,7 @@
 from celery import shared_task
 
 from notifications import slack_api
-from slackapp import messages, pressing
+from slackapp import linking, messages, pressing
 from slackapp.payloads import Press
 
 REFRESH_RETRIES = 5
@@ -22,3 +22,10 @@ def refresh_messages(self, hold_ids: list[int]) -> int:
         return messages.refresh(hold_ids)
     except slack_api.Unavailable as error:
         raise self.retry(countdown=2 ** (self.request.retries + 1), exc=error) from None
+
+
+@shared_task
+def forget_finished() -> int:
+    """Delete the connect links and messages nothing needs any more (``linking.forget_expired``,
+    ``messages.forget_closed``)."""
+    return linking.forget_expired() + messages.forget_closed()

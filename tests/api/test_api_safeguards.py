@@ -3,11 +3,14 @@ retries that send once, and bad input answered by a problem document."""
 
 import io
 import json
+from datetime import timedelta
 
 import pytest
+import time_machine
 from django.core.management import call_command
 from django.test import Client
 
+from api import tasks as api_tasks
 from api.models import ApiToken
 from audit.models import AuditEvent
 from holds.deciding import decisions
@@ -79,6 +82,23 @@ def test_a_retry_with_the_same_key_answers_the_first_answer_and_the_platform_get
     assert Decision.objects.filter(hold=hold).count() == 1
     assert len(decision_posts(platform_state)) == 1
     assert other.status_code == 422 and other["Content-Type"] == PROBLEM
+
+
+def test_a_key_is_kept_a_day_then_a_retry_is_a_new_request_which_the_decided_hold_refuses(
+    client, samples, alice, platform_client, platform_state
+):
+    secret, hold = token_of(alice), samples["h_12"]
+    first = decide(client, secret, hold, HTTP_IDEMPOTENCY_KEY="retry-2")
+    deliver_all(platform_client)
+
+    with time_machine.travel(timedelta(hours=23, minutes=59)):
+        assert api_tasks.forget_old_idempotency_keys() == 0
+    with time_machine.travel(timedelta(hours=24, minutes=1)):
+        assert api_tasks.forget_old_idempotency_keys() == 1
+        late = decide(client, secret, hold, HTTP_IDEMPOTENCY_KEY="retry-2")
+
+    assert first.status_code == 201 and late.status_code == 409 and "Idempotent-Replayed" not in late
+    assert Decision.objects.filter(hold=hold).count() == 1 and len(decision_posts(platform_state)) == 1
 
 
 def test_a_second_token_of_the_same_person_does_not_make_four_eyes(

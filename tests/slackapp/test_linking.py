@@ -6,12 +6,15 @@ from datetime import timedelta
 import pytest
 import time_machine
 from django.urls import reverse
+from django.utils import timezone
 
 from audit.models import AuditEvent, EventKind
 from holds.links import action_links
-from holds.models import Decision, DecisionChannel
+from holds.models import Decision, DecisionChannel, Hold
+from notifications.models import SlackMessage
 from slackapp import linking, payloads
-from slackapp.models import SlackAccount
+from slackapp import tasks as slack_tasks
+from slackapp.models import ConnectLink, SlackAccount
 from tests.helpers.fake_slack import TEAM, linked
 from tests.helpers.users import make_user
 
@@ -52,6 +55,24 @@ def test_a_connect_link_expires_after_ten_minutes(alice_client, offered):
         answer = alice_client.post(reverse("slack-connect", args=[offered]))
 
     assert answer.status_code == 410 and b"expired" in answer.content and not SlackAccount.objects.exists()
+
+
+def test_connect_links_are_deleted_a_day_after_they_expire_and_messages_a_week_after_their_hold_closed(
+    offered, samples
+):
+    closed, still_open = samples["h_12"], samples["h_13"]
+    Hold.objects.filter(pk=closed.pk).update(status=Hold.Status.DECIDED, closed_at=timezone.now())
+    for hold, ts in ((closed, "1.1"), (still_open, "1.2")):
+        SlackMessage.objects.create(hold=hold, channel_id="C1", ts=ts, by_bot=True, created_at=timezone.now())
+
+    with time_machine.travel(timedelta(days=1, minutes=9)):
+        assert slack_tasks.forget_finished() == 0
+    with time_machine.travel(timedelta(days=1, minutes=11)):
+        assert slack_tasks.forget_finished() == 1 and not ConnectLink.objects.exists()
+    with time_machine.travel(timedelta(days=7, minutes=1)):
+        assert slack_tasks.forget_finished() == 1
+
+    assert list(SlackMessage.objects.values_list("hold", flat=True)) == [still_open.pk]
 
 
 def test_a_slack_account_linked_to_someone_else_is_not_taken_over(client, alice, bob, offered):
