@@ -165,6 +165,11 @@ class Waiting(Schema):
     next_from: str = Field(description="Who may give the next approval.")
 
 
+class ApprovalWithdrawn(Schema):
+    approval: int = Field(description="The approval taken back.")
+    hold: int = Field(description="Review Queue's id of the hold, one approval short again.")
+
+
 class DecisionAnswer(Schema):
     state: Literal["stored", "waiting"] = Field(
         description="stored: the decision is stored and will be delivered; waiting: an approval was recorded and "

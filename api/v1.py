@@ -19,7 +19,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 
 from api import choices, idempotency, problems, ratelimit, schemas, shapes, tokens
-from approvals import badges
+from approvals import approving, badges
 from approvals.models import Approval
 from audit import describe, export, queries
 from audit.models import EventKind
@@ -153,11 +153,15 @@ def _hold(caller: tokens.Caller, pk: int, holds=Hold.objects) -> Hold:
 
 
 def _decision(caller: tokens.Caller, pk: int) -> Decision:
+    return _of_a_visible_hold(caller, Decision.objects.select_related("hold", "reviewer").filter(pk=pk), "decision")
+
+
+def _of_a_visible_hold(caller: tokens.Caller, found, what: str):
+    """The one row of ``found`` (a decision's or an approval's) if its hold is in the caller's scopes, else a 404."""
     visible = scopes.visible_holds_q(caller.viewer, "hold__")
-    found = Decision.objects.select_related("hold", "reviewer").filter(pk=pk)
     found = (found.filter(visible) if visible is not None else found).first()
     if found is None:
-        raise problems.not_found("No decision with this id is open to you.")
+        raise problems.not_found(f"No {what} with this id is open to you.")
     return found
 
 
@@ -298,6 +302,27 @@ def undo_decision(request, pk: int, idempotency_key: str | None = KEY):
         except decisions.DecisionRefused as refused:
             raise problems.forbidden(refused.message) from None
         return api.create_response(request, _decision_json(withdrawn), status=200)
+
+    return idempotency.answer(request, caller.user, key, {}, work)
+
+
+@api.post("/approvals/{int:pk}/undo", response={200: schemas.ApprovalWithdrawn, **WRITE_ERRORS}, tags=["decisions"])
+def undo_approval(request, pk: int, idempotency_key: str | None = KEY):
+    """Take back one's own approval (the `approval` of a 202 answer) in its undo window, while no later approval or
+    decision built on it: the round is one approval short again. Nothing had been sent for it."""
+    caller = _caller(request, tokens.DECIDE)
+    key = idempotency.read_key(idempotency_key)
+
+    def work() -> HttpResponse:
+        approval = _of_a_visible_hold(caller, Approval.objects.filter(pk=pk), "approval")
+        if approval.approver_id != caller.user.pk:
+            raise problems.forbidden("Only the person who gave an approval can take it back.")
+        try:
+            decisions.withdraw_approval(approval.pk, caller.user, timezone.now())
+        except approving.NotCounted as late:
+            raise problems.conflict(late.message, "too-late") from None
+        answer = schemas.ApprovalWithdrawn(approval=approval.pk, hold=approval.hold_id).model_dump(mode="json")
+        return api.create_response(request, answer, status=200)
 
     return idempotency.answer(request, caller.user, key, {}, work)
 

@@ -116,6 +116,29 @@ def test_a_second_token_of_the_same_person_does_not_make_four_eyes(
     assert decide(client, token_of(bob), refund).status_code == 201
 
 
+def test_an_approval_is_taken_back_only_by_its_approver_within_the_undo_window(
+    client, large_refunds, refund, alice, bob, settings
+):
+    settings.UNDO_SECONDS = 10
+    alices, bobs = token_of(alice), token_of(bob)
+
+    def undo(secret, pk):
+        return client.post(f"/api/v1/approvals/{pk}/undo", **bearer(secret))
+
+    first = decide(client, alices, refund).json()["waiting"]["approval"]
+    by_bob, by_alice, again = undo(bobs, first), undo(alices, first), undo(alices, first)
+    second = decide(client, alices, refund).json()["waiting"]["approval"]
+    with time_machine.travel(timedelta(seconds=11)):
+        late = undo(alices, second)
+
+    assert by_bob.status_code == 403 and by_bob["Content-Type"] == PROBLEM
+    assert by_alice.status_code == 200 and by_alice.json() == {"approval": first, "hold": refund.pk}
+    assert again.status_code == 404
+    assert late.status_code == 409 and late.json()["type"].endswith("too-late")
+    assert AuditEvent.objects.filter(kind="approval_withdrawn", hold_id=refund.hold_id).count() == 1
+    assert not Decision.objects.filter(hold=refund).exists()
+
+
 def test_a_token_out_of_the_holds_team_scope_gets_the_same_404_as_for_no_hold(
     client, platform_state, platform_client, alice
 ):
