@@ -287,13 +287,11 @@ def test_decision_counters_grow_scrape_by_scrape_and_catch_up_on_history_in_chun
 SQLITE_DECISION = """
 from datetime import timedelta
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
 from django.utils import timezone
 from audit.models import AuditEvent, EventKind
 from holds.models import Decision, Hold
 from operations import decisionstats, metrics
 
-call_command("migrate", verbosity=0)
 now = timezone.now()
 hold = Hold.objects.create(
     env="default", hold_id="h1", run_id="r1", agent="a", capability="c", question="q", payload={}, payload_digest="d",
@@ -313,10 +311,12 @@ print(decisionstats.outcomes()["applied"], decisionstats.histogram("time_to_deci
 """
 
 
-def test_the_decision_counters_fold_on_the_quickstarts_sqlite_too(tmp_path):
+def test_the_decision_counters_fold_on_the_quickstarts_sqlite_too(tmp_path_factory, tmp_path):
     from tests.helpers.preloaded import start_django
+    from tests.helpers.quickstart_db import migrated_var_dir
 
-    started = start_django(SQLITE_DECISION, REVIEWQUEUE_VAR_DIR=str(tmp_path))
+    var_dir = migrated_var_dir(tmp_path_factory, tmp_path / "var")
+    started = start_django(SQLITE_DECISION, REVIEWQUEUE_VAR_DIR=str(var_dir))
 
     assert started.returncode == 0, started.stderr
     assert started.stdout.split("\n")[-2] == "1 (1, 360.0) (1, 3.0) True"

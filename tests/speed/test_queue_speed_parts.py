@@ -207,13 +207,11 @@ def test_the_filter_form_comes_from_the_cache_and_shows_each_reviewers_own_choic
 SQLITE_QUEUE = """
 from datetime import timedelta
 from django.contrib.auth.models import Group, User
-from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 from holds.models import Hold, PeriodicRun, SyncState
 from reviewqueue import roles
 
-call_command("migrate", verbosity=0)
 now = timezone.now()
 Hold.objects.create(
     env="default", hold_id="h1", run_id="r1", agent="a", capability="c", question="Refund the kettle?", payload={},
@@ -233,10 +231,12 @@ print(page.status_code, refresh.status_code,
 """
 
 
-def test_the_queue_serves_on_the_quickstarts_sqlite_too(tmp_path):
+def test_the_queue_serves_on_the_quickstarts_sqlite_too(tmp_path_factory, tmp_path):
     from tests.helpers.preloaded import start_django
+    from tests.helpers.quickstart_db import migrated_var_dir
 
-    started = start_django(SQLITE_QUEUE, REVIEWQUEUE_VAR_DIR=str(tmp_path), DEBUG="1")
+    var_dir = migrated_var_dir(tmp_path_factory, tmp_path / "var")
+    started = start_django(SQLITE_QUEUE, REVIEWQUEUE_VAR_DIR=str(var_dir), DEBUG="1")
 
     assert started.returncode == 0, started.stderr
     assert started.stdout.split("\n")[-2] == "200 200 True True"
