@@ -21,7 +21,7 @@ from tests.helpers.approvals_setup import decision_posts, signed_in
 from tests.helpers.concurrently import at_once
 from tests.helpers.forms import fields_of
 from tests.helpers.reviewing import review_form, send, summary_of
-from tests.helpers.users import scoped_group
+from tests.helpers.users import make_user, scoped_group
 
 pytestmark = pytest.mark.django_db
 
@@ -313,3 +313,21 @@ def test_the_undo_of_the_decision_takes_the_remembered_approval_back(alice, firs
 
     policy.refresh_from_db()
     assert not policy.enabled and policy.ended_reason == "its approval was undone"
+
+
+def test_auditors_and_admins_see_everyones_remembered_approvals_with_who_made_them(
+    alice, first, allowed, platform_client, platform_state
+):
+    policy = remembered(alice, first, allowed)
+    auditor = signed_in(make_user("ada", roles.AUDITORS, first_name="Ada", last_name="Auditor"))
+    root = signed_in(make_user("root", is_superuser=True, is_staff=True))
+
+    listed = auditor.get(reverse("audit:stats")).content.decode()
+    section = listed[listed.index('id="remembered-approvals"') :]
+    assert "Alice Adams" in section and "refund-bot, refund, default" in section and "running" in section
+    changelist = root.get(reverse("admin:approvals_approvalpolicy_changelist")).content.decode()
+    assert policy.name in changelist
+
+    signed_in(alice).post(reverse("remembered-revoke"), {"remembered": policy.pk})
+    listed = auditor.get(reverse("audit:stats")).content.decode()
+    assert "stopped: revoked by Alice Adams" in listed[listed.index('id="remembered-approvals"') :]
