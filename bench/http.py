@@ -78,7 +78,7 @@ class Checkout:
     port: int
     pages: list[Page]
     url: str = ""
-    sessions: dict[str, str] = field(default_factory=dict)
+    cookies: dict[str, str] = field(default_factory=dict)  # each user's Cookie header, as their browser sends it
 
     def serving_processes(self):
         """Tests of a command line: this checkout's gunicorn (master and workers, which keep the command line
@@ -134,6 +134,7 @@ def main() -> None:
     load_before = os.getloadavg()[0]
     with serving.stopped_at_exit(), tempfile.TemporaryDirectory() as logs, ExitStack() as servers:
         for checkout in checkouts:
+            close_expired(checkout.database_url)
             serve(checkout, servers, Path(logs))
         for checkout in checkouts:  # warm up: imports, templates and connections of both workers
             for page in checkout.pages:
@@ -186,9 +187,28 @@ def serve(checkout: Checkout, servers: ExitStack, logs: Path) -> None:
         serving.gunicorn(environment, checkout.port, logs / f"gunicorn-{checkout.port}.log", root=checkout.root)
     )
     for user in {page.user for page in checkout.pages}:
-        checkout.sessions[user] = serving.sign_in(checkout.url, user).cookies["sessionid"]
+        # The session's and the CSRF cookie, as a browser sends them: without the latter each page would make a new
+        # CSRF secret, which a browser's pages after its first do not.
+        signed_in = serving.sign_in(checkout.url, user)
+        checkout.cookies[user] = "; ".join(f"{name}={value}" for name, value in signed_in.cookies.items())
     for page in checkout.pages:
         check_page(checkout, page)
+
+
+def close_expired(database_url: str) -> None:
+    """Close the open holds past their expiry, as the expiry sweep does every few seconds in production.
+
+    No sweep runs here: in a database kept for later runs, the expired holds would pile up at the head of the
+    queue's order, and each page would skip more of them the older the database is.
+    """
+    with psycopg.connect(database_url, autocommit=True) as connection:
+        closed = connection.execute(
+            "UPDATE holds_hold SET status = 'expired', closed_at = now(), expired_here_at = now(), "
+            "claimed_by_id = NULL, claimed_at = NULL, claim_expires_at = NULL "
+            "WHERE status = 'open' AND expires_at <= now()"
+        ).rowcount
+        connection.execute("VACUUM (ANALYZE) holds_hold")
+    print(f"closed {closed:,} expired holds in {database_url.rsplit('/', 1)[1]}", file=sys.stderr)
 
 
 def ensure_wrk() -> Path:
@@ -248,9 +268,11 @@ def prepare(options) -> None:
     started = time.perf_counter()
     copy_closed_holds(options.closed)
     with connection.cursor() as cursor:
-        cursor.execute("ANALYZE")
+        # VACUUM too, not ANALYZE alone: the freshly written tables are then as a running database's are (visibility
+        # maps set), with nothing left for autovacuum to do during the first load phase.
+        cursor.execute("VACUUM (ANALYZE)")
     print(
-        f"copied {options.closed:,} closed holds and analyzed in {time.perf_counter() - started:.1f} s", file=sys.stderr
+        f"copied {options.closed:,} closed holds and vacuumed in {time.perf_counter() - started:.1f} s", file=sys.stderr
     )
 
 
@@ -263,6 +285,7 @@ def copy_closed_holds(count: int) -> None:
     from django.db import connection
 
     from holds.models import Hold, HoldItem
+    from tests.helpers.many_holds import copying_holds
 
     open_count = Hold.objects.filter(status="open").count()
     changed = {
@@ -281,16 +304,13 @@ def copy_closed_holds(count: int) -> None:
         "claimed_at": "NULL",
         "claim_expires_at": "NULL",
     }
-    columns = [f.column for f in Hold._meta.concrete_fields if f.column != "id"]
     item_columns = [f.column for f in HoldItem._meta.concrete_fields if f.column not in ("id", "hold_id")]
-    copy_holds = sql.SQL(
-        "INSERT INTO holds_hold ({columns}) SELECT {values} FROM holds_hold h, "
+    copy_holds = copying_holds(
+        changed,
+        "holds_hold h, "
         "LATERAL (SELECT (%(statuses)s::text[])[1 + (h.id + %(copy)s) %% cardinality(%(statuses)s::text[])] "
         "AS status) s "
-        "WHERE h.status = 'open' ORDER BY h.id LIMIT %(limit)s"
-    ).format(
-        columns=sql.SQL(", ").join(map(sql.Identifier, columns)),
-        values=sql.SQL(", ").join(sql.SQL(changed.get(c, f'h."{c}"')) for c in columns),
+        "WHERE h.status = 'open' ORDER BY h.id LIMIT %(limit)s",
     )
     copy_items = sql.SQL(
         "INSERT INTO holds_holditem (hold_id, {columns}) SELECT n.id, {values} FROM holds_hold h "
@@ -356,7 +376,7 @@ def count_queries(pages: list[Page]) -> None:
 
 def check_page(checkout: Checkout, page: Page) -> None:
     """The page answers 200 to the signed-in user: a redirect to the login form would count as a success in wrk."""
-    response = httpx.get(f"{checkout.url}{page.path}", cookies={"sessionid": checkout.sessions[page.user]}, timeout=60)
+    response = httpx.get(f"{checkout.url}{page.path}", headers={"Cookie": checkout.cookies[page.user]}, timeout=60)
     if response.status_code != 200:
         raise SystemExit(
             f"{page.path} answered {response.status_code} to {page.user} through {checkout.root}'s gunicorn"
@@ -370,7 +390,7 @@ UNIT_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0}
 def run_wrk(wrk: Path, checkout: Checkout, page: Page, duration: int) -> dict:
     """One wrk run at the page: req/s, p50 and p99 in ms, how many answers were not 2xx/3xx or failed, and the CPU
     time per request of the checkout's gunicorn and of the PostgreSQL backends serving its database."""
-    cookie = f"Cookie: sessionid={checkout.sessions[page.user]}"
+    cookie = f"Cookie: {checkout.cookies[page.user]}"
     app, database = checkout.serving_processes()
     cpu_before = cpu_seconds(app), cpu_seconds(database)
     finished = subprocess.run(

@@ -26,9 +26,14 @@ PASSWORD = "bench-password-7f3a"  # the bench's users only, on the bench's own d
 def production_environment(
     port: int, database_url: str, redis_url: str, agentos_url: str, agentos_api_key: str
 ) -> dict:
-    """The environment of docs/operating.md's production section, with this machine's services in its placeholders."""
+    """The environment of docs/operating.md's production section, with this machine's services in its placeholders.
+
+    Without ``DATABASE_CONN_MAX_AGE``: reviewqueue/asgi.py sets it to 0 for an ASGI server, and a bench that imported
+    it (the tests' helpers do) would otherwise have gunicorn open a database connection for every request.
+    """
+    inherited = {name: value for name, value in os.environ.items() if name != "DATABASE_CONN_MAX_AGE"}
     return {
-        **os.environ,
+        **inherited,
         "DJANGO_SETTINGS_MODULE": SETTINGS_MODULE,
         "DEBUG": "0",
         "SECRET_KEY": secrets.token_urlsafe(50),
