@@ -193,7 +193,7 @@ def list_holds(request, filters: Query[HoldFilters]):
     now = timezone.now()
     query = filters.model_dump()
     chosen = listing.Filters.from_query(query)
-    listed, after = listing.page(listing.filtered(chosen, caller.viewer, now), query["after"], chosen)
+    listed, after = listing.page(chosen, caller.viewer, now, query["after"])
     holds = Hold.objects.select_related("claimed_by").prefetch_related("items").in_bulk([row.pk for row in listed])
     found = badges.badges(listed)
     page = [shapes.summary(row, holds[row.pk], found.get(row.pk), now) for row in listed if row.pk in holds]

@@ -158,9 +158,8 @@ def print_search_plan() -> None:
     from holds.queue import listing as queue
 
     filters = queue.Filters(q="a-55010")
-    search = queue.filtered(filters, viewer=None, now=timezone.now())
     with CaptureQueriesContext(connection) as queries:
-        queue.page(search, "", filters)
+        queue.page(filters, None, timezone.now(), "")
     sql = queries.captured_queries[0]["sql"]
     with connection.cursor() as cursor:
         cursor.execute(f"EXPLAIN (ANALYZE, COSTS OFF) {sql}")

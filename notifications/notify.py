@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import BooleanField, F, Func, Q
+from django.db.models import BooleanField, F, Func, Q, QuerySet
 from django.urls import reverse
 from django.utils import timezone
 
@@ -28,8 +28,8 @@ from notifications import away, digest, sending
 from notifications.models import DigestState, Notification, NotificationSettings, WebhookChannel
 from notifications.signals import holds_changed
 from people import naming, wording, zones
-from reviewqueue import changes, processcache, roles
-from reviewqueue.sql import prepared
+from reviewqueue import changes, roles
+from reviewqueue.sql import compiled, prepared
 from reviewqueue.sql.expressions import RowSQL
 from reviewqueue.viewer import Viewer
 from teams import scopes
@@ -597,25 +597,24 @@ def _unread(messages):
 
 
 def unread_count(viewer: Viewer) -> int:
-    """The bell's count: in-app messages neither read nor resolved (those ``in_app_for`` the viewer)."""
-    in_scope = scopes.visible_holds_q(viewer, prefix="hold__")
-    if in_scope is None:
-        sql, params = _unread_count_unscoped()
-        [(count,)] = prepared.read((sql, [viewer.pk if param == _ANY_USER else param for param in params]))
-        return count
-    return _unread(_in_app(viewer.user, in_scope)).count()
+    """The bell's count: in-app messages neither read nor resolved (those ``in_app_for`` the viewer).
+
+    Nearly every page asks, and building the query through the ORM cost more than running it: it is compiled once a
+    process for each team scope (reviewqueue/sql/compiled.py) and runs prepared.
+    """
+    [(count,)] = prepared.read(unread_count_query(viewer))
+    return count
 
 
-_ANY_USER = -1  # no user's pk: stands for the user while the bell's query is compiled
+def unread_count_query(viewer: Viewer) -> tuple[str, tuple]:
+    """``unread_count``'s SQL and parameters, one scalar: for a page that reads it in a statement of its own."""
+    return compiled.sql(_unread_count, (viewer.scopes,), user=viewer.pk)
 
 
-@processcache.cached
-def _unread_count_unscoped() -> tuple[str, tuple]:
-    """``unread_count``'s query for a user who sees every hold, compiled once a process from the same ``_in_app`` and
-    ``_unread``, with its parameters (``_ANY_USER`` where the user's pk goes): nearly every page asks, and building
-    the query through the ORM cost more than running it."""
-    counted = _unread(_in_app(_ANY_USER, None)).order_by().annotate(count=Func(F("pk"), function="COUNT"))
-    return counted.values("count").query.sql_with_params()
+def _unread_count(seen, *, user: int) -> QuerySet:
+    """``unread_count``'s query for the user with the pk ``user`` and the team scopes ``seen``."""
+    counted = _unread(_in_app(user, scopes.scopes_q(seen, prefix="hold__"))).order_by()
+    return counted.annotate(count=Func(F("pk"), function="COUNT")).values("count")
 
 
 # Which events each change to a hold resolves: see ``resolve_for_holds``.

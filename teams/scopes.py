@@ -122,15 +122,26 @@ def _union(scopes: list[Scope]) -> list[Scope] | None:
 def visible_holds_q(viewer: Viewer, prefix: str = "") -> Q | None:
     """A filter on holds (or, with ``prefix`` such as ``"hold__"``, on rows pointing to one) keeping those
     the viewer may see; None when they may see all."""
-    if viewer.scopes is None:
-        return None
-    return _any_of([scope.q(prefix) for scope in viewer.scopes], prefix)
+    return scopes_q(viewer.scopes, prefix)
 
 
 def visible(holds, viewer: Viewer):
     """``holds`` (a queryset) narrowed to those the viewer may see."""
-    condition = visible_holds_q(viewer)
+    return within(holds, viewer.scopes)
+
+
+def within(holds, seen: tuple[Scope, ...] | None):
+    """``holds`` (a queryset) narrowed to those in one of the scopes ``seen`` (a viewer's ``scopes``: None, every
+    hold): for a query built alike for every viewer with the same scopes."""
+    condition = scopes_q(seen)
     return holds if condition is None else holds.filter(condition)
+
+
+def scopes_q(seen: tuple[Scope, ...] | None, prefix: str = "") -> Q | None:
+    """``visible_holds_q`` for a viewer with the scopes ``seen``: for a query built alike for all such viewers."""
+    if seen is None:
+        return None
+    return _any_of([scope.q(prefix) for scope in seen], prefix)
 
 
 def may_see(viewer: Viewer, hold) -> bool:

@@ -11,6 +11,7 @@ from holds.queue import filter_values as queue_filter_values
 from holds.queue import freshness as queue_freshness
 from holds.queue import listing as holds_queue
 from holds.queue import rows as queue_rows
+from notifications import notify
 from reviewqueue import readers, roles
 
 
@@ -26,11 +27,17 @@ def queue(request):
 def _queue(request):
     now = timezone.now()
     filters = holds_queue.Filters.from_query(request.GET)
-    matching = holds_queue.filtered(filters, request.viewer, now)
-    holds, next_cursor = holds_queue.page(matching, request.GET.get("after", ""), filters)
+    holds, next_cursor = holds_queue.page(filters, request.viewer, now, request.GET.get("after", ""))
     loaded_at = _loaded_at(request, now)
-    new_holds = matching.filter(first_seen_at__gt=loaded_at) if loaded_at < now else None
-    states, new_count = queue_freshness.sync_states_and_new_count(new_holds, filters)
+    refresh = request.htmx and request.htmx.target == "queue-body"
+    # Read with the sync states, in their statement: the holds new since the queue was opened, and the bell's count
+    # on a whole page (the refresh has no header).
+    scalars = {}
+    if loaded_at < now:
+        scalars["new_count"] = holds_queue.new_count_query(filters, request.viewer, now, loaded_at)
+    if not refresh:
+        scalars["unread_notifications"] = notify.unread_count_query(request.viewer)
+    states, values = queue_freshness.sync_states_with(tuple(scalars.values()), prepare=not filters.active)
     rows = queue_rows.rows(holds, now, loaded_at, badges.badges(holds))
     context = {
         "rows": rows,
@@ -38,10 +45,10 @@ def _queue(request):
         "filters": filters,
         "freshness": queue_freshness.freshness(now, states),
         "loaded_at": loaded_at.isoformat(),
-        "new_count": new_count,
+        "new_count": 0,
         "now": now,
-    }
-    if request.htmx and request.htmx.target == "queue-body":
+    } | dict(zip(scalars, values, strict=True))
+    if refresh:
         return render(request, "holds/_queue_body.html", context)
     choices = queue_filter_values.filter_values(request.viewer, states)  # no other team's agents
     return render(request, "holds/queue.html", context | {"filter_form": queue_filters.form(filters, choices)})

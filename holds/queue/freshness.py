@@ -7,10 +7,9 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import F, Func, QuerySet
+from django.db.models import QuerySet
 
-from holds.models import Hold, SyncState
-from holds.queue.listing import Filters
+from holds.models import SyncState
 from holds.sweeps import heartbeat
 from reviewqueue import processcache
 from reviewqueue.sql import prepared
@@ -30,51 +29,37 @@ class Freshness:
 
 def sync_states() -> list[SyncState]:
     """The envs' sync states, each with ``periodic_last_run_at``: when a periodic task last ran."""
-    return _sync_states()
+    return sync_states_with()[0]
 
 
-def sync_states_and_new_count(
-    new_holds: QuerySet[Hold] | None, filters: Filters | None = None
-) -> tuple[list[SyncState], int]:
-    """The envs' sync states (as ``sync_states``) and how many ``new_holds`` there are (0 for None), in one query.
-
-    ``new_holds`` are the queue's under ``filters``: the query is prepared, as ``page``'s is, only when they filter
-    nothing.
-    """
-    filters = filters or Filters()
-    if new_holds is None:
-        return sync_states(), 0
-    if connection.vendor != "postgresql":  # the quickstart's SQLite: the same reads, one by one
-        return sync_states(), new_holds.count()
-    # COUNT as a plain function, not an aggregate: one scalar subquery, without a GROUP BY.
-    counted = new_holds.order_by().annotate(count=Func(F("pk"), function="COUNT")).values("count")
-    states = _sync_states(counted.query.sql_with_params(), prepare=not filters.active)
-    return states, states[0].new_count if states else new_holds.count()  # no env has synced yet: counted apart
-
-
-def _sync_states(new_count: tuple[str, tuple] | None = None, prepare: bool = True) -> list[SyncState]:
-    """The envs' states with when a periodic task last ran and, given the scalar query ``new_count``, its value as
-    ``new_count``.
+def sync_states_with(scalars: tuple[tuple[str, tuple], ...] = (), prepare: bool = True) -> tuple[list[SyncState], list]:
+    """The envs' sync states (as ``sync_states``) and the value of each of the scalar queries ``scalars`` (SQL and
+    parameters, as ``query.sql_with_params()`` gives them), which the page shows beside them.
 
     On PostgreSQL in one statement, unless told otherwise prepared (reviewqueue/sql/prepared.py): every queue page
-    and refresh asks, and building the queries cost the page more than running them, so their SQL is built once a
-    process (``_sync_state_queries``).
+    and refresh asks, and building the queries cost the page more than running them, so the states' SQL is built once
+    a process (``_sync_state_queries``). Elsewhere, or before any env has a state, the scalars are read one by one.
     """
-    if connection.vendor != "postgresql":
+    if connection.vendor != "postgresql":  # the quickstart's SQLite
         last_run_at = heartbeat.last_run_at()
         states = list(_states(tuple(settings.AGENTOS_ENVS)))
         for state in states:
             state.periodic_last_run_at = last_run_at
-        return states
+        return states, [_value(scalar, prepare) for scalar in scalars]
     states_sql, last_run_sql = _sync_state_queries(tuple(settings.AGENTOS_ENVS))
-    scalars = (last_run_sql, new_count) if new_count else (last_run_sql,)
-    states = []
-    for row in prepared.read(states_sql, scalars, prepare=prepare):
+    states, values = [], None
+    for row in prepared.read(states_sql, (last_run_sql, *scalars), prepare=prepare):
         state = SyncState.from_db(connection.alias, _STATE_FIELDS, row[: len(_STATE_FIELDS)])
-        state.periodic_last_run_at, *counted = row[len(_STATE_FIELDS) :]
-        state.new_count = counted[0] if counted else None
+        state.periodic_last_run_at, *values = row[len(_STATE_FIELDS) :]
         states.append(state)
-    return states
+    if values is None:  # no env has synced yet
+        values = [_value(scalar, prepare) for scalar in scalars]
+    return states, values
+
+
+def _value(scalar: tuple[str, tuple], prepare: bool):
+    [(value,)] = prepared.read(scalar, prepare=prepare)
+    return value
 
 
 _STATE_FIELDS = [field.attname for field in SyncState._meta.concrete_fields]

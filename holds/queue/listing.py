@@ -15,14 +15,15 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, ClassVar
 
-from django.db.models import Expression, F, Q, QuerySet
+from django.core.exceptions import EmptyResultSet
+from django.db.models import Expression, F, Func, Q, QuerySet
 from django.utils import timezone
 
 from approvals import rounds
 from holds.handover import assignments
 from holds.models import Hold
 from reviewqueue import processcache, readers
-from reviewqueue.sql import expressions, prepared
+from reviewqueue.sql import compiled, expressions, prepared
 from reviewqueue.sql.expressions import RowSQL
 from reviewqueue.viewer import Viewer
 from teams import scopes
@@ -177,9 +178,7 @@ def filtered(filters: Filters, viewer: Viewer | None, now: datetime) -> QuerySet
 
     ``viewer`` None reads every open hold, as no reviewer does: for query plans and benchmarks.
     """
-    holds, user = _listing().waiting(now), viewer.user if viewer else None
-    if viewer is not None:
-        holds = scopes.visible(holds, viewer)
+    holds, user = _waiting_in(viewer.scopes if viewer else None, now), viewer.user if viewer else None
     if filters.agent:
         holds = holds.filter(agent=filters.agent)
     if filters.capability:
@@ -216,28 +215,76 @@ def filtered(filters: Filters, viewer: Viewer | None, now: datetime) -> QuerySet
     return holds
 
 
-def page(holds: QuerySet, after: str, filters: Filters = Filters()) -> tuple[list[Listed], str]:
-    """One page of the holds ``filtered`` by ``filters``, in their order, after the cursor ``after``; and the cursor of
-    the next page ("" at the end).
+def page(filters: Filters, viewer: Viewer | None, now: datetime, after: str) -> tuple[list[Listed], str]:
+    """One page of the holds ``filtered`` by ``filters`` for ``viewer`` at ``now``, in their order, after the cursor
+    ``after``; and the cursor of the next page ("" at the end).
 
     A cursor names its order; one this app did not make, or made for another order, raises ``readers.BadValue`` (a 400).
 
-    The unfiltered queue, which nearly every request and refresh reads, runs as a prepared statement
-    (reviewqueue/sql/prepared.py): one plan serves it at any time and cursor. A filter's values, a search's
-    above all, may each want a plan of their own, so a filtered page is planned afresh.
+    The unfiltered queue, which nearly every request and refresh reads, is compiled once a process for each order and
+    team scope (reviewqueue/sql/compiled.py) and runs as a prepared statement (reviewqueue/sql/prepared.py): one plan
+    serves it at any time and cursor. A filter's values, a search's above all, may each want a plan of their own, so
+    a filtered page is built and planned afresh.
     """
     sort = filters.sort
     order = ORDERS[sort]
     parts = (_order_named(sort), order.read_key, readers.moment, readers.identifier)
     position = readers.cursor(after, "after", parts, optional={1})
-    if position:
-        holds = holds.filter(order.after(*position[1:]))
-    listing = ordered(holds, sort)[: PAGE_SIZE + 1]
-    listed = [Listed(*values) for values in (listing if filters.active else prepared.rows(listing))]
+    key, created_at, pk = position[1:] if position else (None, None, None)
+    if filters.active or not prepared.preparing():
+        rows = list(_page_of(filtered(filters, viewer, now), sort, key, created_at, pk))
+    else:
+        seen = viewer.scopes if viewer else None
+        try:
+            query = compiled.sql(_unfiltered_page, (sort, seen), now=now, key=key, created_at=created_at, pk=pk)
+        except EmptyResultSet:  # a viewer who may see no hold (signed out, or inactive: an API token's owner, say)
+            query = None
+        rows = prepared.read(query) if query else []
+    listed = [Listed(*values) for values in rows]
     if len(listed) <= PAGE_SIZE:
         return listed, ""
     listed = listed[:PAGE_SIZE]
     return listed, cursor_of(listed[-1], sort)
+
+
+def _unfiltered_page(sort: str, seen: tuple | None, *, now: datetime, key, created_at, pk) -> QuerySet:
+    """``page``'s query of the unfiltered queue for a viewer with the team scopes ``seen``."""
+    return _page_of(_waiting_in(seen, now), sort, key, created_at, pk)
+
+
+def _page_of(holds: QuerySet, sort: str, key, created_at: datetime | None, pk: int | None) -> QuerySet:
+    """A page of ``holds`` in the order ``sort``, after the hold with this key, creation time and id (none: the
+    first page), and the first hold of the next page if there is one."""
+    if created_at is not None:
+        holds = holds.filter(ORDERS[sort].after(key, created_at, pk))
+    return ordered(holds, sort)[: PAGE_SIZE + 1]
+
+
+def _waiting_in(seen: tuple | None, now: datetime) -> QuerySet:
+    """The waiting holds as the queue lists them, in the team scopes ``seen`` (None: every hold)."""
+    return scopes.within(_listing().waiting(now), seen)
+
+
+def new_count_query(filters: Filters, viewer: Viewer | None, now: datetime, loaded_at: datetime) -> tuple[str, tuple]:
+    """The SQL of how many of the holds ``filtered`` by ``filters`` were first seen after ``loaded_at``: one scalar,
+    for the queue's refresh to say how many arrived since the reviewer opened it. Compiled once a process for the
+    unfiltered queue, as ``page``'s query is; a filtered one is built afresh (and should not be prepared)."""
+    if filters.active:
+        return _counted(filtered(filters, viewer, now), loaded_at).query.sql_with_params()
+    return compiled.sql(_new_in_unfiltered, (viewer.scopes if viewer else None,), now=now, loaded_at=loaded_at)
+
+
+def _new_in_unfiltered(seen: tuple | None, *, now: datetime, loaded_at: datetime) -> QuerySet:
+    return _counted(_waiting_in(seen, now), loaded_at)
+
+
+def _counted(holds: QuerySet, loaded_at: datetime) -> QuerySet:
+    """How many of ``holds`` were first seen after ``loaded_at``, as one scalar query.
+
+    COUNT as a plain function, not an aggregate: a scalar subquery without a GROUP BY.
+    """
+    new = holds.filter(first_seen_at__gt=loaded_at).order_by()
+    return new.annotate(count=Func(F("pk"), function="COUNT")).values("count")
 
 
 @dataclasses.dataclass(slots=True)

@@ -16,15 +16,14 @@ them. The settings give psycopg a threshold that no query reaches, so nothing is
 by itself, and ``cursor`` prepares every statement it runs. On SQLite, or with
 ``DATABASE_PREPARED_STATEMENTS`` off, ``cursor`` is Django's own.
 
-``rows`` and ``read`` run a queryset's own SQL (``query.sql_with_params()``) and return the
-rows as psycopg reads them, which Django's compiler would otherwise have converted: their
+``read`` runs a queryset's own SQL (``query.sql_with_params()``, or reviewqueue/sql/compiled.py's) and returns the
+rows as psycopg reads them, which Django's compiler would otherwise have converted: its
 contract says for which columns that gives the ORM's values, and a test pins it.
 """
 
 from __future__ import annotations
 
 import psycopg
-from django.core.exceptions import EmptyResultSet
 from django.db import connections
 from django.db.backends.utils import CursorDebugWrapper
 from psycopg.pq import TransactionStatus
@@ -102,20 +101,6 @@ def literal(value: str) -> str:
     if not value.isidentifier():
         raise ValueError(f"{value!r} is no plain word")
     return f"'{value}'"
-
-
-def rows(queryset) -> list[tuple]:
-    """The rows of a ``values_list`` queryset, as iterating it gives them, read through a prepared statement.
-
-    Contract: as ``read``'s; where nothing is prepared, the queryset is iterated as it is.
-    """
-    if not preparing(queryset.db):
-        return list(queryset)
-    try:
-        query = queryset.query.sql_with_params()
-    except EmptyResultSet:
-        return []
-    return read(query)
 
 
 def read(query: tuple[str, tuple], scalars: tuple[tuple[str, tuple], ...] = (), prepare: bool = True) -> list[tuple]:

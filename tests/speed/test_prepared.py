@@ -122,7 +122,7 @@ def test_the_saved_plan_of_the_queue_in_each_order_reads_its_index(thousands_of_
     # parameters can use them only because the SQL writes the open status and the -1 as literals.
     filters, order = queue.Filters(sort=sort), queue.ORDERS[sort]
     holds = queue.filtered(filters, viewer=None, now=timezone.now())
-    listed, _ = queue.page(holds, "", filters)
+    listed, _ = queue.page(filters, None, timezone.now(), "")
     last = listed[-1]
     after_last = order.after(getattr(last, order.field) if order.field else None, last.created_at, last.pk)
     first_page = queue.ordered(holds, sort)[:51]
@@ -172,7 +172,7 @@ def test_a_prepared_read_gives_the_rows_the_orm_gives(samples, bob, sort):
     )
     listing = queue.ordered(queue.filtered(queue.Filters(sort=sort), viewer=None, now=timezone.now()), sort)[:51]
 
-    read, iterated = prepared.rows(listing), list(listing)
+    read, iterated = prepared.read(listing.query.sql_with_params()), list(listing)
 
     assert read == iterated and len(read) == len(samples)
     assert [tuple(map(type, row)) for row in read] == [tuple(map(type, row)) for row in iterated]

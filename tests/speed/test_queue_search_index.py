@@ -22,9 +22,8 @@ TRIGRAM_INDEX = "hold_open_search_trgm"
 def search_plan(text: str) -> str:
     """The plan Postgres makes for the queue's search for ``text``, as the page runs it."""
     filters = queue.Filters(q=text)
-    matching = queue.filtered(filters, viewer=None, now=timezone.now())
     with CaptureQueriesContext(connection) as queries:
-        queue.page(matching, "", filters)
+        queue.page(filters, None, timezone.now(), "")
     with connection.cursor() as cursor:
         cursor.execute(f"EXPLAIN {queries.captured_queries[0]['sql']}")
         return "\n".join(line for (line,) in cursor.fetchall())
