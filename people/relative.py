@@ -17,6 +17,7 @@ from reviewqueue import processcache
 # Beyond four weeks the words need the calendar (months), not the minutes alone.
 MEMO_LIMIT = timedelta(days=28)
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)  # any moment: the words depend on the minutes between alone
+_MINUTE = timedelta(minutes=1)
 
 
 def relative(moment: datetime, now: datetime) -> str:
@@ -24,22 +25,23 @@ def relative(moment: datetime, now: datetime) -> str:
     return ago(moment, now) if moment <= now else f"in {until(moment, now)}"
 
 
-def ago(moment: datetime, now: datetime) -> str:
+def ago(moment: datetime, now: datetime, language: str | None = None) -> str:
     """ "37 minutes ago"; "0 minutes ago" for a ``moment`` a little ahead of ``now`` (another clock's)."""
-    return f"{since(moment, now)} ago"
+    return f"{since(moment, now, language)} ago"
 
 
-def since(moment: datetime, now: datetime) -> str:
-    """``timesince``'s words ("37 minutes") in the active language."""
+def since(moment: datetime, now: datetime, language: str | None = None) -> str:
+    """``timesince``'s words ("37 minutes") in the active language (``language``, when the caller read it already
+    for many times at once)."""
     if timedelta(0) <= now - moment < MEMO_LIMIT:
-        return _since_minutes(int((now - moment).total_seconds() // 60), translation.get_language())
+        return _since_minutes((now - moment) // _MINUTE, language or translation.get_language())
     return timesince(moment, now)
 
 
-def until(moment: datetime, now: datetime) -> str:
-    """``timeuntil``'s words ("37 minutes") in the active language."""
+def until(moment: datetime, now: datetime, language: str | None = None) -> str:
+    """``timeuntil``'s words ("37 minutes") in the active language (``language``: as ``since``'s)."""
     if timedelta(0) <= moment - now < MEMO_LIMIT:
-        return _until_minutes(int((moment - now).total_seconds() // 60), translation.get_language())
+        return _until_minutes((moment - now) // _MINUTE, language or translation.get_language())
     return timeuntil(moment, now)
 
 

@@ -41,6 +41,7 @@ def _queue(request):
     rows = queue_rows.rows(holds, now, loaded_at, badges.badges(holds))
     context = {
         "rows": rows,
+        "rows_html": queue_rows.markup(rows),
         "next_cursor": next_cursor,
         "filters": filters,
         "freshness": queue_freshness.freshness(now, states),
