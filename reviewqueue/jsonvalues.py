@@ -21,6 +21,8 @@ from decimal import Decimal
 from enum import Enum
 from typing import Any
 
+from django.conf import settings  # read when asked (lazily): jsonvalues stays importable without Django set up
+
 from reviewqueue import processcache, readers
 from reviewqueue.readers import UNSTORABLE
 
@@ -328,16 +330,12 @@ def _words(key: str) -> tuple[str, ...]:
 def is_currency_key(key: Any) -> bool:
     """Whether ``key`` names a currency: "currency", "currency_code", "amountCurrency", "ccy", or one of the
     setting ``CURRENCY_KEYS``."""
-    from django.conf import settings  # a setting read when asked: jsonvalues stays importable without Django set up
-
     return _kind(key, tuple(getattr(settings, "CURRENCY_KEYS", ())))[0] if isinstance(key, str) else False
 
 
 def is_amount_key(key: Any) -> bool:
     """Whether ``key`` carries an amount: ``amount``, ``total``, ``price``, ``*_amount``, ``amount_*``, ``*_total``,
     ``*_price``, ``*_cents``, in any case and spelling; never a currency's key or an id (``amount_id``)."""
-    from django.conf import settings
-
     return _kind(key, tuple(getattr(settings, "CURRENCY_KEYS", ())))[1] if isinstance(key, str) else False
 
 
@@ -522,7 +520,7 @@ def _collect(data: dict, prefix: str, outer: frozenset[str] | None, wanted, foun
     for key, value in data.items():
         path = f"{prefix}{key}"
         if wanted(key):
-            found.append(dataclasses.replace(_amount(path, key, value, here), top=key if nested else top))
+            found.append(_amount(path, key, value, here, top=key if nested else top))
         elif isinstance(value, dict | list):
             children = value if isinstance(value, list) else [value]
             for index, child in enumerate(children):
@@ -535,11 +533,11 @@ def _collect(data: dict, prefix: str, outer: frozenset[str] | None, wanted, foun
                     )
 
 
-def _amount(path: str, key: str, value: Any, currencies: frozenset[str] | None) -> Amount:
+def _amount(path: str, key: str, value: Any, currencies: frozenset[str] | None, top: Any) -> Amount:
     reading = amount_reading(key, value)
     mark = currency_named(reading.mark) if reading.mark else None
     wrapper = _currency_beside(value) if isinstance(value, dict) else None
-    return Amount(path, reading, _both(_both(currencies, wrapper), mark), key=key)
+    return Amount(path, reading, _both(_both(currencies, wrapper), mark), key=key, top=top)
 
 
 def _currency_beside(data: dict) -> frozenset[str] | None:
