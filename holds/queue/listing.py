@@ -178,7 +178,7 @@ def filtered(filters: Filters, viewer: Viewer | None, now: datetime) -> QuerySet
 
     ``viewer`` None reads every open hold, as no reviewer does: for query plans and benchmarks.
     """
-    holds, user = _waiting_in(viewer.scopes if viewer else None, now), viewer.user if viewer else None
+    holds, user = _waiting_in(_seen_by(viewer), now), viewer.user if viewer else None
     if filters.agent:
         holds = holds.filter(agent=filters.agent)
     if filters.capability:
@@ -234,12 +234,13 @@ def page(filters: Filters, viewer: Viewer | None, now: datetime, after: str) -> 
     if filters.active or not prepared.preparing():
         rows = list(_page_of(filtered(filters, viewer, now), sort, key, created_at, pk))
     else:
-        seen = viewer.scopes if viewer else None
         try:
-            query = compiled.sql(_unfiltered_page, (sort, seen), now=now, key=key, created_at=created_at, pk=pk)
+            query = compiled.sql(
+                _unfiltered_page, (sort, _seen_by(viewer)), now=now, key=key, created_at=created_at, pk=pk
+            )
+            rows = prepared.read(query)
         except EmptyResultSet:  # a viewer who may see no hold (signed out, or inactive: an API token's owner, say)
-            query = None
-        rows = prepared.read(query) if query else []
+            rows = []
     listed = [Listed(*values) for values in rows]
     if len(listed) <= PAGE_SIZE:
         return listed, ""
@@ -260,6 +261,11 @@ def _page_of(holds: QuerySet, sort: str, key, created_at: datetime | None, pk: i
     return ordered(holds, sort)[: PAGE_SIZE + 1]
 
 
+def _seen_by(viewer: Viewer | None) -> tuple | None:
+    """The team scopes of ``viewer``'s holds; None, every hold, for no viewer (``filtered``'s plans and benches)."""
+    return viewer.scopes if viewer else None
+
+
 def _waiting_in(seen: tuple | None, now: datetime) -> QuerySet:
     """The waiting holds as the queue lists them, in the team scopes ``seen`` (None: every hold)."""
     return scopes.within(_listing().waiting(now), seen)
@@ -271,7 +277,7 @@ def new_count_query(filters: Filters, viewer: Viewer | None, now: datetime, load
     unfiltered queue, as ``page``'s query is; a filtered one is built afresh (and should not be prepared)."""
     if filters.active:
         return _counted(filtered(filters, viewer, now), loaded_at).query.sql_with_params()
-    return compiled.sql(_new_in_unfiltered, (viewer.scopes if viewer else None,), now=now, loaded_at=loaded_at)
+    return compiled.sql(_new_in_unfiltered, (_seen_by(viewer),), now=now, loaded_at=loaded_at)
 
 
 def _new_in_unfiltered(seen: tuple | None, *, now: datetime, loaded_at: datetime) -> QuerySet:
