@@ -5,8 +5,9 @@ changed ones in bulk, and leaves unchanged ones alone: a hold's payload digest
 tells whether anything changed, so the queries do not grow with the number of
 unchanged holds. A hold that left the open list is fetched once to record how
 it ended; nothing is ever deleted, and a hold closed here is never reopened by a
-listing that predates its closing. A failure while listing writes nothing; any
-failure is recorded on the env's ``SyncState``, with whose fault it was.
+listing that predates its closing. A failure while listing closes nothing (what
+was listed before it is written, as the batches arrive); any failure is recorded
+on the env's ``SyncState``, with whose fault it was.
 
 Writes go in batches of ``WRITE_BATCH`` holds, each in its own transaction with
 the holds' items and the new holds' audit events, so that memory stays bounded
@@ -49,7 +50,7 @@ import math
 import operator
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import NamedTuple
 
@@ -67,7 +68,7 @@ from holds.models import Hold, HoldItem, ListedInWalk, QuarantinedHold, SyncStat
 from holds.queue import filter_values as queue_filter_values
 from holds.sweeps import expiry
 from notifications import notify
-from reviewqueue import changes
+from reviewqueue import changes, readahead
 from reviewqueue.jsonvalues import UNSTORABLE, may_need_storable, scalars, storable
 from reviewqueue.sql import writes
 
@@ -193,19 +194,33 @@ def _leased(env: str, sync: Callable[[SyncState, SyncResult, dict], None]) -> Sy
 def _walk_whole(
     client: platform.PlatformClient, env: str, previous: SyncState, result: SyncResult, progress: dict
 ) -> None:
-    """List every open hold at once and mirror the listing: new, changed and vanished holds, quarantine, filters."""
+    """List every open hold at once and mirror the listing: new and changed holds a batch at a time, written while
+    the next pages are read; once the last page is read, the vanished holds, quarantine and filters."""
     started = timezone.now()
-    remote, unreadable, last_cursor = _read_listing(client, env)
-    result.open = len(remote)
-    result.created, result.updated, vanished, refused = _store_open_holds(env, remote, unreadable)
+    known_open = {row[0]: row[1:] for row in Hold.objects.filter(env=env, status=Hold.Status.OPEN).values_list(*_KNOWN)}
+    listed, scopes, unreadable, refused = set(), set(), [], []
+    last_cursor = None
+    for holds, cursor in _batches_of_pages(client.open_pages(env)):
+        last_cursor = cursor
+        remote, batch_unreadable = _storable(holds)
+        unreadable += batch_unreadable
+        listed |= remote.keys()
+        scopes |= {(listed_hold.hold.agent, listed_hold.hold.capability) for listed_hold in remote.values()}
+        known = {hold_id: known_open[hold_id] for hold_id in remote if hold_id in known_open}
+        known |= _known(env, [hold_id for hold_id in remote if hold_id not in known_open])  # closed ones listed again
+        created, updated, batch_refused = _store_listed(env, remote, known)
+        result.created += created
+        result.updated += updated
+        refused += batch_refused
+    result.open = len(listed)
+    listed |= {hold.hold_id for hold in unreadable}  # an unreadable hold is still listed
+    vanished = [hold_id for hold_id in known_open if hold_id not in listed]
     if unreadable or refused or previous.in_quarantine:
         result.quarantined = _quarantine(env, unreadable + refused)
     result.closed = _record_vanished_holds(client, env, vanished)
     if result.created or result.updated or vanished or result.open != previous.open_count:
         # The filters' choices change only with the open holds; an unchanged resync neither reads nor writes them.
-        queue_filter_values.replace_filter_values(
-            env, {(listed.hold.agent, listed.hold.capability) for listed in remote.values()}
-        )
+        queue_filter_values.replace_filter_values(env, scopes)
     _confirm_expired_here(client, env)
     if previous.walk_started_at is not None:  # this walk stands for the one under way
         ListedInWalk.objects.filter(env=env).delete()
@@ -216,6 +231,23 @@ def _walk_whole(
         "last_walk_started_at": started,
         "last_walk_ended_at": timezone.now(),
     }
+
+
+READ_AHEAD_PAGES = 2 * WRITE_BATCH // platform.PAGE_SIZE  # listed while a batch is written: the next two batches
+
+
+def _batches_of_pages(
+    pages: Iterator[platform.Page],
+) -> Iterator[tuple[list[platform.Hold | platform.UnreadableHold], str | None]]:
+    """The listed holds in batches of at least ``WRITE_BATCH`` (whole pages; the last batch may be smaller), each
+    with the cursor that led to its last page; the pages are read ahead, while the batch before is written."""
+    holds, cursor = [], None
+    for page in readahead.read_ahead(pages, READ_AHEAD_PAGES):
+        holds += page.holds
+        cursor = page.cursor
+        if len(holds) >= WRITE_BATCH or not page.next_cursor:
+            yield holds, cursor
+            holds = []
 
 
 def _follow_tail(
@@ -377,19 +409,6 @@ class _Listed(NamedTuple):
     canonical: str
 
 
-def _read_listing(
-    client: platform.PlatformClient, env: str
-) -> tuple[dict[str, _Listed], list[platform.UnreadableHold], str | None]:
-    """The open holds that can be stored, by hold id, those that cannot, and the cursor that led to the last page."""
-    remote, unreadable, last_cursor = {}, [], None
-    for page in client.open_pages(env):
-        page_remote, page_unreadable = _storable(page.holds)
-        remote |= page_remote
-        unreadable += page_unreadable
-        last_cursor = page.cursor
-    return remote, unreadable, last_cursor
-
-
 def _storable(
     listed: list[platform.Hold | platform.UnreadableHold],
 ) -> tuple[dict[str, _Listed], list[platform.UnreadableHold]]:
@@ -444,23 +463,6 @@ def _unstorable_ids(remote: platform.Hold) -> str | None:
         if name != "agent" and UNSTORABLE.search(value):
             return f"{name} holds a NUL or a lone surrogate, which the database cannot store"
     return None
-
-
-def _store_open_holds(
-    env: str, remote: dict[str, _Listed], unreadable: list[platform.UnreadableHold]
-) -> tuple[int, int, list[str], list[platform.UnreadableHold]]:
-    """Insert new and update changed open holds of the whole listing.
-
-    Returns how many were created and updated, the mirror's open holds that the
-    platform no longer lists (an unreadable one is still listed), and the holds
-    the database refused.
-    """
-    known = {row[0]: row[1:] for row in Hold.objects.filter(env=env, status=Hold.Status.OPEN).values_list(*_KNOWN)}
-    listed = remote.keys() | {hold.hold_id for hold in unreadable}
-    vanished = [hold_id for hold_id in known if hold_id not in listed]
-    known |= _known(env, [hold_id for hold_id in remote if hold_id not in known])  # closed holds listed again
-    created, updated, refused = _store_listed(env, remote, known)
-    return created, updated, vanished, refused
 
 
 _KNOWN = ("hold_id", "pk", "payload_digest", "status")
@@ -557,9 +559,18 @@ def _write(env: str, remote: dict[str, _Listed], writes: list[_Write]) -> list[_
         if new:  # last in the transaction, as they end with the audit events: the chain's lock is held only briefly
             (_copy_new_holds if _inserts_by_copy() else _create_new_holds)(env, new, now)
         # The new holds' ids are not read back: their pages are not open yet, and the queue needs only their scope.
-        arrived = [Hold(env=env, agent=listed.hold.agent, capability=listed.hold.capability) for listed in new]
+        arrived = [_Arrived(None, env, listed.hold.agent, listed.hold.capability) for listed in new]
         changes.publish("hold", changed + arrived)
     return writes
+
+
+class _Arrived(NamedTuple):
+    """What ``changes.publish`` reads of a new hold, without the cost of a model instance each."""
+
+    pk: None
+    env: str
+    agent: str
+    capability: str
 
 
 def _still_open(writes: list[_Write]) -> list[_Write]:

@@ -125,16 +125,29 @@ def test_a_platform_failure_leaves_the_mirror_intact_and_records_the_error(platf
     assert state.lease_until is None
 
 
-def test_a_failure_on_a_later_page_writes_nothing(platform_client, platform_state, monkeypatch):
+def test_a_failure_on_a_later_page_closes_nothing_and_the_next_sync_completes_the_mirror(
+    platform_client, platform_state, monkeypatch
+):
+    platform_state.add_hold("default", {"hold_id": "h_gone"})
+    sync.sync_env(platform_client, "default")
+    platform_state.expire("default", "h_gone")
     monkeypatch.setattr("holds.mirror.platform.PAGE_SIZE", 2)
+    monkeypatch.setattr(sync, "WRITE_BATCH", 2)  # each page is a batch, written as it arrives
     for _ in range(5):
         platform_state.add_hold("default", {})
     platform_state.push_faults([{"delay": 0}, {"drop": True}])
 
-    result = sync.sync_env(platform_client, "default")
+    failed = sync.sync_env(platform_client, "default")
 
-    assert "dropped" in result.error
-    assert Hold.objects.count() == 0 and HoldItem.objects.count() == 0
+    assert "dropped" in failed.error
+    assert Hold.objects.get(hold_id="h_gone").status == Hold.Status.OPEN  # a partial listing proves no hold gone
+    assert Hold.objects.count() == 1 + 2  # the first page's holds, written before the failure
+
+    completed = sync.sync_env(platform_client, "default")
+
+    assert completed.error == "" and completed.created == 3 and completed.closed == 1
+    assert Hold.objects.get(hold_id="h_gone").status == Hold.Status.EXPIRED
+    assert AuditEvent.objects.filter(kind="hold_seen").count() == 6  # each hold seen once, none twice
 
 
 def test_success_after_failure_clears_the_failing_state(platform_client, platform_state):
@@ -310,7 +323,7 @@ def test_one_hostile_hold_neither_blocks_the_others_nor_breaks_the_database(plat
 
 def test_an_unexpected_failure_is_recorded_not_reported_as_success(platform_client, platform_state, monkeypatch):
     platform_state.add_hold("default", {})
-    monkeypatch.setattr(sync, "_store_open_holds", lambda *arguments: 1 / 0)
+    monkeypatch.setattr(sync, "_store_listed", lambda *arguments: 1 / 0)
 
     with pytest.raises(ZeroDivisionError):
         sync.sync_env(platform_client, "default")

@@ -391,7 +391,7 @@ def test_the_banner_names_whose_error_stops_the_sync(
         def broken(*arguments):
             raise RuntimeError("connection to db.internal:5432 refused for user rq")
 
-        monkeypatch.setattr(sync, "_store_open_holds", broken)
+        monkeypatch.setattr(sync, "_store_listed", broken)
         with pytest.raises(RuntimeError):
             sync.sync_env(platform_client, "default")
 
