@@ -7,8 +7,13 @@ created anew: give benchmarks run side by side a name each.
 """
 
 import os
+import signal
+import socket
 import statistics
+import subprocess
+import sys
 from contextlib import contextmanager
+from pathlib import Path
 
 import django
 import psycopg
@@ -52,6 +57,38 @@ def simulated_platform(holds: int, port: int = 0):
     with PlatformServer(state, port=port, api_key=settings.AGENTOS_API_KEY) as server:
         settings.AGENTOS_URL = server.url
         yield state
+
+
+@contextmanager
+def platform_apart(env: str, holds: int):
+    """A simulated platform in a process of its own (``manage.py runplatform``) with ``holds`` generated open holds
+    in ``env``, which the app is set to use; stopped on leaving.
+
+    Unlike ``simulated_platform``'s, its work does not take turns with this process's
+    threads for the interpreter, as a real platform's would not. It cannot be arranged
+    from here once started: it serves the holds it generated.
+    """
+    from django.conf import settings
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, "manage.py", "runplatform", "--port", str(port), "--api-key", settings.AGENTOS_API_KEY]
+    command += ["--env", env, "--generate", str(holds), "--no-samples"]
+    server = subprocess.Popen(command, cwd=Path(__file__).resolve().parent.parent, stdout=subprocess.PIPE, text=True)
+    try:
+        ready = server.stdout.readline()  # printed once the holds are generated and the port is listening
+        if "Simulated AgentOS platform at" not in ready:
+            raise RuntimeError(f"runplatform did not start: {ready!r}")
+        settings.AGENTOS_URL = f"http://127.0.0.1:{port}"
+        yield
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
 
 
 def percentile(values: list[float], fraction: float) -> float:

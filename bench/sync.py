@@ -2,14 +2,19 @@
 (``sync.keep_up``: the tail, and the reconciling walk) against walking the whole listing every interval (``sync_env``).
 
     .venv/bin/python -m bench.sync [--holds 10000] [--rounds 3] [--interval 10] [--reconcile 5] [--samples 50]
+                                   [--platform apart|here]
 
 First sync against its floor, in ``--rounds`` interleaved rounds: each lists a new env
 of ``--holds`` generated holds through ``PlatformClient`` (fetch and parse, writing
 nothing), syncs it into the empty mirror, and writes the very rows that sync wrote
 into the same tables once more with a bare COPY (ids and env moved aside, every index
-and constraint in place, rolled back): floor = fetch and parse + bare COPY.
+and constraint in place, rolled back): floor = fetch and parse + bare COPY. The
+platform runs in a process of its own (``manage.py runplatform``), as a real one runs
+elsewhere: in this process (``--platform here``) its work would take turns with sync's
+for the interpreter, which a sync that lists while it writes pays and the floor's fetch,
+listing alone, does not.
 
-Then, on the last env with nothing changing, one reconciling period
+Then, on an env of as many holds mirrored beforehand, with nothing changing, one reconciling period
 (``--reconcile`` minutes) of intervals (``--interval`` seconds) in simulated time
 (time-machine moves the clock; durations are real): per interval, the listing
 requests and this process's CPU, of the whole walk (baseline) and of ``keep_up``.
@@ -26,6 +31,7 @@ import argparse
 import random
 import statistics
 import time
+from contextlib import ExitStack
 from datetime import UTC, datetime
 
 from bench import setup
@@ -40,6 +46,12 @@ def main() -> None:
     parser.add_argument("--interval", type=int, default=10, help="SYNC_INTERVAL_SECONDS")
     parser.add_argument("--reconcile", type=int, default=5, help="SYNC_RECONCILE_MINUTES")
     parser.add_argument("--samples", type=int, default=50)
+    parser.add_argument(
+        "--platform",
+        choices=["apart", "here"],
+        default="apart",
+        help="where the simulated platform runs for the first sync: a process of its own, or this one",
+    )
     options = parser.parse_args()
     setup.django_on_fresh_database()
 
@@ -52,31 +64,37 @@ def main() -> None:
     settings.SYNC_INTERVAL_SECONDS, settings.SYNC_RECONCILE_MINUTES = options.interval, options.reconcile
     rng = random.Random(39)
 
-    with setup.simulated_platform(0) as state, platform.PlatformClient.from_settings() as client:
+    def fetch_and_parse(client: platform.PlatformClient, env: str) -> tuple[float, float]:
+        started, cpu = time.perf_counter(), time.process_time()
+        listed = sum(1 for _ in client.open_holds(env))
+        elapsed = time.perf_counter() - started, time.process_time() - cpu
+        assert listed == options.holds, listed
+        return elapsed
 
-        def fetch_and_parse(env: str) -> tuple[float, float]:
-            started, cpu = time.perf_counter(), time.process_time()
-            listed = sum(1 for _ in client.open_holds(env))
-            elapsed = time.perf_counter() - started, time.process_time() - cpu
-            assert listed == options.holds, listed
-            return elapsed
+    def first_sync(client: platform.PlatformClient, env: str) -> tuple[float, float]:
+        started, cpu = time.perf_counter(), time.process_time()
+        result = sync.sync_env(client, env)
+        elapsed = time.perf_counter() - started, time.process_time() - cpu
+        assert result.created == options.holds and not result.error, result
+        return elapsed
 
-        def first_sync(env: str) -> tuple[float, float]:
-            started, cpu = time.perf_counter(), time.process_time()
-            result = sync.sync_env(client, env)
-            elapsed = time.perf_counter() - started, time.process_time() - cpu
-            assert result.created == options.holds and not result.error, result
-            return elapsed
-
-        print(f"First sync of {options.holds:,} new holds against its floor (fetch and parse + bare COPY of its rows)")
-        ratios = []
+    where = "in a process of its own" if options.platform == "apart" else "in this process"
+    print(f"First sync of {options.holds:,} new holds against its floor (fetch and parse + bare COPY of its rows)")
+    print(f"  the simulated platform runs {where}")
+    ratios = []
+    with setup.simulated_platform(0) as state:
         for round_number in range(1, options.rounds + 1):
             env = f"round{round_number}"
-            state.generate(env, options.holds)
-            if round_number % 2:
-                fetched, synced = fetch_and_parse(env), first_sync(env)
-            else:
-                synced, fetched = first_sync(env), fetch_and_parse(env)
+            with ExitStack() as serving:
+                if options.platform == "apart":
+                    serving.enter_context(setup.platform_apart(env, options.holds))
+                else:
+                    state.generate(env, options.holds)
+                client = serving.enter_context(platform.PlatformClient.from_settings())
+                if round_number % 2:
+                    fetched, synced = fetch_and_parse(client, env), first_sync(client, env)
+                else:
+                    synced, fetched = first_sync(client, env), fetch_and_parse(client, env)
             copied = bare_copy(env)
             floor = fetched[0] + copied
             ratios.append(synced[0] / floor)
@@ -86,6 +104,11 @@ def main() -> None:
                 f"   ratio {ratios[-1]:4.2f}"
             )
         print(f"  median ratio to the floor {statistics.median(ratios):.2f}")
+
+    with setup.simulated_platform(0) as state, platform.PlatformClient.from_settings() as client:
+        env = "steady"  # the periodic sync's env, arranged from here: the simulator runs in this process
+        state.generate(env, options.holds)
+        assert sync.sync_env(client, env).created == options.holds
 
         intervals = options.reconcile * 60 // options.interval
         with time_machine.travel(datetime.now(UTC), tick=True) as clock:
