@@ -31,7 +31,6 @@ from django.db.models import (
     Exists,
     ExpressionWrapper,
     F,
-    Func,
     IntegerField,
     OuterRef,
     Q,
@@ -45,6 +44,7 @@ from approvals.policies import Requirement, all_policies, requirement
 from approvals.wording import approval_words
 from holds.models import Hold
 from reviewqueue import processcache
+from reviewqueue.sql import expressions
 from reviewqueue.sql.expressions import RowSQL
 from reviewqueue.viewer import Viewer
 
@@ -198,9 +198,8 @@ def superseded_round(approvals: Iterable[Approval]) -> list[Approval]:
 def open_round_size() -> RowSQL:
     """An expression for the hold queryset: how many approvals the hold's open round has (0 without one), compiled
     once a process (see ``_compiled``)."""
-    in_round = Approval.objects.filter(in_open_round(), hold=OuterRef("pk")).order_by()
-    # COUNT as a plain function, not an aggregate: one scalar subquery, without a GROUP BY.
-    size = Subquery(in_round.annotate(size=Func(F("pk"), function="COUNT")).values("size"), output_field=IntegerField())
+    in_round = Approval.objects.filter(in_open_round(), hold=OuterRef("pk"))
+    size = Subquery(expressions.count_of(in_round), output_field=IntegerField())
     return _compiled(Hold, size)
 
 

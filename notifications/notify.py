@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import BooleanField, F, Func, Q, QuerySet
+from django.db.models import BooleanField, Q, QuerySet
 from django.urls import reverse
 from django.utils import timezone
 
@@ -29,7 +29,7 @@ from notifications.models import DigestState, Notification, NotificationSettings
 from notifications.signals import holds_changed
 from people import naming, wording, zones
 from reviewqueue import changes, roles
-from reviewqueue.sql import compiled, prepared
+from reviewqueue.sql import compiled, expressions, prepared
 from reviewqueue.sql.expressions import RowSQL
 from reviewqueue.viewer import Viewer
 from teams import scopes
@@ -613,8 +613,7 @@ def unread_count_query(viewer: Viewer) -> tuple[str, tuple]:
 
 def _unread_count(seen, *, user: int) -> QuerySet:
     """``unread_count``'s query for the user with the pk ``user`` and the team scopes ``seen``."""
-    counted = _unread(_in_app(user, scopes.scopes_q(seen, prefix="hold__"))).order_by()
-    return counted.annotate(count=Func(F("pk"), function="COUNT")).values("count")
+    return expressions.count_of(_unread(_in_app(user, scopes.scopes_q(seen, prefix="hold__"))))
 
 
 # Which events each change to a hold resolves: see ``resolve_for_holds``.

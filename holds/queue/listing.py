@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from django.core.exceptions import EmptyResultSet
-from django.db.models import Expression, F, Func, Q, QuerySet
+from django.db.models import Expression, F, Q, QuerySet
 from django.utils import timezone
 
 from approvals import rounds
@@ -285,12 +285,8 @@ def _new_in_unfiltered(seen: tuple | None, *, now: datetime, loaded_at: datetime
 
 
 def _counted(holds: QuerySet, loaded_at: datetime) -> QuerySet:
-    """How many of ``holds`` were first seen after ``loaded_at``, as one scalar query.
-
-    COUNT as a plain function, not an aggregate: a scalar subquery without a GROUP BY.
-    """
-    new = holds.filter(first_seen_at__gt=loaded_at).order_by()
-    return new.annotate(count=Func(F("pk"), function="COUNT")).values("count")
+    """How many of ``holds`` were first seen after ``loaded_at``, as one scalar query."""
+    return expressions.count_of(holds.filter(first_seen_at__gt=loaded_at))
 
 
 @dataclasses.dataclass(slots=True)

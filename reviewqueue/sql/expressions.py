@@ -9,7 +9,7 @@ became another query's subquery, quietly read the outer query's rows.
 from __future__ import annotations
 
 from django.db import connection
-from django.db.models import BooleanField, Expression, Field, Model
+from django.db.models import BooleanField, Expression, F, Field, Func, Model, QuerySet
 
 
 class RowSQL(Expression):
@@ -23,6 +23,12 @@ class RowSQL(Expression):
     def as_sql(self, compiler, connection):
         row = compiler.quote_name(compiler.query.base_table)
         return self.template.format(row=row), self.params
+
+
+def count_of(queryset: QuerySet) -> QuerySet:
+    """How many rows ``queryset`` has, as a query of one row and one column (``count``), for a scalar subquery or a
+    statement's extra column: COUNT as a plain function, not an aggregate, so that no GROUP BY comes with it."""
+    return queryset.order_by().annotate(count=Func(F("pk"), function="COUNT")).values("count")
 
 
 def negated(model: type[Model], field: str) -> RowSQL:
