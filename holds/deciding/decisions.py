@@ -32,7 +32,7 @@ from audit import events as audit_events
 from audit import payloads
 from audit.models import EventKind
 from holds.deciding import claims, decidable
-from holds.mirror import platform, sync
+from holds.mirror import platform, single_read
 from holds.models import Decision, DecisionChannel, DecisionItem, DeliveryAttempt, Hold
 from notifications import notify
 from notifications.models import Notification
@@ -371,7 +371,7 @@ def deliver(decision_id: int, client: platform.PlatformClient) -> float | None:
         decided = client.post_decision(hold.env, hold.hold_id, items, decided_by, str(decision.idempotency_key))
     except platform.HoldNotOpen as error:
         if error.hold:
-            sync.record_hold(hold, error.hold)
+            single_read.record_hold(hold, error.hold)
         outcome, message = _not_open_outcome(error)
         _finish(decision, Decision.State.NOT_APPLIED, outcome, message)
     except platform.InvalidDecision as error:
@@ -384,7 +384,7 @@ def deliver(decision_id: int, client: platform.PlatformClient) -> float | None:
         return _retry_later(decision, str(error))
     else:
         if decided:
-            sync.record_hold(hold, decided)
+            single_read.record_hold(hold, decided)
         _finish(decision, Decision.State.APPLIED, Decision.Outcome.APPLIED, "")
     return None
 
