@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from audit import events as audit_events
 from audit.models import EventKind
-from holds.mirror import platform, writing
+from holds.mirror import mirrored, platform
 from holds.models import Hold, HoldItem
 from holds.sweeps import expiry
 from notifications import notify
@@ -65,7 +65,7 @@ def record_read(hold: Hold, remote: platform.Hold | None) -> bool:
         if hold.status == Hold.Status.EXPIRED:
             expiry.expired_on_platform(hold)
         return True
-    if writing.prepared(remote).digest == hold.payload_digest:
+    if mirrored.prepared(remote).digest == hold.payload_digest:
         Hold.objects.filter(pk=hold.pk).update(last_synced_at=now)
         return False
     with transaction.atomic():
@@ -124,17 +124,17 @@ def record_hold(hold: Hold, remote: platform.Hold) -> None:
     Should its ids now be past storing, only its status and decision are saved: the
     rest stays as mirrored, so that recording how it ended never fails.
     """
-    problem = writing.unstorable_ids(remote)
+    problem = mirrored.unstorable_ids(remote)
     if problem:
         logger.warning("hold %s: keeping the mirrored ids, as the platform's now cannot be stored: %s", hold, problem)
-        writing.mirror_ending(hold, writing.prepared(remote).hold, timezone.now())
-        hold.save(update_fields=writing.ENDING_FIELDS)
+        mirrored.mirror_ending(hold, mirrored.prepared(remote).hold, timezone.now())
+        hold.save(update_fields=mirrored.ENDING_FIELDS)
         changes.publish("hold", [hold])
         return
-    listed = writing.prepared(remote)
-    writing.mirror(hold, listed.hold, listed.digest, timezone.now())
+    listed = mirrored.prepared(remote)
+    mirrored.mirror(hold, listed.hold, listed.digest, timezone.now())
     with transaction.atomic():
-        hold.save(update_fields=writing.MIRRORED_FIELDS)
+        hold.save(update_fields=mirrored.MIRRORED_FIELDS)
         hold.items.all().delete()
-        HoldItem.objects.bulk_create(writing.items_of(hold, listed.hold))
+        HoldItem.objects.bulk_create(mirrored.items_of(hold, listed.hold))
         changes.publish("hold", [hold])

@@ -18,9 +18,7 @@ one, each in its own transaction, and those it refuses join the quarantine.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
-import json
 import logging
 import operator
 from typing import NamedTuple
@@ -30,45 +28,19 @@ from django.utils import timezone
 
 from audit import events as audit_events
 from audit.models import AuditEvent, EventKind
-from holds.mirror import amounts, platform
+from holds.mirror import mirrored, platform
 from holds.models import Hold, HoldItem, QuarantinedHold
 from holds.queue import filter_values as queue_filter_values
 from reviewqueue import changes
-from reviewqueue.jsonvalues import UNSTORABLE, may_need_storable, scalars, storable
+from reviewqueue.jsonvalues import storable
 from reviewqueue.sql import writes
 
 logger = logging.getLogger(__name__)
 
 WRITE_BATCH = 1000  # holds written per transaction
-# The longest id kept in an indexed column: a PostgreSQL btree entry holds at most
-# 2,704 bytes, and 500 characters take at most 2,000 in UTF-8 (with the env beside it).
-MAX_INDEXED_LENGTH = 500
 # Errors by which the database refuses a value, not fails: data exceptions, integrity
 # violations, program limits (an index entry too large).
 REFUSING_SQLSTATE_CLASSES = ("22", "23", "54")
-
-MIRRORED_FIELDS = [
-    "run_id",
-    "agent",
-    "capability",
-    "status",
-    "question",
-    "intent",
-    "details",
-    "actions",
-    "files",
-    "created_at",
-    "expires_at",
-    "last_synced_at",
-    "closed_at",
-    "decided_by",
-    "decided_at",
-    "platform_decision",
-    "payload",
-    "payload_digest",
-    "search_text",
-    "amount",
-]
 
 
 def refresh_filter_values(env: str) -> None:
@@ -77,76 +49,20 @@ def refresh_filter_values(env: str) -> None:
     queue_filter_values.replace_filter_values(env, set(open_holds.values_list("agent", "capability").distinct()))
 
 
-# Made once: ``json.dumps`` makes an encoder on every call that asks for other than its defaults.
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def _canonical_json(payload: dict) -> str:
-    return _CANONICAL.encode(payload)
-
-
-class Listed(NamedTuple):
-    """A listed hold made storable, with its payload's canonical JSON and the digest of that."""
-
-    hold: platform.Hold
-    digest: str
-    canonical: str
-
-
 def partition_storable(
     listed: list[platform.Hold | platform.UnreadableHold],
-) -> tuple[dict[str, Listed], list[platform.UnreadableHold]]:
+) -> tuple[dict[str, mirrored.Listed], list[platform.UnreadableHold]]:
     """The listed holds that can be stored, by hold id, and those that cannot."""
     remote, unreadable = {}, []
     for hold in listed:
         if isinstance(hold, platform.Hold):
-            problem = unstorable_ids(hold)
+            problem = mirrored.unstorable_ids(hold)
             if problem is None:
-                remote[hold.hold_id] = prepared(hold)
+                remote[hold.hold_id] = mirrored.prepared(hold)
                 continue
             hold = platform.UnreadableHold.of(hold.raw, problem)
         unreadable.append(hold)
     return remote, unreadable
-
-
-def prepared(remote: platform.Hold) -> Listed:
-    """The hold made storable (``jsonvalues.storable``), its payload's canonical JSON and digest.
-
-    One JSON dump serves the check, the digest and the payload column of the usual
-    hold, which holds nothing to change.
-    """
-    canonical = _canonical_json(remote.raw)
-    if may_need_storable(canonical):
-        remote = platform.parse_hold(storable(remote.raw))
-        canonical = _canonical_json(remote.raw)
-    return Listed(remote, hashlib.sha256(canonical.encode()).hexdigest(), canonical)
-
-
-def _column_limit(name: str) -> int:
-    """The longest value of ``name`` that both the mirror and the audit trail can index."""
-    widths = [model._meta.get_field(name).max_length for model in (Hold, AuditEvent)]
-    return min([MAX_INDEXED_LENGTH, *filter(None, widths)])
-
-
-ID_LIMITS = {name: _column_limit(name) for name in ("hold_id", "run_id", "agent")}
-
-
-def unstorable_ids(remote: platform.Hold) -> str | None:
-    """Why the hold cannot be stored as it is, or None.
-
-    Ids cannot be made storable the way other text is: changed, they would no
-    longer name the hold, run or item on the platform. The agent's name is an
-    indexed column of the audit trail, hence its limit.
-    """
-    values = [("hold_id", remote.hold_id), ("run_id", remote.run_id), ("agent", remote.agent)]
-    values += [("item id", item.id) for item in remote.items] + [("file id", file.id) for file in remote.files]
-    for name, value in values:
-        limit = ID_LIMITS.get(name, MAX_INDEXED_LENGTH)
-        if len(value) > limit:
-            return f"{name} is {len(value):,} characters long; Review Queue stores at most {limit:,}"
-        if name != "agent" and UNSTORABLE.search(value):
-            return f"{name} holds a NUL or a lone surrogate, which the database cannot store"
-    return None
 
 
 KNOWN_COLUMNS = ("hold_id", "pk", "payload_digest", "status")
@@ -163,7 +79,7 @@ def known_holds(env: str, hold_ids: list[str]) -> dict[str, tuple[int, str, str]
 
 
 def store_listed(
-    env: str, remote: dict[str, Listed], known: dict[str, tuple[int, str, str]]
+    env: str, remote: dict[str, mirrored.Listed], known: dict[str, tuple[int, str, str]]
 ) -> tuple[int, int, list[platform.UnreadableHold]]:
     """Insert the listed holds not ``known`` and update the open ones whose payload changed.
 
@@ -199,7 +115,7 @@ def _count_new(writes: list[_Write]) -> int:
 
 
 def write_batch(
-    env: str, remote: dict[str, Listed], writes: list[_Write]
+    env: str, remote: dict[str, mirrored.Listed], writes: list[_Write]
 ) -> tuple[list[_Write], list[platform.UnreadableHold]]:
     """Write a batch in one transaction or, should the database refuse it, hold by hold; returns what was written and
     refused."""
@@ -221,7 +137,7 @@ def write_batch(
     return written, refused
 
 
-def _write(env: str, remote: dict[str, Listed], writes: list[_Write]) -> list[_Write]:
+def _write(env: str, remote: dict[str, mirrored.Listed], writes: list[_Write]) -> list[_Write]:
     """Insert or update the holds with their items, in one transaction with the new holds' audit events.
 
     Returns the writes made: a changed hold that was closed here (by the expiry sweep,
@@ -232,16 +148,15 @@ def _write(env: str, remote: dict[str, Listed], writes: list[_Write]) -> list[_W
     with transaction.atomic():
         writes = _still_open(writes)
         changed = [
-            mirror(Hold(pk=w.pk, env=env), remote[w.hold_id].hold, remote[w.hold_id].digest, now)
+            mirrored.mirror(Hold(pk=w.pk, env=env), remote[w.hold_id].hold, remote[w.hold_id].digest, now)
             for w in writes
             if w.pk is not None
         ]
         if changed:
-            Hold.objects.bulk_update(changed, MIRRORED_FIELDS, batch_size=500)
+            Hold.objects.bulk_update(changed, mirrored.MIRRORED_FIELDS, batch_size=500)
             HoldItem.objects.filter(hold__in=[hold.pk for hold in changed]).delete()
-            HoldItem.objects.bulk_create(
-                [item for hold in changed for item in items_of(hold, remote[hold.hold_id].hold)], batch_size=2000
-            )
+            items = [item for hold in changed for item in mirrored.items_of(hold, remote[hold.hold_id].hold)]
+            HoldItem.objects.bulk_create(items, batch_size=2000)
         if new:  # last in the transaction, as they end with the audit events: the chain's lock is held only briefly
             (_copy_new_holds if _inserts_by_copy() else _create_new_holds)(env, new, now)
         # The new holds' ids are not read back: their pages are not open yet, and the queue needs only their scope.
@@ -278,22 +193,22 @@ def _inserts_by_copy() -> bool:
     return connection.vendor == "postgresql"
 
 
-def _create_new_holds(env: str, new: list[Listed], now) -> None:
+def _create_new_holds(env: str, new: list[mirrored.Listed], now) -> None:
     """Insert new holds, their items and their ``hold_seen`` events through the ORM."""
-    holds = [mirror(Hold(env=env, first_seen_at=now), listed.hold, listed.digest, now) for listed in new]
+    holds = [mirrored.mirror(Hold(env=env, first_seen_at=now), listed.hold, listed.digest, now) for listed in new]
     Hold.objects.bulk_create(holds, batch_size=1000)
-    HoldItem.objects.bulk_create(
-        [item for hold, listed in zip(holds, new, strict=True) for item in items_of(hold, listed.hold)], batch_size=2000
-    )
-    audit_events.record_many(_seen(hold, listed.hold) for hold, listed in zip(holds, new, strict=True))
+    pairs = list(zip(holds, new, strict=True))
+    items = [item for hold, listed in pairs for item in mirrored.items_of(hold, listed.hold)]
+    HoldItem.objects.bulk_create(items, batch_size=2000)
+    audit_events.record_many(_seen(hold, listed.hold) for hold, listed in pairs)
 
 
-COPIED_HOLD_COLUMNS = ("id", "env", "first_seen_at", "hold_id", *MIRRORED_FIELDS)
+COPIED_HOLD_COLUMNS = ("id", "env", "first_seen_at", "hold_id", *mirrored.MIRRORED_FIELDS)
 JSON_HOLD_COLUMNS = frozenset({"actions", "files", "platform_decision"})  # and the payload, dumped already
 ITEM_COLUMNS = ("hold_id", "position", "item_id", "title", "data")
 
 
-def _copy_new_holds(env: str, new: list[Listed], now) -> None:
+def _copy_new_holds(env: str, new: list[mirrored.Listed], now) -> None:
     """Insert new holds, their items and their ``hold_seen`` events with COPY: the rows ``_create_new_holds`` writes.
 
     Each table's rows are made as its COPY asks for them, so that the database
@@ -314,7 +229,7 @@ def _copy_new_holds(env: str, new: list[Listed], now) -> None:
     def hold_rows():
         for pk, (remote, digest, canonical) in zip(ids, new, strict=True):
             columns = {"id": pk, "env": env, "first_seen_at": now}
-            columns |= _mirrored(remote, digest, now, first_seen_at=now, closed_at=None)
+            columns |= mirrored.fields_of(remote, digest, now, first_seen_at=now, closed_at=None)
             for name in JSON_HOLD_COLUMNS:
                 columns[name] = writes.json_text(columns[name])
             columns["payload"] = canonical  # the JSON of the digest: valid JSON of the same value
@@ -343,7 +258,8 @@ class _SeenHold(NamedTuple):
 
 
 def _seen(hold, remote: platform.Hold) -> audit_events.Entry:
-    """The ``hold_seen`` event of a new hold (made storable, as ``prepared`` makes it: its payload is clean)."""
+    """The ``hold_seen`` event of a new hold (made storable, as ``mirrored.prepared`` makes it: its payload is
+    clean)."""
     return audit_events.Entry(
         EventKind.HOLD_SEEN,
         hold=hold,
@@ -402,73 +318,3 @@ def _shortened(text: str, limit: int = platform.EXCERPT_LENGTH) -> str:
 def chunks(values: list, size: int):
     for start in range(0, len(values), size):
         yield values[start : start + size]
-
-
-def mirror(hold: Hold, remote: platform.Hold, digest: str, now) -> Hold:
-    """Copy the platform's view of a hold onto a model instance (not saved)."""
-    mirrored = _mirrored(remote, digest, now, first_seen_at=hold.first_seen_at, closed_at=hold.closed_at)
-    for name, value in mirrored.items():
-        setattr(hold, name, value)
-    return hold
-
-
-def _mirrored(remote: platform.Hold, digest: str, now, *, first_seen_at, closed_at) -> dict:
-    """The hold id and ``MIRRORED_FIELDS`` as the platform's view sets them, given when the mirror first saw the hold
-    and closed it."""
-    return {
-        "hold_id": remote.hold_id,
-        "run_id": remote.run_id,
-        "agent": remote.agent,
-        "capability": remote.capability,
-        "question": remote.question,
-        "intent": remote.intent,
-        "details": remote.details,
-        "actions": list(remote.actions),
-        "files": [dataclasses.asdict(file) for file in remote.files],
-        "created_at": remote.created_at or first_seen_at or now,
-        "expires_at": remote.expires_at,
-        **_ending(remote, now, closed_at),
-        "payload": remote.raw,
-        "payload_digest": digest,
-        "search_text": search_text(remote),
-        "amount": amounts.largest(item.data for item in remote.items),
-    }
-
-
-STATUSES = frozenset(Hold.Status.values)  # computed once: the enum builds the list anew on each read
-ENDING_FIELDS = ["status", "last_synced_at", "closed_at", "decided_by", "decided_at", "platform_decision"]
-
-
-def mirror_ending(hold: Hold, remote: platform.Hold, now) -> None:
-    """Copy whether and how the hold ended (the ``ENDING_FIELDS``) onto a model instance (not saved)."""
-    for name, value in _ending(remote, now, hold.closed_at).items():
-        setattr(hold, name, value)
-
-
-def _ending(remote: platform.Hold, now, closed_at) -> dict:
-    """The ``ENDING_FIELDS`` as the platform's view sets them, given when the mirror closed the hold, if it did."""
-    status = remote.status if remote.status in STATUSES else Hold.Status.OPEN
-    return {
-        "status": status,
-        "last_synced_at": now,
-        "closed_at": None if status == Hold.Status.OPEN else (closed_at or now),
-        "decided_by": remote.decision.decided_by if remote.decision else "",
-        "decided_at": remote.decision.decided_at if remote.decision else None,
-        "platform_decision": remote.decision.as_received if remote.decision else None,
-    }
-
-
-def search_text(remote: platform.Hold) -> str:
-    """The hold, run and item ids and every scalar inside the items' data, lower-cased, one a line."""
-    values = [remote.hold_id, remote.run_id]
-    for item in remote.items:
-        values.append(item.id)
-        values.extend(scalars(item.data))
-    return "\n".join(str(value).lower() for value in values if value not in (None, ""))
-
-
-def items_of(hold: Hold, remote: platform.Hold) -> list[HoldItem]:
-    return [
-        HoldItem(hold=hold, position=position, item_id=item.id, title=item.title, data=item.data)
-        for position, item in enumerate(remote.items)
-    ]
