@@ -20,20 +20,16 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import operator
 from typing import NamedTuple
 
-from django.db import DatabaseError, DataError, IntegrityError, connection, transaction
+from django.db import DatabaseError, DataError, IntegrityError
 from django.utils import timezone
 
-from audit import events as audit_events
-from audit.models import AuditEvent, EventKind
+from holds import lifecycle
 from holds.mirror import mirrored, platform
-from holds.models import Hold, HoldItem, QuarantinedHold
+from holds.models import Hold, QuarantinedHold
 from holds.queue import filter_values as queue_filter_values
-from reviewqueue import changes
 from reviewqueue.jsonvalues import storable
-from reviewqueue.sql import writes
 
 logger = logging.getLogger(__name__)
 
@@ -138,137 +134,11 @@ def write_batch(
 
 
 def _write(env: str, remote: dict[str, mirrored.Listed], writes: list[_Write]) -> list[_Write]:
-    """Insert or update the holds with their items, in one transaction with the new holds' audit events.
-
-    Returns the writes made: a changed hold that was closed here (by the expiry sweep,
-    say) since the open holds were read is left closed.
-    """
-    now = timezone.now()
-    new = [remote[w.hold_id] for w in writes if w.pk is None]
-    with transaction.atomic():
-        writes = _still_open(writes)
-        changed = [
-            mirrored.mirror(Hold(pk=w.pk, env=env), remote[w.hold_id].hold, remote[w.hold_id].digest, now)
-            for w in writes
-            if w.pk is not None
-        ]
-        if changed:
-            Hold.objects.bulk_update(changed, mirrored.MIRRORED_FIELDS, batch_size=500)
-            HoldItem.objects.filter(hold__in=[hold.pk for hold in changed]).delete()
-            items = [item for hold in changed for item in mirrored.items_of(hold, remote[hold.hold_id].hold)]
-            HoldItem.objects.bulk_create(items, batch_size=2000)
-        if new:  # last in the transaction, as they end with the audit events: the chain's lock is held only briefly
-            (_copy_new_holds if _inserts_by_copy() else _create_new_holds)(env, new, now)
-        # The new holds' ids are not read back: their pages are not open yet, and the queue needs only their scope.
-        arrived = [_Arrived(None, env, listed.hold.agent, listed.hold.capability) for listed in new]
-        changes.publish("hold", changed + arrived)
-    return writes
-
-
-class _Arrived(NamedTuple):
-    """What ``changes.publish`` reads of a new hold, without the cost of a model instance each."""
-
-    pk: None
-    env: str
-    agent: str
-    capability: str
-
-
-def _still_open(writes: list[_Write]) -> list[_Write]:
-    """The writes without the updates of holds no longer open, whose rows stay locked until the transaction ends.
-
-    The lock keeps the expiry sweep and a decision from closing a hold between this
-    check and its update, which would reopen it.
-    """
-    updated = [write.pk for write in writes if write.pk is not None]
-    if not updated:
-        return writes
-    locked = Hold.objects.select_for_update().filter(pk__in=updated, status=Hold.Status.OPEN).order_by("pk")
-    still_open = set(locked.values_list("pk", flat=True))
-    return [write for write in writes if write.pk is None or write.pk in still_open]
-
-
-def _inserts_by_copy() -> bool:
-    """Whether new holds are written with COPY: PostgreSQL's; SQLite, for trying the app, goes through the ORM."""
-    return connection.vendor == "postgresql"
-
-
-def _create_new_holds(env: str, new: list[mirrored.Listed], now) -> None:
-    """Insert new holds, their items and their ``hold_seen`` events through the ORM."""
-    holds = [mirrored.mirror(Hold(env=env, first_seen_at=now), listed.hold, listed.digest, now) for listed in new]
-    Hold.objects.bulk_create(holds, batch_size=1000)
-    pairs = list(zip(holds, new, strict=True))
-    items = [item for hold, listed in pairs for item in mirrored.items_of(hold, listed.hold)]
-    HoldItem.objects.bulk_create(items, batch_size=2000)
-    audit_events.record_many(_seen(hold, listed.hold) for hold, listed in pairs)
-
-
-COPIED_HOLD_COLUMNS = ("id", "env", "first_seen_at", "hold_id", *mirrored.MIRRORED_FIELDS)
-JSON_HOLD_COLUMNS = frozenset({"actions", "files", "platform_decision"})  # and the payload, dumped already
-ITEM_COLUMNS = ("hold_id", "position", "item_id", "title", "data")
-
-
-def _copy_new_holds(env: str, new: list[mirrored.Listed], now) -> None:
-    """Insert new holds, their items and their ``hold_seen`` events with COPY: the rows ``_create_new_holds`` writes.
-
-    Each table's rows are made as its COPY asks for them, so that the database
-    files the rows before (in its indexes) while the next are made.
-    """
-    # Columns sync does not mirror (claims, digests, any added later) get their defaults, as bulk_create gives them.
-    template = Hold(env=env, first_seen_at=now)
-    defaults = {
-        field.column: field.get_db_prep_save(field.pre_save(template, add=True), connection)
-        for field in Hold._meta.concrete_fields
-        if field.column not in COPIED_HOLD_COLUMNS
-    }
-    default_values = tuple(defaults.values())
-    copied_values = operator.itemgetter(*COPIED_HOLD_COLUMNS)
-    ids = writes.new_ids(Hold, len(new))
-    items, seen = [], []
-
-    def hold_rows():
-        for pk, (remote, digest, canonical) in zip(ids, new, strict=True):
-            columns = {"id": pk, "env": env, "first_seen_at": now}
-            columns |= mirrored.fields_of(remote, digest, now, first_seen_at=now, closed_at=None)
-            for name in JSON_HOLD_COLUMNS:
-                columns[name] = writes.json_text(columns[name])
-            columns["payload"] = canonical  # the JSON of the digest: valid JSON of the same value
-            items.extend(
-                (pk, position, item.id, item.title, writes.json_text(item.data))
-                for position, item in enumerate(remote.items)
-            )
-            seen.append(_seen(_SeenHold(pk, env, remote.hold_id, remote.run_id, remote.agent), remote))
-            yield copied_values(columns) + default_values
-
-    writes.copy(Hold, (*COPIED_HOLD_COLUMNS, *defaults), hold_rows())
-    writes.copy(HoldItem, ITEM_COLUMNS, items)
-    with audit_events.copying(seen) as audit_rows:
-        writes.copy(AuditEvent, audit_events.COPY_COLUMNS, audit_rows)
-
-
-class _SeenHold(NamedTuple):
-    """What the audit trail reads of a hold (``audit.events.Entry.hold``), for a hold written without a model
-    instance."""
-
-    pk: int
-    env: str
-    hold_id: str
-    run_id: str
-    agent: str
-
-
-def _seen(hold, remote: platform.Hold) -> audit_events.Entry:
-    """The ``hold_seen`` event of a new hold (made storable, as ``mirrored.prepared`` makes it: its payload is
-    clean)."""
-    return audit_events.Entry(
-        EventKind.HOLD_SEEN,
-        hold=hold,
-        clean=True,
-        payload={
-            "question": remote.question,
-            "items": [{"id": item.id, "title": item.title, "data": item.data} for item in remote.items],
-        },
-    )
+    """Insert or update the holds of ``writes`` (``lifecycle.mirror_listed``); returns the writes made."""
+    new = [remote[write.hold_id] for write in writes if write.pk is None]
+    changed = {write.pk: remote[write.hold_id] for write in writes if write.pk is not None}
+    updated = lifecycle.mirror_listed(env, new, changed)
+    return [write for write in writes if write.pk is None or write.pk in updated]
 
 
 def _refused(error: DatabaseError) -> bool:

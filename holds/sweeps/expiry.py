@@ -15,13 +15,11 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
-from audit import events as audit_events
-from audit.models import EventKind
-from holds.models import Decision, Hold
+from holds import lifecycle
+from holds.models import Hold
 from holds.queue import listing as holds_queue
 from notifications import notify
 from notifications.models import Notification
-from reviewqueue import changes
 
 BATCH = 500
 
@@ -38,42 +36,14 @@ def sweep(now: datetime | None = None) -> list[Hold]:
 
 
 def _expire_batch(now: datetime) -> list[Hold]:
-    """Lock up to BATCH due holds (skipping any another sweep holds), close them and tell the auditors.
-
-    The locked rows are ours alone until commit, so the one update closes exactly
-    them; on SQLite, which has no row locks, the database-wide write lock does the same.
-    """
+    """Lock up to BATCH due holds (skipping any another sweep holds) and close them (``lifecycle.expire``)."""
     with transaction.atomic():
         due = list(
             Hold.objects.select_for_update(skip_locked=True)
             .filter(status=Hold.Status.OPEN, expires_at__lte=now)
             .order_by("expires_at", "pk")[:BATCH]
         )
-        Hold.objects.filter(pk__in=[hold.pk for hold in due], status=Hold.Status.OPEN).update(
-            status=Hold.Status.EXPIRED,
-            closed_at=now,
-            expired_here_at=now,
-            claimed_by=None,
-            claimed_at=None,
-            claim_expires_at=None,
-        )
-        decided = set(
-            Decision.objects.filter(hold__in=due).exclude(state__in=Decision.NOT_LIVE).values_list("hold", flat=True)
-        )
-        notify.expired([hold for hold in due if hold.pk not in decided])
-        notify.resolve_for_holds([hold.pk for hold in due], notify.RESOLVED_BY_CLOSING, "expired", now)
-        audit_events.record_many(audit_events.Entry(EventKind.EXPIRED, hold=hold) for hold in due)
-        changes.publish("hold", due)
-    for hold in due:
-        hold.status, hold.closed_at, hold.expired_here_at = Hold.Status.EXPIRED, now, now
-    return due
-
-
-def expired_on_platform(hold: Hold) -> None:
-    """Sync learned the platform expired a hold before our sweep did: end its claim and tell the auditors once."""
-    Hold.objects.filter(pk=hold.pk).update(claimed_by=None, claimed_at=None, claim_expires_at=None)
-    if not hold.live_decision():
-        notify.expired([hold])
+        return lifecycle.expire(due, now)
 
 
 def remind(now: datetime | None = None, among: QuerySet[Hold] | None = None) -> list[Hold]:

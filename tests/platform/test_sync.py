@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 
 from audit import chain
 from audit.models import AuditChainHead, AuditEvent
-from holds.mirror import sync, writing
+from holds.mirror import inserting, sync, writing
 from holds.models import FilterValue, Hold, HoldItem, QuarantinedHold, SyncState
 from holds.sweeps import expiry
 from tests.helpers.waiting import wait_until
@@ -281,12 +281,12 @@ def test_copy_writes_exactly_the_rows_the_orm_writes_hostile_text_included(
     monkeypatch.setattr(writing, "WRITE_BATCH", 7)  # several batches, each chained onto the one before
     positions = sequences_at()
     with transaction.atomic(), CaptureQueriesContext(connection) as orm_queries:
-        monkeypatch.setattr(writing, "_inserts_by_copy", lambda: False)
+        monkeypatch.setattr(inserting, "_inserts_by_copy", lambda: False)
         through_the_orm = sync.sync_env(platform_client, "default")
         written_by_the_orm = mirrored_rows()
         transaction.set_rollback(True)
     restore_sequences(positions)
-    monkeypatch.setattr(writing, "_inserts_by_copy", lambda: True)
+    monkeypatch.setattr(inserting, "_inserts_by_copy", lambda: True)
 
     with CaptureQueriesContext(connection) as captured:
         through_copy = sync.sync_env(platform_client, "default")
@@ -366,13 +366,13 @@ def test_a_hold_expired_here_while_sync_writes_its_change_stays_closed(platform_
 def test_an_expiry_learned_by_sync_tells_the_auditors_and_ends_the_claim(
     platform_client, platform_state, alice, audrey
 ):
-    from holds.deciding import claims
+    from holds import lifecycle
     from notifications.models import Notification
 
     hold_id = platform_state.add_hold("default", {})["hold_id"]
     sync.sync_env(platform_client, "default")
     hold = Hold.objects.get(hold_id=hold_id)
-    claims.claim(hold, alice)
+    lifecycle.claim(hold, alice)
     platform_state.expire("default", hold_id)
 
     sync.sync_env(platform_client, "default")
