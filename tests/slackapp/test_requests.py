@@ -4,6 +4,10 @@ import json
 import time
 
 import pytest
+import redis
+import time_machine
+from django.conf import settings
+from django.core.cache import cache
 from django.urls import reverse
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
@@ -11,6 +15,7 @@ from hypothesis import strategies as st
 
 from holds.links import action_links
 from holds.models import DecisionChannel
+from slackapp import verifying
 from tests.helpers.fake_slack import button_press, post_press, signed
 
 pytestmark = pytest.mark.django_db
@@ -47,6 +52,21 @@ def test_unsigned_badly_signed_stale_and_replayed_requests_are_refused_with_401(
     ]
 
     assert statuses == [401, 401, 401, 401, 401, 401, 200, 401]
+
+
+def test_a_request_stamped_ahead_is_remembered_until_its_own_timestamp_is_stale(client, pressed):
+    stamped_ahead = int(time.time()) + 290
+    body, headers = signed(pressed, timestamp=stamped_ahead)
+
+    first = post_press(client, body, headers)
+    remembered_for = redis.Redis.from_url(settings.REDIS_URL).ttl(
+        cache.make_key(verifying.seen_key(headers["HTTP_X_SLACK_REQUEST_TIMESTAMP"], headers["HTTP_X_SLACK_SIGNATURE"]))
+    )
+    with time_machine.travel(time.time() + 305):  # still fresh by its timestamp: 15 s of its window left
+        replayed = post_press(client, body, headers)
+
+    assert first.status_code == 200 and replayed.status_code == 401
+    assert remembered_for >= 590 - 5  # its timestamp + 300 s, not 300 s from first sight
 
 
 def test_without_the_signing_secret_there_is_no_request_url(client, pressed, settings):
