@@ -31,6 +31,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from approvals import approving
 from approvals.models import Approval
 from holds.deciding import decisions, review
 from holds.links import action_links
@@ -144,6 +145,8 @@ def _undo(press: Press, now: datetime, user) -> tuple[str, dict | str]:
         else:
             decisions.withdraw_approval(int(pk), user, now)
     except decisions.DecisionRefused as refused:
+        return refused.message, "text"
+    except approving.NotCounted as refused:  # someone else's approval, or its window is over
         return refused.message, "text"
     return "Undone: nothing was sent. The hold is yours to decide again.", "text"
 

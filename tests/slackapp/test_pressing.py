@@ -208,6 +208,21 @@ def test_undo_in_the_window_takes_the_decision_back_and_the_buttons_return(
     assert pressable == ["approve", "reject", "open"]
 
 
+def test_undo_of_ones_own_approval_after_its_window_tells_the_presser_it_is_too_late(
+    refund, large_refunds, alice_in_slack, slack_app, settings
+):
+    settings.UNDO_SECONDS = 10
+    pressing.handle(press_of(refund, "approve", slack_app))
+    approval = Approval.objects.get()
+    undo = payloads.Press(TEAM, "U0ALICE", "undo", f"approval:{approval.pk}", slack_app.response_url())
+
+    with time_machine.travel(approval.created_at + timedelta(seconds=11)):
+        answer = pressing.handle(undo)
+
+    assert answer.startswith("Too late") and Approval.objects.filter(pk=approval.pk).exists()
+    assert slack_app.texts(undo.response_url)[-1].startswith("Too late")
+
+
 def test_a_button_we_did_not_make_for_slack_decides_nothing(samples, alice_in_slack, slack_app):
     hold = samples["h_12"]
     chat_link = action_links.make(hold, "approve")  # a one-tap link's token, not a button's
