@@ -11,13 +11,14 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from holds.links import action_links
 from holds.models import DecisionItem, Hold
-from reviewqueue import queueing, readers
+from reviewqueue import queueing, readers, roles
 from slackapp import linking, pressing, verifying
 from slackapp.models import SlackAccount
 from slackapp.payloads import read
 from teams import scopes
 
 PRESS_TASK = "slackapp.tasks.handle_press"
+role_required = roles.required(roles.has_a_role, "Slack accounts need the Reviewers or Auditors role.")
 
 
 @csrf_exempt  # Slack's signature is the check, not a session's token
@@ -61,6 +62,7 @@ def connect(request, key):
     return render(request, "slackapp/connect.html", context)
 
 
+@role_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def accounts(request):
     """The person's linked Slack accounts (Preferences), each with Remove."""

@@ -104,6 +104,17 @@ def test_a_person_sees_and_removes_their_own_link_in_preferences_and_only_theirs
     assert linked_events() == ["unlinked"]
 
 
+def test_a_signed_in_person_with_no_role_opens_no_slack_accounts_page(client):
+    nora = make_user("nora")  # signed in, with no role
+    linked(nora, "U0NORA")
+    client.force_login(nora)
+
+    listed = client.get(reverse("slack-accounts"))
+    removed = client.post(reverse("slack-accounts"), {"remove": SlackAccount.objects.get().pk})
+
+    assert (listed.status_code, removed.status_code) == (403, 403) and SlackAccount.objects.exists()
+
+
 def test_an_admin_removes_anyones_link_and_the_audit_keeps_it(client, alice):
     account = linked(alice, "U0ALICE")
     admin = make_user("root", is_staff=True, is_superuser=True)
