@@ -18,6 +18,7 @@ from reviewqueue import roles
 from slackapp import messages, payloads, pressing
 from slackapp.models import ConnectLink, SlackAccount
 from tests.helpers.fake_slack import TEAM, button_press, linked
+from tests.helpers.reviewing import confirm
 from tests.helpers.users import add_hold, make_user, scoped_group
 
 pytestmark = pytest.mark.django_db
@@ -254,3 +255,30 @@ def test_the_expiry_sweep_tells_the_slack_app_and_the_message_then_says_nobody_d
 
     assert any(hold.pk in hold_ids for hold_ids in told)
     assert "Expired, nobody decided" in slack_app.texts("/respond/")[-1]
+
+
+def test_a_press_through_a_link_never_proven_decides_nothing_and_offers_to_prove_it(
+    samples, alice, slack_app, settings
+):
+    linked(alice, "U0ALICE", proof="")
+    press = press_of(samples["h_12"], "approve", slack_app)
+
+    refused = pressing.handle(press)
+    settings.SLACK_REQUIRE_VERIFIED_LINKS = False
+    allowed = pressing.handle(press_of(samples["h_12"], "approve", slack_app))
+
+    assert "without proof that it is yours" in refused and "Connect your Slack account" in refused
+    assert "without proof" in slack_app.texts(press.response_url)[0] and ConnectLink.objects.count() == 1
+    assert "You approved it" in allowed and Decision.objects.get().reviewer == alice
+
+
+def test_an_approval_on_the_page_and_a_press_through_the_same_persons_slack_count_as_one_person(
+    refund, large_refunds, alice_client, alice_in_slack, slack_app
+):
+    confirm(alice_client, refund)
+
+    answer = pressing.handle(press_of(refund, "approve", slack_app))
+
+    assert answer.startswith("You gave approval 1 of 2") and "another person must give" in answer
+    assert "Nothing was sent" in answer and not Decision.objects.exists()
+    assert [approval.approver for approval in Approval.objects.all()] == [alice_in_slack.user]
