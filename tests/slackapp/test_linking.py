@@ -17,6 +17,7 @@ from slackapp import linking, payloads
 from slackapp import tasks as slack_tasks
 from slackapp.models import ConnectLink, SlackAccount
 from tests.helpers.fake_slack import BOT_TOKEN, TEAM, linked, slack_person
+from tests.helpers.migrating import back_to, latest, migrate
 from tests.helpers.users import make_user
 
 pytestmark = pytest.mark.django_db
@@ -249,3 +250,19 @@ def test_a_link_made_without_proof_is_proven_by_connecting_again_and_the_audit_s
 
     assert answer.status_code == 200 and SlackAccount.objects.get().proof == SlackAccount.Proof.EMAIL
     assert linked_events() == ["verified"] and Decision.objects.get().reviewer == alice
+
+
+@pytest.mark.django_db(transaction=True)
+def test_links_made_before_proof_was_asked_for_are_kept_as_not_verified(alice):
+    try:
+        old = migrate(back_to(("slackapp", "0001_initial")))
+        old.get_model("slackapp", "SlackAccount").objects.create(
+            team_id=TEAM, slack_user_id="U0ALICE", user_id=alice.pk, linked_at=timezone.now()
+        )
+
+        migrate(latest())
+
+        account = SlackAccount.objects.get()
+        assert account.user == alice and not account.verified and not linking.decides(account)
+    finally:
+        migrate(latest())
