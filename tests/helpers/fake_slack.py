@@ -149,10 +149,14 @@ def signed(payload: dict | str, secret: str = SIGNING_SECRET, timestamp: int | N
     """A request body (the form Slack posts) and its headers, signed with ``secret`` at ``timestamp`` (now)."""
     text = payload if isinstance(payload, str) else json.dumps(payload)
     body = urlencode({"payload": text}).encode()
+    return body, signed_body(body, secret, timestamp)
+
+
+def signed_body(body: bytes, secret: str = SIGNING_SECRET, timestamp: int | None = None) -> dict:
+    """The headers that sign ``body``, any bytes, with ``secret`` at ``timestamp`` (now), as Slack signs."""
     stamp = str(int(time.time()) if timestamp is None else timestamp)
     signature = "v0=" + hmac.new(secret.encode(), f"v0:{stamp}:".encode() + body, hashlib.sha256).hexdigest()
-    headers = {"HTTP_X_SLACK_REQUEST_TIMESTAMP": stamp, "HTTP_X_SLACK_SIGNATURE": signature}
-    return body, headers
+    return {"HTTP_X_SLACK_REQUEST_TIMESTAMP": stamp, "HTTP_X_SLACK_SIGNATURE": signature}
 
 
 def post_press(client, body: bytes, headers: dict):
