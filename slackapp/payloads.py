@@ -131,7 +131,8 @@ def modal_metadata(press: Press) -> str:
 
 def _names(payload: dict) -> dict:
     """The presser's name and their workspace's domain, when the payload gives them (only ever shown, as text)."""
-    user, team = _object(payload, "user"), _object(payload, "team", required=False)
+    user, team = _object(payload, "user"), payload.get("team")
+    team = team if isinstance(team, dict) else {}  # as ``_team_of`` reads it
     return {
         "user_name": _string(user, "name", MAX_NAME, required=False) or _string(user, "username", MAX_NAME, False),
         "team_domain": _string(team, "domain", MAX_NAME, required=False),
