@@ -370,6 +370,8 @@ WEBHOOK_ALLOWED_NETWORKS = env.networks("WEBHOOK_ALLOWED_NETWORKS")  # see notif
 SLACK_SIGNING_SECRET = env.string("SLACK_SIGNING_SECRET")
 SLACK_BOT_TOKEN = env.string("SLACK_BOT_TOKEN")
 SLACK_API_URL = env.url("SLACK_API_URL", "https://slack.com/api")
+# A Slack link made before links were proven (slackapp.linking) decides nothing while this is on.
+SLACK_REQUIRE_VERIFIED_LINKS = env.boolean("SLACK_REQUIRE_VERIFIED_LINKS", default=True)
 # Rows kept only for a while: Idempotency-Keys for a day, Slack connect links and closed holds' messages after that.
 CELERY_BEAT_SCHEDULE |= {
     "forget-idempotency-keys": {"task": "api.tasks.forget_old_idempotency_keys", "schedule": 3600.0},
