@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import Q
 
 from holds.models import Decision, Hold
+from reviewqueue import jsonvalues
 
 
 class ApprovalPolicy(models.Model):
@@ -43,7 +44,9 @@ class ApprovalPolicy(models.Model):
         help_text="A key of the items' data holding a number, e.g. amount; blank: no condition.",
     )
     condition_operator = models.CharField(max_length=3, choices=Operator.choices, blank=True)
-    condition_threshold = models.DecimalField(max_digits=20, decimal_places=4, null=True, blank=True)
+    condition_threshold = models.DecimalField(
+        max_digits=jsonvalues.AMOUNT_DIGITS, decimal_places=jsonvalues.AMOUNT_PLACES, null=True, blank=True
+    )
     currency = models.CharField(
         max_length=3,
         blank=True,
@@ -94,8 +97,8 @@ class ApprovalPolicy(models.Model):
         null=True, blank=True, help_text="With 0 people needed: at most this many holds approved by the policy a day."
     )
     daily_cap_amount = models.DecimalField(
-        max_digits=20,
-        decimal_places=4,
+        max_digits=jsonvalues.AMOUNT_DIGITS,
+        decimal_places=jsonvalues.AMOUNT_PLACES,
         null=True,
         blank=True,
         help_text="With 0 people needed: at most this sum of the amounts of the holds approved by the policy a day.",
@@ -143,8 +146,8 @@ class ApprovalPolicy(models.Model):
         help_text="The hold whose approval was remembered.",
     )
     remembered_amount = models.DecimalField(
-        max_digits=20,
-        decimal_places=4,
+        max_digits=jsonvalues.AMOUNT_DIGITS,
+        decimal_places=jsonvalues.AMOUNT_PLACES,
         null=True,
         blank=True,
         help_text="A remembered approval approves holds each of whose items' amounts is at most this.",
@@ -274,8 +277,8 @@ class PolicyDecision(models.Model):
     at = models.DateTimeField()
     day = models.DateField(help_text="The day it counts towards the policy's daily cap, in TIME_ZONE.")
     amount = models.DecimalField(
-        max_digits=20,
-        decimal_places=4,
+        max_digits=jsonvalues.AMOUNT_DIGITS,
+        decimal_places=jsonvalues.AMOUNT_PLACES,
         null=True,
         help_text="Every amount of the hold, summed: counted in the daily cap.",
     )
