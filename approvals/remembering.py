@@ -13,7 +13,8 @@ Never a hole. It is neither offered nor made (a forged POST included) when:
 
 - the hold is under four eyes: a policy needing two or more people matches it, or a round of approvals is
   open (any such policy also wins over a remembered approval later, ``policies.requirement``);
-- an amount of the hold is not read for certain, or its items name different currencies;
+- an amount of the hold is not read for certain (more than an amount column holds included: alone or all together),
+  or its items name different currencies;
 - the reviewer edited or rejected anything;
 - no ``RememberAllowance`` of an admin admits the hold's env, agent and capability (none by default);
 - the reviewer may not review, or is away.
@@ -49,6 +50,7 @@ from notifications.models import NotificationSettings
 from people import naming
 from people import wording as people_wording
 from reviewqueue import roles
+from reviewqueue.jsonvalues import carried
 from reviewqueue.viewer import Viewer
 from teams import scopes
 
@@ -136,7 +138,11 @@ def _offer(hold, viewer: Viewer, choices, now: datetime, with_replay: bool) -> O
     amounts = alike.certain_amounts(item_data)
     currency = alike.currency(item_data)
     if amounts is None or currency is None:
-        raise NotRememberable("This hold's amounts are not read for certain, so its approval cannot be remembered.")
+        doubtful = carried(item_data).doubtful()
+        why = f" ({doubtful.path} {doubtful.doubt()})" if doubtful else ""
+        raise NotRememberable(
+            f"This hold's amounts are not read for certain{why}, so its approval cannot be remembered."
+        )
     candidate = ApprovalPolicy(
         name=f"remembered by {viewer.user.get_username()[:60]} {uuid.uuid4().hex[:8]}",
         env_pattern=alike.literal(hold.env),

@@ -334,3 +334,23 @@ def test_auditors_and_admins_see_everyones_remembered_approvals_with_who_made_th
 
     signed_in(alice).post(reverse("remembered-revoke"), {"remembered": policy.pk})
     assert "stopped: revoked by Alice Adams" in remembered_on_statistics(auditor)
+
+
+def test_remembering_an_amount_no_amount_column_holds_is_refused_with_a_message(
+    alice, allowed, platform_client, platform_state
+):
+    """It answered 500 on confirm: the remembered amount overflowed its column."""
+    huge = add_refund(platform_client, platform_state, "h_huge", "20000000000000000.00")
+    client = signed_in(alice)
+    fields = summary_of(client, huge, review_form(huge))
+
+    forged = send(client, huge, {**fields, "remember": "week"})
+
+    assert "remember" not in fields
+    assert forged.status_code == 409
+    assert (
+        "Nothing was sent: This hold&#x27;s amounts are not read for certain (amount &#x27;20000000000000000.00&#x27; "
+        "is more than an amount can be)" in forged.content.decode()
+    )
+    assert not ApprovalPolicy.objects.filter(remembered_by=alice).exists()
+    assert not Decision.objects.filter(hold=huge).exists()

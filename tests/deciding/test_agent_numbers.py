@@ -9,11 +9,10 @@ import json
 from decimal import Decimal
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from django.apps import apps
 from django.db import models
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reviewqueue import jsonvalues
 from reviewqueue.jsonvalues import LARGEST_NUMBER, TOTAL, amount_reading, carried, grouped, read_number
