@@ -152,6 +152,13 @@ class ApprovalPolicy(models.Model):
         blank=True,
         help_text="A remembered approval approves holds each of whose items' amounts is at most this.",
     )
+    remembered_total = models.DecimalField(
+        max_digits=jsonvalues.AMOUNT_DIGITS,
+        decimal_places=jsonvalues.AMOUNT_PLACES,
+        null=True,
+        blank=True,
+        help_text="… and whose amounts together are at most this: the remembered hold's total.",
+    )
     remembered_currency = models.CharField(
         max_length=40, blank=True, help_text="The currency every item must name, as that hold's did."
     )
@@ -188,7 +195,7 @@ class RememberAllowance(models.Model):
     """Holds whose approval reviewers may remember (``approvals.remembering``): none unless an admin adds one.
 
     Globs as a policy's (blank: any); a remembered approval made under it approves at most
-    ``daily_cap_count`` holds a day.
+    ``daily_cap_count`` holds a day and, when set, holds whose amounts sum to at most ``daily_cap_amount`` a day.
     """
 
     env_pattern = models.CharField(max_length=200, blank=True, help_text="A glob over the env; blank: any env.")
@@ -200,6 +207,14 @@ class RememberAllowance(models.Model):
         default=20,
         validators=[MinValueValidator(1)],
         help_text="A remembered approval made under it approves at most this many holds a day.",
+    )
+    daily_cap_amount = models.DecimalField(
+        max_digits=jsonvalues.AMOUNT_DIGITS,
+        decimal_places=jsonvalues.AMOUNT_PLACES,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text="… and holds whose amounts sum to at most this a day; blank: no cap on the sum.",
     )
 
     class Meta:
