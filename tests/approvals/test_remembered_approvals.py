@@ -452,3 +452,16 @@ def test_remembering_an_amount_no_amount_column_holds_is_refused_with_a_message(
     )
     assert not ApprovalPolicy.objects.filter(remembered_by=alice).exists()
     assert not Decision.objects.filter(hold=huge).exists()
+
+
+def test_allowremembering_sets_the_amount_cap_too_and_refuses_one_it_cannot_read(db):
+    from django.core.management import CommandError, call_command
+
+    call_command("allowremembering", "--agent", "refund-bot", "--daily-cap", "5", "--daily-cap-amount", "250.00")
+    with pytest.raises(CommandError, match="daily-cap-amount"):
+        call_command("allowremembering", "--agent", "refund-bot", "--daily-cap-amount", "1,5OO")
+
+    allowance = RememberAllowance.objects.get(agent_pattern="refund-bot")
+    assert (allowance.daily_cap_count, allowance.daily_cap_amount) == (5, Decimal("250.00"))
+    audited = AuditEvent.objects.get(kind="setting_changed")
+    assert audited.payload["message"].endswith("at most 5 a day, their amounts at most 250.00 a day in all")
