@@ -11,6 +11,7 @@ from datetime import timedelta
 
 import pytest
 import time_machine
+from django.db import connection
 from django.utils import timezone
 
 from approvals import escalation, policies
@@ -28,6 +29,7 @@ from reviewqueue import jsonvalues
 from teams import scopes
 from tests.helpers import escalation as escalating
 from tests.helpers.approvals_setup import signed_in
+from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -222,3 +224,44 @@ def test_the_requeue_of_notifications_goes_on_past_one_that_fails(monkeypatch, a
 
     assert requeued == queued == pending[1:]
     assert failures() == {"notification_requeue": 1}
+
+
+@pytest.fixture
+def refusing_the_policys_decision_of():
+    """A database trigger refusing the policy's record of one hold's decision, whichever process writes it."""
+    made = []
+
+    def refuse(hold: Hold) -> None:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "CREATE FUNCTION refuse_for_the_test() RETURNS trigger AS $$ "
+                "BEGIN RAISE EXCEPTION 'refused for the test'; END $$ LANGUAGE plpgsql"
+            )
+            cursor.execute(
+                "CREATE TRIGGER refuse_for_the_test BEFORE INSERT ON approvals_policydecision FOR EACH ROW "
+                f"WHEN (NEW.hold_id = {int(hold.pk)}) EXECUTE FUNCTION refuse_for_the_test()"
+            )
+        made.append(hold)
+
+    yield refuse
+    if made:
+        with connection.cursor() as cursor:
+            cursor.execute("DROP TRIGGER refuse_for_the_test ON approvals_policydecision")
+            cursor.execute("DROP FUNCTION refuse_for_the_test()")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_counts_the_failure_and_the_web_shows_it_in_metrics(
+    celery_processes, platform_client, platform_state, refusing_the_policys_decision_of, client, settings, tmp_path
+):
+    refunds_alone()
+    holds = [add_refund(platform_client, platform_state, f"h_{n}", "20.00") for n in range(3)]
+    refusing_the_policys_decision_of(holds[1])
+    celery_processes("worker")
+
+    tasks.approve_due_holds.delay()
+
+    wait_until(lambda: scraped_failures(client, settings) == {"policy_approvals": 1.0})
+    assert set(Decision.objects.values_list("hold__hold_id", flat=True)) == {"h_0", "h_2"}
+    logged = (tmp_path / "worker.log").read_text()
+    assert f"sweep policy_approvals failed on hold_id={holds[1].pk}" in logged and "refused for the test" in logged
