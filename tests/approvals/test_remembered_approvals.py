@@ -427,6 +427,7 @@ def test_auditors_and_admins_see_everyones_remembered_approvals_with_who_made_th
 
     listed = remembered_on_statistics(auditor)
     assert "Alice Adams" in listed and "refund-bot, refund, default" in listed and "running" in listed
+    assert 'data-label="All together at most">12.00' in listed
     changelist = root.get(reverse("admin:approvals_approvalpolicy_changelist")).content.decode()
     assert policy.name in changelist and '<td class="field-remembered_by nowrap">alice</td>' in changelist
 
