@@ -24,6 +24,7 @@ REMEMBERED_FIELDS = (
     "remembered_by",
     "remembered_from",
     "remembered_amount",
+    "remembered_total",
     "remembered_currency",
     "ended_at",
     "ended_reason",
@@ -255,4 +256,4 @@ class ApprovalAdmin(ReadOnlyAdmin):
 class RememberAllowanceAdmin(admin.ModelAdmin):
     """Which holds' approvals reviewers may remember (none by default); each change audited as a setting change."""
 
-    list_display = ("agent_pattern", "capability_pattern", "env_pattern", "daily_cap_count")
+    list_display = ("agent_pattern", "capability_pattern", "env_pattern", "daily_cap_count", "daily_cap_amount")

@@ -2,7 +2,8 @@
 
 A remembered approval matches a hold of exactly the same env, agent and capability (its
 patterns are those values written as literal globs, ``literal``) whose every item carries an
-amount read for certain, each at most the remembered one's, all in the remembered currency.
+amount read for certain, each at most the remembered one's largest and all together at most its
+total (eight items of 12.00 are not like one), all in the remembered currency.
 "Read for certain" is ``certain_amounts``'s to say, through the one reader of a hold's amounts
 (``jsonvalues.carried``), as the policies' fail-closed rules read them; an item with no amount at
 all is not like an amount. A currency is what ``carried`` finds each amount in (a code or sign in its
@@ -61,13 +62,26 @@ def fits(policy, hold, item_data: Iterable) -> bool:
         return False
     item_data = list(item_data)
     amounts = certain_amounts(item_data)
-    if amounts is None or policy.remembered_amount is None:
+    if amounts is None or policy.remembered_amount is None or policy.remembered_total is None:
         return False
-    return max(amounts) <= policy.remembered_amount and currency(item_data) == policy.remembered_currency
+    return (
+        max(amounts) <= policy.remembered_amount
+        and sum(amounts) <= policy.remembered_total
+        and currency(item_data) == policy.remembered_currency
+    )
 
 
 def why(policy) -> str:
-    """What a remembered approval approves, in words: "each amount at most 12.00 USD"."""
-    amount = policy.remembered_amount
-    limit = grouped_number(amount.quantize(Decimal("0.01")) if amount == amount.quantize(Decimal("0.01")) else amount)
-    return f"each amount at most {limit}{' ' + policy.remembered_currency if policy.remembered_currency else ''}"
+    """What a remembered approval approves, in words: "each amount at most 12.00 USD, all together at most 24.00
+    USD"."""
+    currency = f" {policy.remembered_currency}" if policy.remembered_currency else ""
+    said = f"each amount at most {written(policy.remembered_amount)}{currency}"
+    if policy.remembered_total is not None:
+        said += f", all together at most {written(policy.remembered_total)}{currency}"
+    return said
+
+
+def written(amount: Decimal) -> str:
+    """12.0000 as "12.00", 12.3456 as written."""
+    cents = amount.quantize(Decimal("0.01"))
+    return grouped_number(cents if amount == cents else amount)

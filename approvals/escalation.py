@@ -19,7 +19,8 @@ some item's data) and that are past that policy's own thresholds. Which policy w
 its condition's number, are decided in Python: a hold whose most specific policy does not
 escalate is read but left alone. A run escalates at most ``BATCH`` holds, oldest (first
 mirrored) first, reading the candidates in pages of ``BATCH``; after an outage the rest
-follow in the next runs.
+follow in the next runs. A hold the sweep fails on is left as it was, logged and counted
+(``reviewqueue.sweeping``), and the others escalate.
 
 ``Escalation`` is unique per hold, so of two sweeps at once (two beats) only one creates
 it: each row is inserted in a savepoint, and only the sweep whose insert succeeded records
@@ -43,9 +44,11 @@ from approvals.models import ApprovalPolicy, Escalation
 from audit import events as audit_events
 from audit.models import EventKind
 from holds.models import Hold
+from reviewqueue import sweeping
 from teams import scopes
 
 BATCH = 500
+SWEEP = "escalation"  # the name its failures are counted under (``reviewqueue.sweeping``)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,14 +71,16 @@ def sweep(now: datetime | None = None, among: QuerySet[Hold] | None = None) -> l
     due_holds = candidates(escalating, now)
     if among is not None:
         due_holds = due_holds.filter(pk__in=among.values("pk"))
+
+    def due_now(hold: Hold) -> Due | None:
+        requirement = policies.requirement(hold, every_policy)
+        reason = due_reason(requirement.policy, hold, now) if requirement else ""
+        return Due(hold, requirement.policy, reason) if reason else None
+
     due, after = [], 0
     while len(due) < BATCH:
         page = list(due_holds.filter(pk__gt=after).prefetch_related("items")[:BATCH])
-        for hold in page:
-            requirement = policies.requirement(hold, every_policy)
-            reason = due_reason(requirement.policy, hold, now) if requirement else ""
-            if reason:
-                due.append(Due(hold, requirement.policy, reason))
+        due += [found for _, found in sweeping.each(SWEEP, page, due_now) if found is not None]
         if len(page) < BATCH:
             break
         after = page[-1].pk
@@ -157,43 +162,49 @@ def due_reason(policy: ApprovalPolicy, hold: Hold, now: datetime) -> str:
 
 
 def escalate(due: list[Due], now: datetime) -> list[Escalation]:
-    """Create each hold's escalation unless another sweep did first, then tell its group and the audit."""
+    """Create each hold's escalation unless another sweep did first, then tell its group and the audit: all in one
+    savepoint, or each hold in its own should that fail (``sweeping.batched``)."""
     members: dict[int, list] = {}
+    return sweeping.batched(
+        SWEEP, due, lambda batch: _escalate(batch, members, now), lambda item: sweeping.hold_of(item.hold)
+    )
+
+
+def _escalate(due: list[Due], members: dict[int, list], now: datetime) -> list[Escalation]:
     made = []
-    with transaction.atomic():
-        for item in due:
-            group = item.policy.escalation_group
-            if group.pk not in members:
-                members[group.pk] = scopes.viewers_of(group.user_set.filter(is_active=True).order_by("username"))
-            told = scopes.users_who_may_see([item.hold], members[group.pk])
-            escalation = Escalation(
-                hold=item.hold,
-                policy=item.policy,
-                group=group,
-                group_name=group.name,
-                at=now,
-                reason=item.reason,
-                told=len(told),
-            )
-            try:
-                with transaction.atomic():
-                    escalation.save()
-            except IntegrityError:
-                continue  # another sweep escalated it first
-            made.append((escalation, told))
-        signals.holds_escalated.send(sender=None, escalations=made)
-        audit_events.record_many(
-            audit_events.Entry(
-                EventKind.ESCALATED,
-                hold=escalation.hold,
-                payload={
-                    "escalation": escalation.pk,
-                    "policy": escalation.policy.name,
-                    "group": escalation.group_name,
-                    "reason": escalation.reason,
-                    "told": [person.get_username() for person in told],
-                },
-            )
-            for escalation, told in made
+    for item in due:
+        group = item.policy.escalation_group
+        if group.pk not in members:
+            members[group.pk] = scopes.viewers_of(group.user_set.filter(is_active=True).order_by("username"))
+        told = scopes.users_who_may_see([item.hold], members[group.pk])
+        escalation = Escalation(
+            hold=item.hold,
+            policy=item.policy,
+            group=group,
+            group_name=group.name,
+            at=now,
+            reason=item.reason,
+            told=len(told),
         )
+        try:
+            with transaction.atomic():
+                escalation.save()
+        except IntegrityError:
+            continue  # another sweep escalated it first
+        made.append((escalation, told))
+    signals.holds_escalated.send(sender=None, escalations=made)
+    audit_events.record_many(
+        audit_events.Entry(
+            EventKind.ESCALATED,
+            hold=escalation.hold,
+            payload={
+                "escalation": escalation.pk,
+                "policy": escalation.policy.name,
+                "group": escalation.group_name,
+                "reason": escalation.reason,
+                "told": [person.get_username() for person in told],
+            },
+        )
+        for escalation, told in made
+    )
     return [escalation for escalation, _ in made]

@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import Q
 
 from holds.models import Decision, Hold
+from reviewqueue import jsonvalues
 
 
 class ApprovalPolicy(models.Model):
@@ -43,7 +44,9 @@ class ApprovalPolicy(models.Model):
         help_text="A key of the items' data holding a number, e.g. amount; blank: no condition.",
     )
     condition_operator = models.CharField(max_length=3, choices=Operator.choices, blank=True)
-    condition_threshold = models.DecimalField(max_digits=20, decimal_places=4, null=True, blank=True)
+    condition_threshold = models.DecimalField(
+        max_digits=jsonvalues.AMOUNT_DIGITS, decimal_places=jsonvalues.AMOUNT_PLACES, null=True, blank=True
+    )
     currency = models.CharField(
         max_length=3,
         blank=True,
@@ -94,8 +97,8 @@ class ApprovalPolicy(models.Model):
         null=True, blank=True, help_text="With 0 people needed: at most this many holds approved by the policy a day."
     )
     daily_cap_amount = models.DecimalField(
-        max_digits=20,
-        decimal_places=4,
+        max_digits=jsonvalues.AMOUNT_DIGITS,
+        decimal_places=jsonvalues.AMOUNT_PLACES,
         null=True,
         blank=True,
         help_text="With 0 people needed: at most this sum of the amounts of the holds approved by the policy a day.",
@@ -143,11 +146,18 @@ class ApprovalPolicy(models.Model):
         help_text="The hold whose approval was remembered.",
     )
     remembered_amount = models.DecimalField(
-        max_digits=20,
-        decimal_places=4,
+        max_digits=jsonvalues.AMOUNT_DIGITS,
+        decimal_places=jsonvalues.AMOUNT_PLACES,
         null=True,
         blank=True,
         help_text="A remembered approval approves holds each of whose items' amounts is at most this.",
+    )
+    remembered_total = models.DecimalField(
+        max_digits=jsonvalues.AMOUNT_DIGITS,
+        decimal_places=jsonvalues.AMOUNT_PLACES,
+        null=True,
+        blank=True,
+        help_text="… and whose amounts together are at most this: the remembered hold's total.",
     )
     remembered_currency = models.CharField(
         max_length=40, blank=True, help_text="The currency every item must name, as that hold's did."
@@ -185,7 +195,7 @@ class RememberAllowance(models.Model):
     """Holds whose approval reviewers may remember (``approvals.remembering``): none unless an admin adds one.
 
     Globs as a policy's (blank: any); a remembered approval made under it approves at most
-    ``daily_cap_count`` holds a day.
+    ``daily_cap_count`` holds a day and, when set, holds whose amounts sum to at most ``daily_cap_amount`` a day.
     """
 
     env_pattern = models.CharField(max_length=200, blank=True, help_text="A glob over the env; blank: any env.")
@@ -197,6 +207,14 @@ class RememberAllowance(models.Model):
         default=20,
         validators=[MinValueValidator(1)],
         help_text="A remembered approval made under it approves at most this many holds a day.",
+    )
+    daily_cap_amount = models.DecimalField(
+        max_digits=jsonvalues.AMOUNT_DIGITS,
+        decimal_places=jsonvalues.AMOUNT_PLACES,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text="… and holds whose amounts sum to at most this a day; blank: no cap on the sum.",
     )
 
     class Meta:
@@ -274,8 +292,8 @@ class PolicyDecision(models.Model):
     at = models.DateTimeField()
     day = models.DateField(help_text="The day it counts towards the policy's daily cap, in TIME_ZONE.")
     amount = models.DecimalField(
-        max_digits=20,
-        decimal_places=4,
+        max_digits=jsonvalues.AMOUNT_DIGITS,
+        decimal_places=jsonvalues.AMOUNT_PLACES,
         null=True,
         help_text="Every amount of the hold, summed: counted in the daily cap.",
     )

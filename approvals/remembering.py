@@ -4,16 +4,18 @@ A reviewer approving every item of a hold as the agent asked may remember the ap
 until the end of the day (in their time zone) or 7 days, none past ``REMEMBER_MAX_HOURS``. It is kept
 as an approval policy needing 0 people, owned by the reviewer (``remembered_by``), so the standing
 policies' machinery runs it: ``policies.requirement`` picks it for a like hold (``approvals.alike``:
-the same env, agent and capability, each item's amount read for certain and at most this one's, in the
-same currency), ``policies.own_action`` approves at once (a wait of 0), under its daily count cap (the
-allowance's) and before its ``valid_until``, and the policy sweep (``holds.deciding.by_policy``) decides,
-once per hold, naming it "policy: remembered by alice".
+the same env, agent and capability, each item's amount read for certain and at most this one's largest, all
+together at most its total, in the same currency), ``policies.own_action`` approves at once (a wait of 0),
+under its daily caps (the allowance's: a count of holds, and optionally the sum of their amounts, counted as
+every policy's are, ``policies.over_cap``) and before its ``valid_until``, and the policy sweep
+(``holds.deciding.by_policy``) decides, once per hold, naming it "policy: remembered by alice".
 
 Never a hole. It is neither offered nor made (a forged POST included) when:
 
 - the hold is under four eyes: a policy needing two or more people matches it, or a round of approvals is
   open (any such policy also wins over a remembered approval later, ``policies.requirement``);
-- an amount of the hold is not read for certain, or its items name different currencies;
+- an amount of the hold is not read for certain (more than an amount column holds included: alone or all together),
+  or its items name different currencies;
 - the reviewer edited or rejected anything;
 - no ``RememberAllowance`` of an admin admits the hold's env, agent and capability (none by default);
 - the reviewer may not review, or is away.
@@ -33,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from datetime import datetime, time, timedelta
+from decimal import Decimal
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -49,6 +52,7 @@ from notifications.models import NotificationSettings
 from people import naming
 from people import wording as people_wording
 from reviewqueue import roles
+from reviewqueue.jsonvalues import carried
 from reviewqueue.viewer import Viewer
 from teams import scopes
 
@@ -84,9 +88,12 @@ class Offer:
     def words(self) -> str:
         """Exactly what it approves."""
         policy, hold = self.policy, self.policy.remembered_from
+        capped = ""
+        if policy.daily_cap_amount is not None:
+            capped = f", their amounts at most {alike.written(policy.daily_cap_amount)} a day in all"
         return (
             f"Holds of agent {hold.agent}, capability {hold.capability} in env {hold.env}, {alike.why(policy)}, "
-            f"approved as asked in your name, at most {policy.daily_cap_count} a day."
+            f"approved as asked in your name, at most {policy.daily_cap_count} a day{capped}."
         )
 
     @property
@@ -127,8 +134,8 @@ def _offer(hold, viewer: Viewer, choices, now: datetime, with_replay: bool) -> O
         raise NotRememberable("Only a reviewer who may decide this hold may remember its approval.")
     if not choices or any(choice.action != DecisionItem.Action.APPROVE for choice in choices):
         raise NotRememberable("Only an approval of every item as the agent asked can be remembered.")
-    allowance = allowance_for(hold)
-    if allowance is None:
+    caps = caps_for(hold)
+    if caps is None:
         raise NotRememberable("An admin has not allowed approvals of this agent and capability to be remembered.")
     if NotificationSettings.objects.filter(user=viewer.user, away_until__gt=now).exists():
         raise NotRememberable("You are away: an approval remembered now would stop at once.")
@@ -136,7 +143,11 @@ def _offer(hold, viewer: Viewer, choices, now: datetime, with_replay: bool) -> O
     amounts = alike.certain_amounts(item_data)
     currency = alike.currency(item_data)
     if amounts is None or currency is None:
-        raise NotRememberable("This hold's amounts are not read for certain, so its approval cannot be remembered.")
+        doubtful = carried(item_data).doubtful()
+        why = f" ({doubtful.path} {doubtful.doubt()})" if doubtful else ""
+        raise NotRememberable(
+            f"This hold's amounts are not read for certain{why}, so its approval cannot be remembered."
+        )
     candidate = ApprovalPolicy(
         name=f"remembered by {viewer.user.get_username()[:60]} {uuid.uuid4().hex[:8]}",
         env_pattern=alike.literal(hold.env),
@@ -144,10 +155,12 @@ def _offer(hold, viewer: Viewer, choices, now: datetime, with_replay: bool) -> O
         capability_pattern=alike.literal(hold.capability),
         approvals_required=0,
         auto_wait_minutes=0,
-        daily_cap_count=allowance.daily_cap_count,
+        daily_cap_count=caps.count,
+        daily_cap_amount=caps.amount,
         remembered_by=viewer.user,
         remembered_from=hold,
         remembered_amount=max(amounts),
+        remembered_total=sum(amounts),
         remembered_currency=currency,
     )
     standing = rounds.standing(hold, [*policies.all_policies(), candidate])
@@ -158,8 +171,17 @@ def _offer(hold, viewer: Viewer, choices, now: datetime, with_replay: bool) -> O
     return Offer(candidate, durations(now), found)
 
 
-def allowance_for(hold) -> RememberAllowance | None:
-    """The strictest (smallest daily cap) of the admins' allowances admitting ``hold``, if any does."""
+@dataclasses.dataclass(frozen=True)
+class Caps:
+    """The daily caps a remembered approval gets: how many holds, and the sum of their amounts (None: no such cap)."""
+
+    count: int
+    amount: Decimal | None
+
+
+def caps_for(hold) -> Caps | None:
+    """The strictest daily caps of the admins' allowances admitting ``hold`` (the smallest count, and the smallest
+    amount any of them sets), or None when none admits it."""
     admitting = [
         allowance
         for allowance in RememberAllowance.objects.all()
@@ -167,7 +189,10 @@ def allowance_for(hold) -> RememberAllowance | None:
         and scopes.glob_matches(allowance.agent_pattern, hold.agent)
         and scopes.glob_matches(allowance.capability_pattern, hold.capability)
     ]
-    return min(admitting, key=lambda allowance: (allowance.daily_cap_count, allowance.pk), default=None)
+    if not admitting:
+        return None
+    amounts = [allowance.daily_cap_amount for allowance in admitting if allowance.daily_cap_amount is not None]
+    return Caps(min(allowance.daily_cap_count for allowance in admitting), min(amounts, default=None))
 
 
 def remember(hold, viewer: Viewer, choices, duration_key: str, now: datetime) -> ApprovalPolicy:
@@ -208,9 +233,11 @@ def _facts(policy: ApprovalPolicy) -> dict:
         "agent": hold.agent,
         "capability": hold.capability,
         "amount_at_most": str(policy.remembered_amount),
+        "total_at_most": str(policy.remembered_total),
         "currency": policy.remembered_currency,
         "valid_until": policy.valid_until.isoformat() if policy.valid_until else None,
         "daily_cap_count": policy.daily_cap_count,
+        "daily_cap_amount": None if policy.daily_cap_amount is None else str(policy.daily_cap_amount),
     }
 
 
@@ -234,7 +261,7 @@ def stopped_reason(policy: ApprovalPolicy, now: datetime) -> str:
     source = policy.remembered_from
     if not scopes.may_see(viewer, source):
         return f"{name} no longer sees these holds"
-    if allowance_for(source) is None:
+    if caps_for(source) is None:
         return "an admin no longer allows these approvals to be remembered"
     return ""
 

@@ -46,7 +46,7 @@ from django.utils import timezone
 from approvals.models import ApprovalPolicy
 from audit import events
 from audit.models import EventKind
-from reviewqueue.signin import client_ip
+from reviewqueue.forwarded import client_ip
 from teams.models import PATTERN_FIELDS, TeamScope
 
 ROLE_FIELDS = ("is_active", "is_staff", "is_superuser")

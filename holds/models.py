@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models import BooleanField, F, Q
 from django.utils import timezone
 
+from reviewqueue import jsonvalues
 from reviewqueue.sql import prepared
 from reviewqueue.sql.expressions import RowSQL
 
@@ -67,8 +68,8 @@ class Hold(models.Model):
     claimed_at = models.DateTimeField(null=True)
     claim_expires_at = models.DateTimeField(null=True)
     amount = models.DecimalField(
-        max_digits=20,
-        decimal_places=4,
+        max_digits=jsonvalues.AMOUNT_DIGITS,
+        decimal_places=jsonvalues.AMOUNT_PLACES,
         null=True,
         help_text="The largest amount its items carry (see holds/mirror/amounts.py), for the queue's order and filter.",
     )

@@ -8,6 +8,7 @@ from django.utils import timezone
 from holds.deciding import by_policy, decisions
 from holds.mirror import platform, sync
 from holds.sweeps import arrivals, expiry, heartbeat
+from reviewqueue import sweeping
 from reviewqueue.celery import RetryingTask
 
 
@@ -39,11 +40,10 @@ def deliver_decision(decision_id: int) -> float | None:
 
 @shared_task
 def requeue_due_decisions() -> list[int]:
-    """Queue again the decisions whose delivery task was lost (broker or worker down at the time)."""
+    """Queue again the decisions whose delivery task was lost (broker or worker down at the time), each alone
+    (``reviewqueue.sweeping``)."""
     due = decisions.due_for_requeue()
-    for decision_id in due:
-        deliver_decision.delay(decision_id)
-    return due
+    return [pk for pk, _ in sweeping.each("delivery_requeue", due, deliver_decision.delay, sweeping.decision_of)]
 
 
 @shared_task

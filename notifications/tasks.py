@@ -3,6 +3,7 @@
 from celery import shared_task
 
 from notifications import notify, sending
+from reviewqueue import sweeping
 from reviewqueue.celery import RetryingTask
 
 
@@ -19,7 +20,7 @@ def send_notification(notification_id: int) -> float | None:
 
 @shared_task
 def requeue_due_notifications() -> list[int]:
+    """Queue again the notifications whose sending task was lost, each alone (``reviewqueue.sweeping``)."""
     due = sending.due_for_requeue()
-    for notification_id in due:
-        send_notification.delay(notification_id)
-    return due
+    queued = sweeping.each("notification_requeue", due, send_notification.delay, lambda pk: {"notification_id": pk})
+    return [pk for pk, _ in queued]

@@ -7,7 +7,7 @@ import ipaddress
 
 from django.conf import settings
 
-from reviewqueue.signin import client_ip
+from reviewqueue.forwarded import client_ip
 
 
 def metrics_enabled() -> bool:

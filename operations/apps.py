@@ -6,4 +6,4 @@ class OperationsConfig(AppConfig):
     verbose_name = "Operations"
 
     def ready(self) -> None:
-        from operations import signals  # noqa: F401  (connects the Celery task signals and the count of syncs)
+        from operations import signals  # noqa: F401  (connects the Celery task signals, the counts of syncs and sweep failures)

@@ -23,7 +23,7 @@ from prometheus_client.registry import Collector
 from audit import handoffstats
 from holds.models import Decision, Hold, SyncState
 from notifications.models import Notification
-from operations import auditcheck, decisionstats
+from operations import auditcheck, decisionstats, sweepstats
 from operations.models import SyncStats
 
 PREFIX = "reviewqueue"
@@ -45,6 +45,7 @@ class ReviewQueueCollector(Collector):
         yield time_to_decision()
         yield delivery_latency()
         yield from syncs(now)
+        yield sweep_failures()
         yield from notifications()
         yield from audit_chain()
         yield from handoffs(now)
@@ -207,6 +208,18 @@ def syncs(now: datetime) -> Iterator[Metric]:
         if stats.last_seconds is not None:
             last.add_metric([stats.env], stats.last_seconds)
     yield from (runs, failures, seconds, last)
+
+
+def sweep_failures() -> Metric:
+    """Holds a periodic sweep failed on (``reviewqueue.sweeping``): each left to people, the others handled."""
+    family = CounterMetricFamily(
+        f"{PREFIX}_sweep_failures",
+        "Holds a periodic sweep failed to handle, by sweep: each was left to people while the sweep went on.",
+        labels=["sweep"],
+    )
+    for sweep, count in sweepstats.failures():
+        family.add_metric([sweep], count)
+    return family
 
 
 def notifications() -> Iterator[Metric]:

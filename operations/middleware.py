@@ -21,7 +21,7 @@ def request_id(request) -> str:
 class RequestContextMiddleware:
     """Binds the request id for the whole request, and the user and hold once the view is known.
 
-    It comes first in ``MIDDLEWARE``, so every line logged while serving the request
+    It comes first in ``MIDDLEWARE`` after the forwarded scheme's, so every line logged while serving the request
     carries the id. The user is read in ``process_view``, after the session and auth
     middleware have already loaded it; the hold is the ``pk`` of the holds app's URLs.
     """

@@ -1,4 +1,4 @@
-"""What operators read beside the mirror: per-env sync counts and the last audit chain verification."""
+"""What operators read beside the mirror: per-env sync counts, sweep failures and the last audit chain verification."""
 
 from django.db import models
 
@@ -15,6 +15,21 @@ class SyncStats(models.Model):
 
     def __str__(self) -> str:
         return self.env
+
+
+class SweepStats(models.Model):
+    """Cumulative failures of one periodic sweep on a hold (``reviewqueue.sweeping``), for a Prometheus counter: never
+    reset, so ``rate()`` works across restarts."""
+
+    sweep = models.CharField(max_length=60, unique=True)
+    failures = models.PositiveBigIntegerField(default=0)
+    last_failed_at = models.DateTimeField(null=True)
+
+    class Meta:
+        verbose_name_plural = "sweep stats"
+
+    def __str__(self) -> str:
+        return self.sweep
 
 
 class AuditVerification(models.Model):

@@ -93,9 +93,9 @@ def choice(name: str, choices: tuple[str, ...], default: str) -> str:
     return value
 
 
-def header(name: str) -> str:
+def header(name: str, default: str = "") -> str:
     """An HTTP header name (``X-Forwarded-Proto``) as its ``request.META`` key (``HTTP_X_FORWARDED_PROTO``), or ""."""
-    value = string(name)
+    value = string(name, default)
     if not value:
         return ""
     if not re.fullmatch(r"[A-Za-z0-9]+(-[A-Za-z0-9]+)*", value):
@@ -131,8 +131,17 @@ def url_template(name: str, placeholders: tuple[str, ...], required: tuple[str, 
     return value
 
 
-def networks(name: str) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
-    """A comma-separated list of IP addresses or networks (``10.0.0.5, 10.1.0.0/16``), or [] when unset."""
+def retired(name: str, instead: str) -> None:
+    """Refuse a setting that is no longer read, rather than start with less, or more, than the operator meant."""
+    if string(name):
+        raise ImproperlyConfigured(f"{name} is no longer read: {instead}")
+
+
+def networks(name: str, everything: bool = True) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    """A comma-separated list of IP addresses or networks (``10.0.0.5, 10.1.0.0/16``), or [] when unset.
+
+    ``everything=False`` refuses a network of every address (``0.0.0.0/0``, ``::/0``).
+    """
     found = []
     for item in (part.strip() for part in string(name).split(",")):
         if not item:
@@ -143,4 +152,6 @@ def networks(name: str) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
             raise ImproperlyConfigured(
                 f"{name} must list IP addresses or networks such as 10.0.0.0/8, not {item!r}"
             ) from None
+        if not everything and found[-1].prefixlen == 0:
+            raise ImproperlyConfigured(f"{name} must not list every address ({item}): name the addresses you mean")
     return found

@@ -7,7 +7,8 @@ rule that lets a hold through with fewer people (approvals.policies, holds.decid
 queue's stored amount (holds.mirror.amounts) read amounts through these, so they agree on which keys
 carry an amount (``is_amount_key``), which name a currency (``is_currency_key``) or what the agent acts
 on (``is_identifying_key``), and on what is in doubt (``Amount.doubt``): unreadable, two readings,
-below zero, nested too deep, or not certainly in the currency asked for.
+below zero, nested too deep, more than an amount column holds (alone or all together), or not certainly in
+the currency asked for.
 """
 
 import dataclasses
@@ -35,6 +36,7 @@ __all__ = [
     "Verdict",
     "amount_keys",
     "amount_reading",
+    "fits_amount_columns",
     "amounts_in",
     "carried",
     "currency_named",
@@ -69,6 +71,12 @@ WRAPPER_KEYS = ("value", "amount")  # {"value": "1500.00"}: one number in an obj
 DEEPEST_WRAPPING = 2  # [{"value": "1500.00"}]; deeper is no amount anyone means
 LONGEST_NUMBER = 100  # characters: longer text is no amount anyone means
 LARGEST_NUMBER = Decimal(10) ** 30  # beyond it, a number is no amount either, and would take pages to show
+# Every column an amount is kept in (a hold's largest for the queue, a policy's decision counted in its daily cap, a
+# remembered approval's bounds) is a DecimalField of this size, declared with these; an amount none could hold is in
+# doubt (``amount_reading``), so it goes to people rather than fail the write that would store it.
+AMOUNT_DIGITS, AMOUNT_PLACES = 20, 4
+AMOUNT_LIMIT = Decimal(10) ** (AMOUNT_DIGITS - AMOUNT_PLACES)  # the first amount no amount column holds
+AMOUNT_STEP = Decimal(1).scaleb(-AMOUNT_PLACES)  # what an amount column rounds to
 MINUS_SIGNS = str.maketrans({"\u2212": "-", "\ufe63": "-", "\uff0d": "-"})
 # What JSON text shows of a value ``storable`` would change: a NUL or a surrogate, escaped (ASCII-only
 # JSON; a surrogate may be half of a pair such as an emoji's) or as itself; -0.0; or a float of 1e16 or
@@ -194,6 +202,7 @@ class Reading:
     exact: Decimal | None = None
     readings: tuple[Decimal, Decimal] | None = None
     mark: str = ""  # the currency code or sign written with the number ("USD", "$"), "" without one
+    too_large: bool = False  # read as an amount beyond ``AMOUNT_LIMIT``: no number is kept of it
 
     @property
     def counted(self) -> Decimal | None:
@@ -206,6 +215,8 @@ class Reading:
         if self.exact is not None:
             return ""
         written = f"'{_cut(display(self.value))}'"
+        if self.too_large:
+            return f"{written} is more than an amount can be"
         return f"{written} could be {self.either}" if self.readings else f"{written} could not be read"
 
     @property
@@ -350,15 +361,25 @@ def in_hundredths(key: Any) -> bool:
 
 
 def amount_reading(key: Any, value: Any) -> Reading:
-    """``read_number`` of ``value``, found under amount key ``key``: hundredths scaled to the amount they make."""
+    """``read_number`` of ``value``, found under amount key ``key``: hundredths scaled to the amount they make, and
+    no number at all (``too_large``) when one reading is beyond what an amount column holds."""
     reading = read_number(value)
-    if not in_hundredths(key):
+    if in_hundredths(key):
+        reading = dataclasses.replace(
+            reading,
+            exact=None if reading.exact is None else reading.exact.scaleb(-2),
+            readings=None if reading.readings is None else tuple(number.scaleb(-2) for number in reading.readings),
+        )
+    numbers = (reading.exact,) if reading.exact is not None else reading.readings or ()
+    if all(fits_amount_columns(number) for number in numbers):
         return reading
-    return dataclasses.replace(
-        reading,
-        exact=None if reading.exact is None else reading.exact.scaleb(-2),
-        readings=None if reading.readings is None else tuple(number.scaleb(-2) for number in reading.readings),
-    )
+    return Reading(value, mark=reading.mark, too_large=True)
+
+
+def fits_amount_columns(number: Decimal) -> bool:
+    """Whether an amount column (``AMOUNT_DIGITS``, ``AMOUNT_PLACES``) holds ``number``, once rounded to its places."""
+    # Compared before rounding, which would overflow on a huge exponent.
+    return abs(number) < AMOUNT_LIMIT and abs(number.quantize(AMOUNT_STEP)) < AMOUNT_LIMIT
 
 
 def is_identifying_key(key: Any) -> bool:
@@ -460,8 +481,12 @@ class Carried:
         return sum(counted, Decimal(0)) if self.amounts else None
 
     def doubtful(self, currency: str = "") -> Amount | None:
-        """The first amount in doubt (``Amount.doubt``), or None."""
-        return next((amount for amount in self.amounts if amount.doubt(currency)), None)
+        """The first amount in doubt (``Amount.doubt``), or None; else their total (``TOTAL``) when it is more than
+        an amount column holds."""
+        found = next((amount for amount in self.amounts if amount.doubt(currency)), None)
+        if found is None and self.totalled and self.total is not None and not fits_amount_columns(self.total):
+            return Amount(TOTAL, Reading(grouped_number(self.total), too_large=True))
+        return found
 
     def sure_total(self, currency: str = "") -> Decimal | None:
         """The total when no amount is in doubt for a policy for ``currency`` (0 without amounts), else None."""

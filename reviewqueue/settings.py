@@ -53,7 +53,8 @@ if DEBUG:  # the quickstart serves the simulated platform with its ``manage.py r
     INSTALLED_APPS.append("simulator")
 
 MIDDLEWARE = [
-    "operations.middleware.RequestContextMiddleware",  # first: every log line of a request carries its id
+    "reviewqueue.forwarded.ForwardedSchemeMiddleware",  # first: before anything asks whether a request is secure
+    "operations.middleware.RequestContextMiddleware",  # every log line of a request carries its id
     "api.middleware.ProblemDocumentsMiddleware",  # every error under /api/, whoever answered it, as RFC 9457
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
@@ -157,11 +158,13 @@ AXES_DISABLE_ACCESS_LOG = True  # the audit trail records successful sign-ins
 # `manage.py axes_reset_username NAME` or `axes_reset_ip ADDRESS` lifts a lockout early.
 AXES_ENABLE_ADMIN = False
 AXES_HANDLER = "reviewqueue.signin.AttemptsHandler"
-AXES_CLIENT_IP_CALLABLE = "reviewqueue.signin.client_ip"
+AXES_CLIENT_IP_CALLABLE = "reviewqueue.forwarded.client_ip"
 AXES_LOCKOUT_CALLABLE = "reviewqueue.signin.locked_out"
 AXES_VERBOSE = False  # no banner on every start of every process
-# Proxies in front of the app that append the client's address to X-Forwarded-For; 0 trusts no header.
-TRUSTED_PROXY_COUNT = env.integer("TRUSTED_PROXY_COUNT", 0)
+# Your proxies' addresses or networks: only a request from one of them has its X-Forwarded-For and X-Forwarded-Proto
+# read (reviewqueue/forwarded.py). Empty: no forwarded header is read, as anyone can write one.
+TRUSTED_PROXIES = env.networks("TRUSTED_PROXIES", everything=False)
+env.retired("TRUSTED_PROXY_COUNT", "list your proxies' addresses or networks in TRUSTED_PROXIES instead")
 # Who may read /metrics (operations/access.py): a bearer token, or client addresses; with neither it is a 404.
 METRICS_TOKEN = env.string("METRICS_TOKEN")
 METRICS_ALLOWED_IPS = env.networks("METRICS_ALLOWED_IPS")
@@ -244,9 +247,12 @@ SILENCED_SYSTEM_CHECKS = []
 if not SECURE_HSTS_PRELOAD:
     # Asking browsers to preload HSTS is for the owner of the whole domain to decide, not for this app.
     SILENCED_SYSTEM_CHECKS.append("security.W021")
-# The header a TLS-terminating proxy sets to "https" (e.g. X-Forwarded-Proto); the proxy must overwrite it.
-_PROXY_HTTPS_HEADER = env.header("PROXY_HTTPS_HEADER")
-SECURE_PROXY_SSL_HEADER = (_PROXY_HTTPS_HEADER, "https") if _PROXY_HTTPS_HEADER else None
+# The header a TLS-terminating proxy sets to "https", read from TRUSTED_PROXIES only. Django reads the scheme from a
+# request.META key no client can send, which reviewqueue.forwarded.ForwardedSchemeMiddleware alone writes.
+PROXY_HTTPS_HEADER = env.header("PROXY_HTTPS_HEADER", "X-Forwarded-Proto")
+SECURE_PROXY_SSL_HEADER = ("reviewqueue.forwarded_scheme", "https")
+# The probes answer over plain HTTP: an orchestrator's probe reaches the app directly, not through the proxy.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
@@ -364,6 +370,8 @@ WEBHOOK_ALLOWED_NETWORKS = env.networks("WEBHOOK_ALLOWED_NETWORKS")  # see notif
 SLACK_SIGNING_SECRET = env.string("SLACK_SIGNING_SECRET")
 SLACK_BOT_TOKEN = env.string("SLACK_BOT_TOKEN")
 SLACK_API_URL = env.url("SLACK_API_URL", "https://slack.com/api")
+# A Slack link made before links were proven (slackapp.linking) decides nothing while this is on.
+SLACK_REQUIRE_VERIFIED_LINKS = env.boolean("SLACK_REQUIRE_VERIFIED_LINKS", default=True)
 # Rows kept only for a while: Idempotency-Keys for a day, Slack connect links and closed holds' messages after that.
 CELERY_BEAT_SCHEDULE |= {
     "forget-idempotency-keys": {"task": "api.tasks.forget_old_idempotency_keys", "schedule": 3600.0},

@@ -1,11 +1,11 @@
-"""The sign-in brake: who a client is, and what a locked-out client is told.
+"""The sign-in brake: what it counts and refuses, and what a locked-out client is told.
 
 django-axes counts failed sign-ins on both login forms (ours and the admin's)
 per username and per client address, in its own prunable table, and refuses
 further attempts, even with the right password, for ``SIGN_IN_LOCKOUT_MINUTES``
-after ``SIGN_IN_FAILURE_LIMIT`` failures. Its settings point here for the client
-address (which the audit's sign-in rows use too), for the backend that refuses
-and the handler that stores the attempts, and for the lockout page.
+after ``SIGN_IN_FAILURE_LIMIT`` failures. Its settings point here for the backend
+that refuses and the handler that stores the attempts, and for the lockout page; the
+client's address is ``reviewqueue.forwarded.client_ip``'s, as everywhere.
 
 Both brake password sign-ins only: single sign-on's callback authenticates with a
 nonce, not a password, and the provider guards its own sign-ins, so a failed one
@@ -14,7 +14,6 @@ nonce, not a password, and the provider guards its own sign-ins, so a failed one
 
 from __future__ import annotations
 
-import ipaddress
 import math
 
 from axes.backends import AxesStandaloneBackend
@@ -24,25 +23,6 @@ from django.conf import settings
 from django.db.models import Max, Q
 from django.shortcuts import render
 from django.utils import timezone
-
-
-def client_ip(request) -> str | None:
-    """The client's address: ``REMOTE_ADDR``, or behind ``TRUSTED_PROXY_COUNT`` proxies the address the outermost saw.
-
-    Each proxy appends the address it was reached from to X-Forwarded-For, so only
-    the last ``TRUSTED_PROXY_COUNT`` entries (with ``REMOTE_ADDR``, the innermost
-    proxy itself) are ours; anything before them is whatever the client wrote.
-    None when that address is not an IP address.
-    """
-    forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "") if settings.TRUSTED_PROXY_COUNT else ""
-    hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
-    hops.append(request.META.get("REMOTE_ADDR", ""))
-    # Fewer hops than proxies means the request skipped the outer ones: every hop is then a proxy's.
-    candidate = hops[max(len(hops) - 1 - settings.TRUSTED_PROXY_COUNT, 0)]
-    try:
-        return str(ipaddress.ip_address(candidate))
-    except ValueError:
-        return None
 
 
 def _with_password(credentials: dict | None) -> bool:

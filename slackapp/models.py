@@ -1,26 +1,41 @@
 """Who presses in Slack: Slack accounts linked to Review Queue accounts, and the links that connect them."""
 
 from django.conf import settings
+from django.core.validators import RegexValidator
 from django.db import models
+
+slack_id = RegexValidator(r"\A[A-Za-z0-9_.-]{1,40}\Z", "A Slack id: letters, digits, dots, dashes, underscores.")
 
 
 class SlackAccount(models.Model):
     """A Slack user of one workspace (``team_id``), linked to ``user``: the only way a press names its person.
 
-    Made only by the person themselves, signed in, through a connect link (``slackapp.linking``); never from an email
-    address that happens to match.
+    Made by the person themselves, signed in, through a connect link that proved the Slack user is them
+    (``slackapp.linking``), or by an admin in the admin; never from an email address that happens to match. ``proof``
+    says which; links made before proof was asked for have none, and decide nothing while
+    ``SLACK_REQUIRE_VERIFIED_LINKS`` is on.
     """
 
-    team_id = models.CharField(max_length=40)
-    slack_user_id = models.CharField(max_length=40)
+    class Proof(models.TextChoices):
+        NONE = "", "not verified"
+        EMAIL = "email", "verified by email"
+        ADMIN = "admin", "linked by an admin"
+
+    team_id = models.CharField(max_length=40, validators=[slack_id])
+    slack_user_id = models.CharField(max_length=40, validators=[slack_id])
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="slack_accounts")
     linked_at = models.DateTimeField()
+    proof = models.CharField(max_length=8, choices=Proof.choices, blank=True, default=Proof.NONE)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["team_id", "slack_user_id"], name="slack_account_once")]
 
     def __str__(self) -> str:
         return f"Slack {self.slack_user_id} of {self.team_id} as {self.user}"
+
+    @property
+    def verified(self) -> bool:
+        return self.proof != self.Proof.NONE
 
 
 class ConnectLink(models.Model):
@@ -33,6 +48,8 @@ class ConnectLink(models.Model):
     key_digest = models.CharField(max_length=64, unique=True)
     team_id = models.CharField(max_length=40)
     slack_user_id = models.CharField(max_length=40)
+    user_name = models.CharField(max_length=100, blank=True)  # as the press's payload named them: only shown
+    team_domain = models.CharField(max_length=100, blank=True)
     action = models.CharField(max_length=16)
     button = models.TextField()
     response_url = models.URLField(max_length=500, blank=True)

@@ -21,15 +21,17 @@ BUTTONS = ("approve", "reject", "undo")  # the interactive buttons' action_ids (
 MAX_VALUE = 2000  # Slack's limit on a button's value
 MAX_TRIGGER = 200
 MAX_REASON = 5000  # a reject's comment: review.MAX_COMMENT
+MAX_NAME = 100  # a Slack user's name or a workspace's domain, as the payload gives them
 REASON_BLOCK, REASON_ACTION = "reason", "reason_input"
 REJECT_VIEW = "reject_reason"
 
 
 @dataclasses.dataclass(frozen=True)
 class Press:
-    """A press of one of our buttons: who (``team_id``, ``slack_user_id``), which (``action``, its signed
-    ``value``), where (the message's ``channel_id`` and ``message_ts``, when it has them) and how to answer
-    (``response_url``; ``trigger_id`` for a modal)."""
+    """A press of one of our buttons: who (``team_id``, ``slack_user_id``; their ``user_name`` and the workspace's
+    ``team_domain`` as the payload names them, only ever shown), which (``action``, its signed ``value``), where (the
+    message's ``channel_id`` and ``message_ts``, when it has them) and how to answer (``response_url``; ``trigger_id``
+    for a modal)."""
 
     team_id: str
     slack_user_id: str
@@ -40,6 +42,8 @@ class Press:
     channel_id: str = ""
     message_ts: str = ""
     reason: str = ""  # a reject's, from the modal
+    user_name: str = ""
+    team_domain: str = ""
 
     def as_task_argument(self) -> dict:
         return dataclasses.asdict(self)
@@ -87,6 +91,7 @@ def _button_press(payload: dict) -> Press | None:
         trigger_id=_string(payload, "trigger_id", MAX_TRIGGER, required=False),
         channel_id=_slack_id(container.get("channel_id"), "container.channel_id", required=False),
         message_ts=_ts(container.get("message_ts")),
+        **_names(payload),
     )
 
 
@@ -114,6 +119,7 @@ def _reject_reason(payload: dict) -> Press | None:
         channel_id=_slack_id(kept.get("channel_id"), "channel_id", required=False),
         message_ts=_ts(kept.get("message_ts")),
         reason=readers.text(reason if isinstance(reason, str) else "", "reason", MAX_REASON),
+        **_names(payload),
     )
 
 
@@ -121,6 +127,16 @@ def modal_metadata(press: Press) -> str:
     """What the Reject modal keeps of its press, for its submission to carry back."""
     kept = {"value": press.value, "response_url": press.response_url}
     return json.dumps({**kept, "channel_id": press.channel_id, "message_ts": press.message_ts})
+
+
+def _names(payload: dict) -> dict:
+    """The presser's name and their workspace's domain, when the payload gives them (only ever shown, as text)."""
+    user, team = _object(payload, "user"), payload.get("team")
+    team = team if isinstance(team, dict) else {}  # as ``_team_of`` reads it
+    return {
+        "user_name": _string(user, "name", MAX_NAME, required=False) or _string(user, "username", MAX_NAME, False),
+        "team_domain": _string(team, "domain", MAX_NAME, required=False),
+    }
 
 
 def _team_of(payload: dict):

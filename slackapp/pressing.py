@@ -4,8 +4,9 @@
 
 - The button's value must be a token we signed for the Slack app (``action_links.read``, channel ``slack``), for
   the action pressed; anything else decides nothing.
-- The Slack user must be linked (``slackapp.linking``); a first press gets, as an ephemeral answer, a connect link
-  bound to this press.
+- The Slack user must be linked (``slackapp.linking``), by a link that decides (``linking.decides``: proven, while
+  ``SLACK_REQUIRE_VERIFIED_LINKS`` is on); a first press, or one through a link never proven, gets, as an
+  ephemeral answer, a connect link bound to this press, saying which.
 - Their account must be a reviewer's, the hold in their team scopes (else it answers as for a hold that does not
   exist), open, unexpired, unchanged since the message (``action_links.opened``), and four eyes must let them give
   this approval (``approval_page.link_standing``), all checked again with the hold's row locked.
@@ -31,6 +32,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from approvals import approving
 from approvals.models import Approval
 from holds.deciding import decisions, review
 from holds.links import action_links
@@ -47,6 +49,7 @@ logger = logging.getLogger(__name__)
 
 NOT_OURS = "This button is not one Review Queue made, or it was cut short: nothing was sent."
 NO_ROLE = "Your Review Queue account may not review holds: nothing was sent."
+NOT_LINKED, NOT_VERIFIED = "not linked", "not verified"
 REASON_LIMIT = review.MAX_COMMENT
 
 
@@ -69,13 +72,19 @@ def _handled(press: Press, now: datetime, user) -> tuple[str, dict | str]:
         return NOT_OURS, "text"
     if link.action != press.action:
         return NOT_OURS, "text"
-    user = user or _linked_user(press)
+    if user is None:
+        user, why = _presser(press)
     if user is None:
         url = linking.offer(press, now)
         words = (
             f"<{url}|Connect your Slack account> to Review Queue, then your press is made: the link works once, "
             f"for {linking.CONNECT_MINUTES} minutes. Nothing was sent yet."
         )
+        if why == NOT_VERIFIED:
+            words = (
+                "Your Slack account was linked to Review Queue without proof that it is yours, so its presses "
+                f"decide nothing until it is proven. {words}"
+            )
         return words, "mrkdwn"
     viewer = scopes.viewer_of(user)
     if not roles.can_review(viewer):
@@ -135,9 +144,10 @@ def _undo(press: Press, now: datetime, user) -> tuple[str, dict | str]:
     kind, _, pk = press.value.partition(":")
     if kind not in (messages.UNDO_DECISION, messages.UNDO_APPROVAL) or not pk.isdigit() or len(pk) > 18:
         return NOT_OURS, "text"
-    user = user or _linked_user(press)
     if user is None:
-        return "Only the person who decided can undo it, and your Slack account is not linked.", "text"
+        user, why = _presser(press)
+    if user is None:
+        return f"Only the person who decided can undo it, and your Slack account is {why}: nothing was undone.", "text"
     try:
         if kind == messages.UNDO_DECISION:
             decisions.withdraw(int(pk), user, now)
@@ -145,12 +155,19 @@ def _undo(press: Press, now: datetime, user) -> tuple[str, dict | str]:
             decisions.withdraw_approval(int(pk), user, now)
     except decisions.DecisionRefused as refused:
         return refused.message, "text"
+    except approving.NotCounted as refused:  # someone else's approval, or its window is over
+        return refused.message, "text"
     return "Undone: nothing was sent. The hold is yours to decide again.", "text"
 
 
-def _linked_user(press: Press):
+def _presser(press: Press) -> tuple[object | None, str]:
+    """The account ``press`` decides as; None and why (``NOT_LINKED``, ``NOT_VERIFIED``) when it decides as nobody."""
     account = linking.account_of(press.team_id, press.slack_user_id)
-    return account.user if account and account.user.is_active else None
+    if account is None or not account.user.is_active:
+        return None, NOT_LINKED
+    if not linking.decides(account):
+        return None, NOT_VERIFIED
+    return account.user, ""
 
 
 def _asked_for_reason(press: Press) -> bool:

@@ -3,14 +3,17 @@
 Slack signs each request with the app's signing secret: ``X-Slack-Signature`` is ``v0=`` and the HMAC-SHA256 of
 ``v0:{X-Slack-Request-Timestamp}:{body}``, checked in constant time by slack_sdk's ``SignatureVerifier``, which also
 refuses a timestamp more than 5 minutes off. A request seen once is refused after: its timestamp and signature are
-remembered in the cache (Redis) for those same 5 minutes, by an atomic add, so two copies racing each other pass once
-between them. Every check fails closed: a missing secret, a malformed header, a body that is not UTF-8.
+remembered in the cache (Redis), by an atomic add, so two copies racing each other pass once between them, until the
+timestamp itself is more than 5 minutes old. Remembered for 5 minutes from first sight instead, a request stamped in
+the future (up to 5 minutes ahead is still fresh) would pass again after it was forgotten. Every check fails closed:
+a missing secret, a malformed header, a body that is not UTF-8.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import time
 
 from django.conf import settings
 from django.core.cache import cache
@@ -36,5 +39,10 @@ def verified(body: bytes, timestamp: str | None, signature: str | None) -> bool:
         return False
     if not valid:
         return False
-    seen = hashlib.sha256(f"{timestamp}:{signature}".encode()).hexdigest()
-    return cache.add(f"slackapp:seen:{seen}", 1, timeout=REPLAY_SECONDS)
+    fresh_for = int(timestamp) + REPLAY_SECONDS - int(time.time())
+    return cache.add(seen_key(timestamp, signature), 1, timeout=max(fresh_for, 0) + 1)
+
+
+def seen_key(timestamp: str, signature: str) -> str:
+    """The cache key that remembers a request by its timestamp and signature."""
+    return "slackapp:seen:" + hashlib.sha256(f"{timestamp}:{signature}".encode()).hexdigest()

@@ -11,13 +11,14 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from holds.links import action_links
 from holds.models import DecisionItem, Hold
-from reviewqueue import queueing, readers
+from reviewqueue import queueing, readers, roles
 from slackapp import linking, pressing, verifying
 from slackapp.models import SlackAccount
 from slackapp.payloads import read
 from teams import scopes
 
 PRESS_TASK = "slackapp.tasks.handle_press"
+role_required = roles.required(roles.has_a_role, "Slack accounts need the Reviewers or Auditors role.")
 
 
 @csrf_exempt  # Slack's signature is the check, not a session's token
@@ -41,26 +42,27 @@ def interactivity(request):
 
 @require_http_methods(["GET", "HEAD", "POST"])
 def connect(request, key):
-    """A connect link: what it binds and the press it then makes; its *Connect* (a POST) binds and presses."""
+    """A connect link: who it binds to the signed-in person, once proven, and the press it then makes; its *Connect*
+    (a POST) binds and presses."""
     try:
         link = linking.pending(key)
-    except linking.Refused as refused:
-        return render(request, "slackapp/connect_refused.html", {"message": str(refused)}, status=410)
-    rejecting = link.action == DecisionItem.Action.REJECT
-    if request.method == "POST":
+        rejecting = link.action == DecisionItem.Action.REJECT
+        if request.method != "POST":
+            who = linking.prove(link, request.user)
+            hold = _hold_shown(link.button, request.viewer)
+            context = {"link": link, "who": who, "hold": hold, "rejecting": rejecting}
+            return render(request, "slackapp/connect.html", context)
         reason = ""
         if rejecting:
             reason = readers.text(request.POST.get("reason", "").replace("\r\n", "\n"), "reason", pressing.REASON_LIMIT)
-        try:
-            link, _ = linking.connect(key, request.user)
-        except linking.Refused as refused:
-            return render(request, "slackapp/connect_refused.html", {"message": str(refused)}, status=409)
-        answer = pressing.handle(linking.pressed(link, reason), user=request.user)
-        return render(request, "slackapp/connected.html", {"link": link, "answer": answer})
-    context = {"link": link, "hold": _hold_shown(link.button, request.viewer), "rejecting": rejecting}
-    return render(request, "slackapp/connect.html", context)
+        connected = linking.connect(key, request.user)
+    except linking.Refused as refused:
+        return render(request, "slackapp/connect_refused.html", {"message": str(refused)}, status=refused.status)
+    answer = pressing.handle(linking.pressed(connected.link, reason), user=request.user)
+    return render(request, "slackapp/connected.html", {"who": connected.who, "answer": answer})
 
 
+@role_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def accounts(request):
     """The person's linked Slack accounts (Preferences), each with Remove."""
@@ -74,7 +76,13 @@ def accounts(request):
         flash.success(request, "Your Slack account is unlinked: its presses decide nothing until you connect again.")
         return redirect("slack-accounts")
     return render(
-        request, "slackapp/accounts.html", {"accounts": mine, "slack_app": bool(settings.SLACK_SIGNING_SECRET)}
+        request,
+        "slackapp/accounts.html",
+        {
+            "accounts": mine,
+            "slack_app": bool(settings.SLACK_SIGNING_SECRET),
+            "require_verified": settings.SLACK_REQUIRE_VERIFIED_LINKS,
+        },
     )
 
 

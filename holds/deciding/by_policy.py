@@ -20,7 +20,8 @@ Each decision goes through ``decisions.submit_for_policy`` (idempotency key, del
 retries, the audit, whose actor is the policy with who last changed it), and is recorded as
 a ``PolicyDecision``, unique per hold and kind: of two sweeps at once only one decides a
 hold, and a policy decides a hold at most once of each kind. A sweep handles at most ``BATCH``
-holds, oldest first; one that cannot be decided is logged and left, never stopping the others.
+holds, oldest first, each in its own savepoint (``reviewqueue.sweeping``): one that cannot be decided is logged
+and left to people, never stopping the others.
 """
 
 from __future__ import annotations
@@ -40,10 +41,13 @@ from holds.deciding import decisions
 from holds.models import Decision, DecisionItem, Hold
 from holds.queue import listing as holds_queue
 from notifications import notify
+from reviewqueue import sweeping
 
 logger = logging.getLogger(__name__)
 
 BATCH = 200
+# The names the sweeps' failures are counted under (``sweeping``).
+SWEEPS = {PolicyDecision.Kind.APPROVED: "policy_approvals", PolicyDecision.Kind.DEFAULT: "default_outcomes"}
 
 
 def approve_due(now: datetime | None = None) -> list[Decision]:
@@ -73,20 +77,22 @@ def send_default_outcomes(now: datetime | None = None) -> list[Decision]:
 
 
 def _sweep(candidates, kind: str, now: datetime) -> list[Decision]:
-    """Decide, one transaction each, at most ``BATCH`` of ``candidates`` (pages of ``BATCH``, in pk order) whose winning
-    policy's own action of ``kind`` is due; which policy wins is decided in Python, as ``policies.requirement`` reads
-    it."""
+    """Decide at most ``BATCH`` of ``candidates`` (pages of ``BATCH``, in pk order) whose winning policy's own action
+    of ``kind`` is due, each in its own savepoint (``sweeping.each``: one that fails is left to people); which policy
+    wins is decided in Python, as ``policies.requirement`` reads it."""
     every_policy = policies.all_policies()
+
+    def decided(hold: Hold) -> Decision | None:
+        return _decide(hold.pk, kind, now) if _looks_due(hold, every_policy, kind, now) else None
+
     made, after = [], 0
     while len(made) < BATCH:
         page = list(candidates.filter(pk__gt=after).prefetch_related("items")[:BATCH])
-        for hold in page:
-            if (
-                len(made) < BATCH
-                and _looks_due(hold, every_policy, kind, now)
-                and (decision := _decide(hold.pk, kind, now))
-            ):
+        for _, decision in sweeping.each(SWEEPS[kind], page, decided):
+            if decision is not None:
                 made.append(decision)
+            if len(made) == BATCH:
+                break
         if len(page) < BATCH:
             break
         after = page[-1].pk

@@ -38,7 +38,7 @@ from holds.models import Decision, DecisionChannel, DecisionItem, DeliveryAttemp
 from notifications import notify
 from notifications.models import Notification
 from people import wording
-from reviewqueue import backoff, changes, queueing
+from reviewqueue import backoff, changes, queueing, sweeping
 
 logger = logging.getLogger(__name__)
 
@@ -503,7 +503,8 @@ def due_for_requeue(now: datetime | None = None) -> list[int]:
 
 
 def alert_undelivered(now: datetime | None = None) -> list[Decision]:
-    """Announce decisions still not delivered after DELIVERY_ALERT_MINUTES, once each."""
+    """Announce decisions still not delivered after DELIVERY_ALERT_MINUTES, once each (one that fails is logged,
+    counted and announced at the next run: ``reviewqueue.sweeping``)."""
     now = now or timezone.now()
     alerted = Notification.objects.filter(event=Notification.Event.UNDELIVERED, decision=OuterRef("pk"))
     late = list(
@@ -513,6 +514,9 @@ def alert_undelivered(now: datetime | None = None) -> list[Decision]:
         .exclude(Exists(alerted))
         .select_related("hold", "reviewer")
     )
-    with transaction.atomic():
-        notify.undelivered(late, now)
-    return late
+
+    def announced(decisions: list[Decision]) -> list[Decision]:
+        notify.undelivered(decisions, now)
+        return decisions
+
+    return sweeping.batched("undelivered_alerts", late, announced, sweeping.decision_of)

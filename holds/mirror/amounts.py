@@ -18,13 +18,9 @@ from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
-from holds.models import Hold
-from reviewqueue.jsonvalues import carried
+from reviewqueue.jsonvalues import AMOUNT_LIMIT, AMOUNT_STEP, carried, fits_amount_columns
 
-_COLUMN = Hold._meta.get_field("amount")
-LIMIT = Decimal(10) ** (_COLUMN.max_digits - _COLUMN.decimal_places)  # the first amount the column cannot hold
-PLACES = Decimal(1).scaleb(-_COLUMN.decimal_places)
-UNREADABLE = LIMIT - PLACES  # 9999999999999999.9999
+UNREADABLE = AMOUNT_LIMIT - AMOUNT_STEP  # 9999999999999999.9999, the largest the column holds
 
 
 def largest(item_data: Iterable[Any]) -> Decimal | None:
@@ -38,8 +34,5 @@ def largest(item_data: Iterable[Any]) -> Decimal | None:
 
 
 def fitting(amount: Decimal) -> Decimal:
-    """``amount`` rounded to the column's places, or ``UNREADABLE`` when it has too many digits before the point."""
-    if abs(amount) >= LIMIT:  # checked before rounding, which would overflow on a huge exponent
-        return UNREADABLE
-    rounded = amount.quantize(PLACES)
-    return rounded if abs(rounded) < LIMIT else UNREADABLE
+    """``amount`` rounded to the column's places, or ``UNREADABLE`` when the column cannot hold it."""
+    return amount.quantize(AMOUNT_STEP) if fits_amount_columns(amount) else UNREADABLE

@@ -3,7 +3,9 @@
 The sweep locks the due holds it will close (skipping rows another sweep holds)
 and closes them with a compare-and-set on ``status = open``, so several workers
 or two beat schedulers never expire a hold twice or report it twice. Sync later
-confirms the final state with the platform.
+confirms the final state with the platform. Each batch is closed, or reminded of, in one savepoint,
+and should that fail each hold in its own (``reviewqueue.sweeping``): a bad hold is left open and
+counted, the others go on.
 """
 
 from __future__ import annotations
@@ -20,30 +22,30 @@ from holds.models import Hold
 from holds.queue import listing as holds_queue
 from notifications import notify
 from notifications.models import Notification
+from reviewqueue import sweeping
 
 BATCH = 500
+EXPIRY, REMINDERS = "expiry", "reminders"  # the names their failures are counted under (``reviewqueue.sweeping``)
 
 
 def sweep(now: datetime | None = None) -> list[Hold]:
-    """Expire the open holds whose time is up; return those this sweep expired."""
+    """Expire the open holds whose time is up; return those this sweep expired. A hold it fails on stays open,
+    logged and counted (``reviewqueue.sweeping``), and is not tried again in this sweep."""
     now = now or timezone.now()
-    expired = []
+    expired, failed = [], set()
     while True:
-        batch = _expire_batch(now)
-        expired += batch
-        if len(batch) < BATCH:
+        with transaction.atomic():
+            due = list(
+                Hold.objects.select_for_update(skip_locked=True)
+                .filter(status=Hold.Status.OPEN, expires_at__lte=now)
+                .exclude(pk__in=failed)
+                .order_by("expires_at", "pk")[:BATCH]
+            )
+            closed = sweeping.batched(EXPIRY, due, lambda holds: lifecycle.expire(holds, now))
+        failed |= {hold.pk for hold in due} - {hold.pk for hold in closed}
+        expired += closed
+        if len(due) < BATCH:
             return expired
-
-
-def _expire_batch(now: datetime) -> list[Hold]:
-    """Lock up to BATCH due holds (skipping any another sweep holds) and close them (``lifecycle.expire``)."""
-    with transaction.atomic():
-        due = list(
-            Hold.objects.select_for_update(skip_locked=True)
-            .filter(status=Hold.Status.OPEN, expires_at__lte=now)
-            .order_by("expires_at", "pk")[:BATCH]
-        )
-        return lifecycle.expire(due, now)
 
 
 def remind(now: datetime | None = None, among: QuerySet[Hold] | None = None) -> list[Hold]:
@@ -57,6 +59,9 @@ def remind(now: datetime | None = None, among: QuerySet[Hold] | None = None) -> 
     if among is not None:
         due = due.filter(pk__in=among.values("pk"))
     due = list(due.exclude(Exists(reminded)).select_related("claimed_by"))
-    with transaction.atomic():
-        notify.expiring_soon(due, now)
-    return due
+
+    def reminded_of(holds: list[Hold]) -> list[Hold]:
+        notify.expiring_soon(holds, now)
+        return holds
+
+    return sweeping.batched(REMINDERS, due, reminded_of)

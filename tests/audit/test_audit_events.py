@@ -5,6 +5,7 @@ The holds code paths (sync, claims, decisions, delivery, expiry, notifications) 
 app's own signal receivers. Each test drives the real path and reads the trail.
 """
 
+import ipaddress
 import socket
 from datetime import timedelta
 
@@ -96,7 +97,7 @@ def test_a_sign_in_is_recorded_with_the_user_and_address(client, alice):
 
 
 def test_behind_a_trusted_proxy_a_sign_in_is_recorded_with_the_clients_address(client, alice, settings):
-    settings.TRUSTED_PROXY_COUNT = 1
+    settings.TRUSTED_PROXIES = [ipaddress.ip_network("10.0.0.2")]
     client.post(
         reverse("login"),
         {"username": "alice", "password": "pw"},
@@ -105,6 +106,18 @@ def test_behind_a_trusted_proxy_a_sign_in_is_recorded_with_the_clients_address(c
     )
 
     assert only(EventKind.SIGNED_IN).payload["ip"] == "203.0.113.7"
+
+
+def test_a_sign_in_not_through_a_trusted_proxy_is_recorded_with_its_own_address(client, alice, settings):
+    settings.TRUSTED_PROXIES = [ipaddress.ip_network("10.0.0.2")]
+    client.post(
+        reverse("login"),
+        {"username": "alice", "password": "pw"},
+        REMOTE_ADDR="198.51.100.9",
+        HTTP_X_FORWARDED_FOR="203.0.113.8",  # made up by the client: there is no proxy between it and the app
+    )
+
+    assert only(EventKind.SIGNED_IN).payload["ip"] == "198.51.100.9"
 
 
 def test_failed_sign_ins_stay_out_of_the_trail_until_one_locks_the_account_out(client, alice, settings):

@@ -17,8 +17,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_a_first_press_in_slack_connects_the_account_after_sign_in_and_then_approves(
-    browser, live_server, samples, alice, slack_app, settings
+    browser, live_server, samples, alice, slack_bot, settings
 ):
+    slack_app = slack_bot  # with the bot token that reads who the Slack user is
     settings.SITE_URL = live_server.url
     hold = samples["h_12"]
     value = action_links.make(hold, "approve", channel=DecisionChannel.SLACK)
@@ -34,6 +35,7 @@ def test_a_first_press_in_slack_connects_the_account_after_sign_in_and_then_appr
     page.get_by_label("Password").fill("pw")
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("button", name="Connect and approve")).to_be_visible()
+    expect(page.locator("#slack-connect-who")).to_contain_text("Alice (@alice, U0ALICE)")
     problems = accessibility_problems_in_light_and_dark(page, "the connect page")
     page.get_by_role("button", name="Connect and approve").click()
 

@@ -9,10 +9,13 @@ import json
 from decimal import Decimal
 
 import pytest
+from django.apps import apps
+from django.db import models
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reviewqueue.jsonvalues import LARGEST_NUMBER, grouped, read_number
+from reviewqueue import jsonvalues
+from reviewqueue.jsonvalues import LARGEST_NUMBER, TOTAL, amount_reading, carried, grouped, read_number
 
 
 @pytest.mark.parametrize(
@@ -140,3 +143,65 @@ def test_any_json_value_gets_a_reading_and_no_reading_is_beyond_the_largest_numb
 def test_the_doubt_quotes_the_value_as_the_agent_wrote_it_not_as_read():
     assert read_number("１，５００").doubt == "'１，５００' could be 1.5 or 1,500"
     assert read_number("１，５ＯＯ").doubt == "'１，５ＯＯ' could not be read"
+
+
+# Amounts beyond what the amount columns hold (issue 45): in doubt, from the one reader, never a failed write.
+
+
+@pytest.mark.parametrize(
+    "key, written",
+    [
+        ("amount", "20000000000000000.00"),
+        ("amount", 1e17),
+        ("amount", "9999999999999999.99999"),  # rounded to the columns' places: 10^16
+        ("amount", "-1e16"),
+        ("amount_cents", "1000000000000000000"),  # 10^16 once scaled
+        ("amount", "1,000000000000000000"),  # either reading, the larger beyond
+    ],
+)
+def test_an_amount_no_amount_column_holds_is_in_doubt_and_counts_as_nothing(key, written):
+    reading = amount_reading(key, written)
+
+    assert reading.too_large and reading.exact is None and reading.counted is None
+    assert reading.doubt.endswith("is more than an amount can be")
+    assert carried([{key: written}]).sure_total() is None
+
+
+@pytest.mark.parametrize("written", ["9999999999999999.9999", "9999999999999999.99994", "-9999999999999999"])
+def test_the_largest_amounts_the_columns_hold_are_read_as_written(written):
+    assert amount_reading("amount", written).exact == Decimal(written)
+
+
+def test_amounts_each_held_whose_total_no_column_holds_are_in_doubt_as_their_total():
+    found = carried([{"amount": "6000000000000000"}, {"amount": "6000000000000000"}])
+
+    doubtful = found.doubtful()
+    assert found.sure_total() is None and doubtful.path == TOTAL
+    assert doubtful.doubt() == "'12,000,000,000,000,000' is more than an amount can be"
+    assert found.verdict(lambda number: number <= 50).doubt == doubtful.doubt()
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(json_values)
+def test_every_amount_read_for_certain_and_every_sure_total_fits_the_amount_columns(value):
+    data = {"amount": json.loads(json.dumps(value)), "refund_amount": json.loads(json.dumps(value))}
+    found = carried([data, data])
+
+    assert all(
+        jsonvalues.fits_amount_columns(amount.reading.counted)
+        for amount in found.amounts
+        if amount.reading.counted is not None
+    )
+    assert found.sure_total() is None or jsonvalues.fits_amount_columns(found.sure_total())
+
+
+def test_every_decimal_column_is_an_amount_column_of_the_readers_size():
+    """The bound is defined once: every DecimalField is declared with ``jsonvalues``' size, which the reader checks."""
+    sizes = {
+        f"{model._meta.label}.{field.name}": (field.max_digits, field.decimal_places)
+        for model in apps.get_models()
+        for field in model._meta.get_fields()
+        if isinstance(field, models.DecimalField)
+    }
+
+    assert sizes and set(sizes.values()) == {(jsonvalues.AMOUNT_DIGITS, jsonvalues.AMOUNT_PLACES)}, sizes

@@ -19,7 +19,7 @@ import pytest
 from tests.helpers.forms import fields_of
 from tests.helpers.podman import BUILD_TIMEOUT, IMAGE, Podman, clean_copy
 from tests.helpers.podman import installed as podman_installed
-from tests.helpers.processes import API_KEY, free_port
+from tests.helpers.processes import API_KEY, ROOT, free_port
 from tests.helpers.waiting import wait_until
 
 pytestmark = [
@@ -58,8 +58,9 @@ def containers(podman, image, fresh_database, own_redis, simulated_platform):
         "ALLOWED_HOSTS": "review.example.com",
         # http: the test's client speaks plain HTTP, and would keep an https site's Secure cookies to itself.
         "SITE_URL": "http://review.example.com",
-        "TRUSTED_PROXY_COUNT": "1",
-        "PROXY_HTTPS_HEADER": "X-Forwarded-Proto",
+        # The shipped proxy settings, as compose passes them on: requests come from 127.0.0.1, which they do not trust.
+        **shipped_proxy_settings(),
+        "METRICS_ALLOWED_IPS": "10.0.0.0/8",
         "EMAIL_BACKEND": "console",
         "PORT": str(port),
         "SYNC_INTERVAL_SECONDS": "2",
@@ -130,11 +131,46 @@ def test_migrate_web_worker_and_beat_run_the_queue_read_only_and_deliver_a_decis
         assert decided.status_code == 302, decided.text[-2000:]
         path = f"/holds/{hold_id}/decision"
         wait_until(lambda: decision_state(fresh_database, hold_pk) == "applied", timeout=60, interval=0.5)
+
+        # Last, as it locks 127.0.0.1 out: a forwarded address from an untrusted peer counts for nothing.
+        forged = web.get("/metrics", headers={"X-Forwarded-For": "10.9.9.9"})
+        assert forged.status_code == 401 and "reviewqueue_" not in forged.text
+        assert brake_locks_by_the_real_address(web) == 429
+        assert lockout_addresses(fresh_database) == ["127.0.0.1"]
     assert len(decisions_posted(platform_state, path)) == 1
 
     podman("stop", "--time=10", web_name, worker_name, beat_name, timeout=60)  # SIGTERM, then SIGKILL after 10 s
     for state in (found["State"] for found in json.loads(podman("inspect", web_name, worker_name, beat_name).stdout)):
         assert state["ExitCode"] == 0, f"exited {state['ExitCode']}: not within the stop timeout, or not cleanly"
+
+
+def shipped_proxy_settings() -> dict[str, str]:
+    """``TRUSTED_PROXIES`` and ``PROXY_HTTPS_HEADER`` as ``.env.example`` sets them."""
+    lines = (ROOT / ".env.example").read_text().splitlines()
+    given = dict(line.split("=", 1) for line in lines if line.strip() and not line.startswith("#"))
+    return {name: given[name] for name in ("TRUSTED_PROXIES", "PROXY_HTTPS_HEADER")}
+
+
+def brake_locks_by_the_real_address(web: httpx.Client) -> int:
+    """Failed sign-ins "from" 203.0.113.7 up to the limit, then alice's right password "from" 203.0.113.8."""
+    with httpx.Client(base_url=web.base_url, headers=web.headers, timeout=10) as stranger:
+        for n in range(5):  # SIGN_IN_FAILURE_LIMIT's default
+            failed = attempt_sign_in(stranger, f"nobody{n}", "guess", "203.0.113.7")
+            assert failed.status_code in (200, 429), failed.text[-2000:]
+        return attempt_sign_in(stranger, "alice", PASSWORD, "203.0.113.8").status_code
+
+
+def attempt_sign_in(client: httpx.Client, username: str, password: str, forwarded_for: str) -> httpx.Response:
+    headers = {"X-Forwarded-For": forwarded_for}
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', client.get("/login/", headers=headers).text)[1]
+    form = {"csrfmiddlewaretoken": token, "username": username, "password": password}
+    return client.post("/login/", data=form, headers=headers)
+
+
+def lockout_addresses(database_url: str) -> list[str]:
+    with psycopg.connect(database_url) as connection:
+        rows = connection.execute("SELECT payload->>'ip' FROM audit_auditevent WHERE kind = 'locked_out'").fetchall()
+    return [row[0] for row in rows]
 
 
 def ready(web: httpx.Client) -> bool:

@@ -72,15 +72,20 @@ def test_an_allowed_address_scrapes_without_a_token_and_behind_a_proxy_the_clien
 
     settings.METRICS_TOKEN = ""
     settings.METRICS_ALLOWED_IPS = [ipaddress.ip_network("10.0.0.0/8")]
-    settings.TRUSTED_PROXY_COUNT = 1
+    settings.TRUSTED_PROXIES = [ipaddress.ip_network("192.0.2.1")]
 
-    allowed = client.get("/metrics", headers={"X-Forwarded-For": "10.1.2.3"})
-    outsider = client.get("/metrics", headers={"X-Forwarded-For": "192.0.2.7"})
-    forged = client.get("/metrics", headers={"X-Forwarded-For": "10.1.2.3, 192.0.2.7"})
+    def scrape(forwarded_for, peer="192.0.2.1"):
+        return client.get("/metrics", headers={"X-Forwarded-For": forwarded_for}, REMOTE_ADDR=peer)
+
+    allowed = scrape("10.1.2.3")
+    outsider = scrape("192.0.2.7")
+    forged = scrape("10.1.2.3, 192.0.2.7")
+    not_through_the_proxy = scrape("10.1.2.3", peer="192.0.2.9")
 
     assert allowed.status_code == 200 and b"reviewqueue_open_holds" in allowed.content
     assert outsider.status_code == 401
     assert forged.status_code == 401
+    assert not_through_the_proxy.status_code == 401
 
 
 def test_open_holds_are_counted_by_env_and_agent_with_the_oldest_age_and_those_expiring_soon(scraper, samples):

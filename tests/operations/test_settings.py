@@ -19,7 +19,8 @@ from tests.helpers.processes import ROOT
         ("DEBUG", "perhaps"),
         ("REDIS_URL", "127.0.0.1:6379"),
         ("DATABASE_URL", "nonsense://"),
-        ("TRUSTED_PROXY_COUNT", "-1"),
+        ("TRUSTED_PROXIES", "10.0.0.2, proxy.internal"),
+        ("TRUSTED_PROXIES", "0.0.0.0/0"),
         ("PROXY_HTTPS_HEADER", "X-Forwarded-Proto: https"),
         ("EMAIL_BACKEND", "pigeon"),
         ("SESSION_IDLE_MINUTES", "0"),
@@ -32,6 +33,15 @@ def test_a_malformed_value_stops_start_up_naming_the_variable(variable, value, t
     assert started.returncode != 0
     assert "ImproperlyConfigured" in started.stderr
     assert variable in started.stderr.splitlines()[-1]
+
+
+@pytest.mark.parametrize("value", ["1", "0"])
+def test_the_retired_proxy_count_stops_start_up_pointing_at_trusted_proxies(value, tmp_path):
+    started = start_django(TRUSTED_PROXY_COUNT=value, REVIEWQUEUE_VAR_DIR=str(tmp_path))
+
+    last_line = started.stderr.splitlines()[-1]
+    assert started.returncode != 0
+    assert "TRUSTED_PROXY_COUNT is no longer read" in last_line and "TRUSTED_PROXIES" in last_line
 
 
 def test_without_database_and_redis_urls_the_embedded_defaults_are_used(tmp_path):
@@ -108,20 +118,24 @@ def test_check_deploy_finds_no_issue_in_the_documented_production_environment():
     assert "System check identified no issues" in checked.stdout
 
 
-def test_an_https_site_redirects_to_https_sends_hsts_and_trusts_the_proxys_https_header(tmp_path):
+def test_an_https_site_redirects_to_https_sends_hsts_and_reads_the_proxys_https_header_from_trusted_proxies(tmp_path):
     code = (
         "from django.conf import settings as s;"
-        " print(s.SECURE_SSL_REDIRECT, s.SECURE_HSTS_SECONDS, s.SECURE_PROXY_SSL_HEADER, s.SESSION_COOKIE_AGE)"
+        " print(s.SECURE_SSL_REDIRECT, s.SECURE_HSTS_SECONDS, s.PROXY_HTTPS_HEADER, s.TRUSTED_PROXIES,"
+        " s.SESSION_COOKIE_AGE)"
     )
 
     https = start_django(
         code,
         SITE_URL="https://review.example.com",
-        PROXY_HTTPS_HEADER="X-Forwarded-Proto",
+        PROXY_HTTPS_HEADER="X-Forwarded-Ssl",
+        TRUSTED_PROXIES="10.0.0.2, 2001:db8::/32",
         SESSION_IDLE_MINUTES="30",
         REVIEWQUEUE_VAR_DIR=str(tmp_path),
     )
     plain = start_django(code, REVIEWQUEUE_VAR_DIR=str(tmp_path))
 
-    assert https.stdout.strip() == "True 31536000 ('HTTP_X_FORWARDED_PROTO', 'https') 1800"
-    assert plain.stdout.strip() == "False 0 None 28800"
+    assert https.stdout.strip() == (
+        "True 31536000 HTTP_X_FORWARDED_SSL [IPv4Network('10.0.0.2/32'), IPv6Network('2001:db8::/32')] 1800"
+    )
+    assert plain.stdout.strip() == "False 0 HTTP_X_FORWARDED_PROTO [] 28800"

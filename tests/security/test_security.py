@@ -6,6 +6,7 @@ the session idle timeout; the browser test at the end loads the main pages in
 Chromium under the real policy.
 """
 
+import ipaddress
 import re
 from datetime import timedelta
 from pathlib import Path
@@ -16,7 +17,7 @@ from django.apps import apps
 from django.conf import settings
 from django.contrib.sessions.models import Session
 from django.core.management import call_command
-from django.test import Client, RequestFactory
+from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 from playwright.sync_api import expect
@@ -24,7 +25,6 @@ from playwright.sync_api import expect
 from holds.deciding import decisions
 from holds.deciding.decisions import ItemChoice
 from reviewqueue import roles
-from reviewqueue.signin import client_ip
 from tests.helpers import browser as chromium
 from tests.helpers.users import make_user
 
@@ -121,7 +121,7 @@ def test_a_forged_forwarded_for_header_does_not_reset_the_count(client, alice, s
 
 
 def test_behind_a_trusted_proxy_two_clients_are_counted_apart(client, alice, bob, settings):
-    settings.TRUSTED_PROXY_COUNT = 1
+    settings.TRUSTED_PROXIES = [ipaddress.ip_network("10.0.0.2")]
     for n in range(settings.SIGN_IN_FAILURE_LIMIT):
         sign_in(client, f"user{n}", "guess", address="10.0.0.2", HTTP_X_FORWARDED_FOR="198.51.100.5")
 
@@ -137,27 +137,6 @@ def test_a_failed_sign_in_with_a_nul_in_its_headers_is_counted_not_a_500(client,
         assert failed.status_code in (200, 429)
 
     assert sign_in(client, "alice", "pw").status_code == 429
-
-
-@pytest.mark.parametrize(
-    "proxies, forwarded_for, remote, client",
-    [
-        (0, "192.0.2.1", "203.0.113.7", "203.0.113.7"),  # no proxy: the header is the client's word
-        (1, "192.0.2.1, 198.51.100.5", "10.0.0.2", "198.51.100.5"),  # what the proxy saw, not what it was told
-        (2, "192.0.2.1, 198.51.100.5, 10.0.0.1", "10.0.0.2", "198.51.100.5"),
-        (2, "10.0.0.1", "10.0.0.2", "10.0.0.1"),  # came in past the outer proxy: the earliest hop we wrote
-        (1, "", "10.0.0.2", "10.0.0.2"),
-        (1, "not-an-address", "10.0.0.2", None),
-        (1, "2001:DB8::1", "10.0.0.2", "2001:db8::1"),
-    ],
-)
-def test_the_client_address_is_read_from_the_hops_the_trusted_proxies_wrote(
-    settings, proxies, forwarded_for, remote, client
-):
-    settings.TRUSTED_PROXY_COUNT = proxies
-    request = RequestFactory().get("/", REMOTE_ADDR=remote, HTTP_X_FORWARDED_FOR=forwarded_for)
-
-    assert client_ip(request) == client
 
 
 # Headers on every page

@@ -18,6 +18,7 @@ from reviewqueue import roles
 from slackapp import messages, payloads, pressing
 from slackapp.models import ConnectLink, SlackAccount
 from tests.helpers.fake_slack import TEAM, button_press, linked
+from tests.helpers.reviewing import confirm
 from tests.helpers.users import add_hold, make_user, scoped_group
 
 pytestmark = pytest.mark.django_db
@@ -208,6 +209,21 @@ def test_undo_in_the_window_takes_the_decision_back_and_the_buttons_return(
     assert pressable == ["approve", "reject", "open"]
 
 
+def test_undo_of_ones_own_approval_after_its_window_tells_the_presser_it_is_too_late(
+    refund, large_refunds, alice_in_slack, slack_app, settings
+):
+    settings.UNDO_SECONDS = 10
+    pressing.handle(press_of(refund, "approve", slack_app))
+    approval = Approval.objects.get()
+    undo = payloads.Press(TEAM, "U0ALICE", "undo", f"approval:{approval.pk}", slack_app.response_url())
+
+    with time_machine.travel(approval.created_at + timedelta(seconds=11)):
+        answer = pressing.handle(undo)
+
+    assert answer.startswith("Too late") and Approval.objects.filter(pk=approval.pk).exists()
+    assert slack_app.texts(undo.response_url)[-1].startswith("Too late")
+
+
 def test_a_button_we_did_not_make_for_slack_decides_nothing(samples, alice_in_slack, slack_app):
     hold = samples["h_12"]
     chat_link = action_links.make(hold, "approve")  # a one-tap link's token, not a button's
@@ -239,3 +255,30 @@ def test_the_expiry_sweep_tells_the_slack_app_and_the_message_then_says_nobody_d
 
     assert any(hold.pk in hold_ids for hold_ids in told)
     assert "Expired, nobody decided" in slack_app.texts("/respond/")[-1]
+
+
+def test_a_press_through_a_link_never_proven_decides_nothing_and_offers_to_prove_it(
+    samples, alice, slack_app, settings
+):
+    linked(alice, "U0ALICE", proof="")
+    press = press_of(samples["h_12"], "approve", slack_app)
+
+    refused = pressing.handle(press)
+    settings.SLACK_REQUIRE_VERIFIED_LINKS = False
+    allowed = pressing.handle(press_of(samples["h_12"], "approve", slack_app))
+
+    assert "without proof that it is yours" in refused and "Connect your Slack account" in refused
+    assert "without proof" in slack_app.texts(press.response_url)[0] and ConnectLink.objects.count() == 1
+    assert "You approved it" in allowed and Decision.objects.get().reviewer == alice
+
+
+def test_an_approval_on_the_page_and_a_press_through_the_same_persons_slack_count_as_one_person(
+    refund, large_refunds, alice_client, alice_in_slack, slack_app
+):
+    confirm(alice_client, refund)
+
+    answer = pressing.handle(press_of(refund, "approve", slack_app))
+
+    assert answer.startswith("You gave approval 1 of 2") and "another person must give" in answer
+    assert "Nothing was sent" in answer and not Decision.objects.exists()
+    assert [approval.approver for approval in Approval.objects.all()] == [alice_in_slack.user]

@@ -1,17 +1,25 @@
 """The request URL Slack posts to: only Slack's signed, fresh, first requests get in; hostile ones get a 400 or 401."""
 
 import json
+import re
 import time
+from urllib.parse import urlencode
 
 import pytest
+import redis
+import time_machine
+from django.conf import settings
+from django.core.cache import cache
 from django.urls import reverse
-from hypothesis import HealthCheck, given
+from hypothesis import HealthCheck, event, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from holds.links import action_links
 from holds.models import DecisionChannel
-from tests.helpers.fake_slack import button_press, post_press, signed
+from slackapp import payloads, verifying
+from slackapp import tasks as slack_tasks
+from tests.helpers.fake_slack import SIGNING_SECRET, TEAM, button_press, post_press, signed, signed_body
 
 pytestmark = pytest.mark.django_db
 
@@ -47,6 +55,21 @@ def test_unsigned_badly_signed_stale_and_replayed_requests_are_refused_with_401(
     ]
 
     assert statuses == [401, 401, 401, 401, 401, 401, 200, 401]
+
+
+def test_a_request_stamped_ahead_is_remembered_until_its_own_timestamp_is_stale(client, pressed):
+    stamped_ahead = int(time.time()) + 290
+    body, headers = signed(pressed, timestamp=stamped_ahead)
+
+    first = post_press(client, body, headers)
+    remembered_for = redis.Redis.from_url(settings.REDIS_URL).ttl(
+        cache.make_key(verifying.seen_key(headers["HTTP_X_SLACK_REQUEST_TIMESTAMP"], headers["HTTP_X_SLACK_SIGNATURE"]))
+    )
+    with time_machine.travel(time.time() + 305):  # still fresh by its timestamp: 15 s of its window left
+        replayed = post_press(client, body, headers)
+
+    assert first.status_code == 200 and replayed.status_code == 401
+    assert remembered_for >= 590 - 5  # its timestamp + 300 s, not 300 s from first sight
 
 
 def test_without_the_signing_secret_there_is_no_request_url(client, pressed, settings):
@@ -89,25 +112,100 @@ def test_an_open_button_or_a_closed_modal_is_acknowledged_and_needs_nothing(clie
     assert [answer.status_code for answer in answers] == [200, 200]
 
 
-@hypothesis_settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    payload=st.recursive(
-        st.none() | st.booleans() | st.integers() | st.text(),
-        lambda inner: (
-            st.lists(inner)
-            | st.dictionaries(
-                st.sampled_from(["type", "actions", "user", "team", "value", "action_id", "view", "container"]), inner
-            )
-        ),
-        max_leaves=12,
-    )
-)
-def test_no_signed_payload_however_odd_is_a_500(client, slack_app, payload):
-    if isinstance(payload, dict) and payload.get("type") is None:
-        payload["type"] = "block_actions"
-    answer = post_press(client, *signed(payload))
+SLACK_KEYS = [
+    *("type", "actions", "action_id", "value", "user", "team", "id", "team_id", "name", "username", "domain"),
+    *("container", "channel_id", "message_ts", "response_url", "trigger_id", "view", "callback_id"),
+    *("private_metadata", "state", "values", payloads.REASON_BLOCK, payloads.REASON_ACTION),
+]
+SLACK_WORDS = ["block_actions", "view_submission", "view_closed", "approve", "reject", "undo", "open", "U0ALICE", TEAM]
+SLACK_WORDS += [payloads.REJECT_VIEW, "1700000000.000001", "approval:1", "decision:1", "C0REVIEWS"]
 
-    assert answer.status_code in (200, 400, 401)  # 401: Hypothesis posting one example twice, a replay
+
+def slack_shapes(words: list[str]):
+    """Any JSON value made of Slack's own keys and words (``words``: real buttons' values, a real response_url) as
+    often as of anything else."""
+    leaves = (
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats()
+        | st.text(max_size=300)
+        | st.sampled_from([*SLACK_WORDS, *words])
+    )
+    return st.recursive(
+        leaves,
+        lambda inner: st.lists(inner, max_size=6) | st.dictionaries(st.sampled_from(SLACK_KEYS) | st.text(), inner),
+        max_leaves=40,
+    )
+
+
+def mutated(payload, data, shapes):
+    """``payload`` with some of its values, at any depth, replaced by any shape or removed."""
+    if isinstance(payload, dict):
+        changed = {}
+        for key, value in payload.items():
+            fate = data.draw(st.sampled_from(["kept"] * 15 + ["mutated", "replaced", "removed"]))
+            if fate != "removed":
+                changed[key] = value if fate == "kept" else mutated(value, data, shapes)
+                changed[key] = data.draw(shapes) if fate == "replaced" else changed[key]
+        return changed
+    if isinstance(payload, list):
+        return [mutated(value, data, shapes) for value in payload]
+    return payload
+
+
+BUTTONS = ("approve", "reject")
+
+
+def deep(nesting: int, opening: str) -> str:
+    closing = "]" if opening == "[" else "}"
+    return opening * nesting + "1" + closing * nesting
+
+
+@hypothesis_settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_no_payload_signed_or_not_however_odd_is_a_5xx_or_crashes_the_press_task(
+    client, samples, alice_in_slack, slack_app, data
+):
+    hold = samples["h_12"]
+    buttons = {
+        action: action_links.make(hold, action, channel=DecisionChannel.SLACK) for action in ("approve", "reject")
+    }
+    response_url = slack_app.response_url()
+    shapes = slack_shapes([*buttons.values(), response_url])
+    kind = data.draw(st.sampled_from(["a press made odd", "any shape", "deeply nested", "any text"]), label="kind")
+    if kind == "a press made odd":
+        action = data.draw(st.sampled_from(["approve", "reject", "undo"]))
+        user = data.draw(st.sampled_from(["U0ALICE", "U0NOBODY"]))
+        press = button_press(buttons.get(action, "approval:1"), action, response_url, user=user)
+        submission = {"type": "view_submission", "team": {"id": TEAM}, "user": {"id": user, "team_id": TEAM}}
+        metadata = {"value": buttons["reject"], "response_url": response_url, "channel_id": "C0", "message_ts": "1.2"}
+        submission["view"] = {"callback_id": payloads.REJECT_VIEW, "private_metadata": json.dumps(metadata)}
+        submission["view"]["state"] = {"values": {"reason": {"reason_input": {"value": "Paid twice"}}}}
+        text = json.dumps(mutated(data.draw(st.sampled_from([press, submission])), data, shapes))
+    elif kind == "any shape":
+        text = json.dumps(data.draw(shapes, label="shape"))
+    elif kind == "deeply nested":
+        text = deep(data.draw(st.integers(1, 5000)), data.draw(st.sampled_from(["[", '{"type":'])))
+    else:
+        text = data.draw(st.text(max_size=2000))
+    form = data.draw(st.sampled_from(["payload"] * 6 + ["other", "raw"]), label="form")
+    body = text.encode("utf-8", "surrogatepass") if form == "raw" else urlencode({form: text}).encode()
+    signing = data.draw(st.sampled_from(["signed"] * 6 + ["unsigned", "badly signed"]), label="signing")
+    headers = {} if signing == "unsigned" else signed_body(body, SIGNING_SECRET if signing == "signed" else "forged")
+
+    answer = post_press(client, body, headers)
+
+    assert 200 <= answer.status_code < 500
+    assert answer.status_code == 401 or signing == "signed"
+    event(f"answered {answer.status_code}")
+    if answer.status_code == 200:  # acknowledged: the worker's task then carries the press out
+        press = payloads.read(text)
+        if press is not None:
+            handled = slack_tasks.handle_press(press.as_task_argument())
+            assert isinstance(handled, str)
+            words = re.sub(r"<[^|>]+\|", "", handled).split()[:2]  # without a connect link's own URL
+            event(f"a press of {press.action} answered: {' '.join(words)} …")
 
 
 def test_a_buttons_value_is_no_one_tap_link(alice_client, samples, slack_app):

@@ -4,6 +4,7 @@ from django.db import transaction
 from approvals.models import RememberAllowance
 from audit import events
 from audit.models import EventKind
+from reviewqueue import jsonvalues, readers
 from teams import scopes
 
 
@@ -18,21 +19,33 @@ class Command(BaseCommand):
         parser.add_argument("--capability", default="", help="A glob over the capability; blank: any.")
         parser.add_argument("--env", default="", help="A glob over the env; blank: any.")
         parser.add_argument("--daily-cap", type=int, default=20, help="Holds a remembered approval approves a day.")
+        parser.add_argument(
+            "--daily-cap-amount", default="", help="The most their amounts may sum to a day; blank: no such cap."
+        )
 
-    def handle(self, *args, agent: str, capability: str, env: str, daily_cap: int, **options):
+    def handle(self, *args, agent: str, capability: str, env: str, daily_cap: int, daily_cap_amount: str, **options):
         if daily_cap < 1:
             raise CommandError("--daily-cap must be at least 1")
+        try:
+            cap_amount = readers.decimal(
+                daily_cap_amount, "--daily-cap-amount", jsonvalues.AMOUNT_DIGITS, jsonvalues.AMOUNT_PLACES
+            )
+        except readers.BadValue as error:
+            raise CommandError(str(error)) from None
+        if cap_amount is not None and cap_amount < 0:
+            raise CommandError("--daily-cap-amount must not be below 0")
         try:
             for glob in (agent, capability, env):
                 scopes.check_patterns(glob)
         except scopes.InvalidPattern as error:
             raise CommandError(str(error)) from None
+        amount_words = f", their amounts at most {cap_amount} a day in all" if cap_amount is not None else ""
         with transaction.atomic():
             allowance, added = RememberAllowance.objects.update_or_create(
                 agent_pattern=agent,
                 capability_pattern=capability,
                 env_pattern=env,
-                defaults={"daily_cap_count": daily_cap},
+                defaults={"daily_cap_count": daily_cap, "daily_cap_amount": cap_amount},
             )
             events.record(
                 EventKind.SETTING_CHANGED,
@@ -41,7 +54,7 @@ class Command(BaseCommand):
                     "object_id": str(allowance.pk),
                     "object": str(allowance),
                     "action": "added" if added else "changed",
-                    "message": f"by allowremembering: at most {daily_cap} a day",
+                    "message": f"by allowremembering: at most {daily_cap} a day{amount_words}",
                 },
             )
-        self.stdout.write(f"Reviewers may remember approvals of {allowance}, at most {daily_cap} a day.")
+        self.stdout.write(f"Reviewers may remember approvals of {allowance}, at most {daily_cap} a day{amount_words}.")
