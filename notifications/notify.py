@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import BooleanField, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.urls import reverse
 from django.utils import timezone
 
@@ -30,7 +30,6 @@ from notifications.signals import holds_changed
 from people import naming, wording, zones
 from reviewqueue import changes, roles
 from reviewqueue.sql import compiled, expressions, prepared
-from reviewqueue.sql.expressions import RowSQL
 from reviewqueue.viewer import Viewer
 from teams import scopes
 
@@ -583,7 +582,7 @@ def in_app_for(viewer: Viewer):
 
 # In-app messages, the channel written into the SQL rather than passed as a parameter: the bell's prepared
 # statement then keeps a plan that uses the inbox's partial index (reviewqueue/sql/prepared.py).
-_IN_APP = RowSQL(f"{{row}}.channel = {prepared.literal(Channel.IN_APP)}", output_field=BooleanField())
+_IN_APP = expressions.is_constant(Notification, "channel", Channel.IN_APP)
 
 
 def _in_app(user, in_scope: Q | None):
