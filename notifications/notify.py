@@ -1,4 +1,7 @@
-"""Who hears about what: each event's recipients, their preferences, and the notifications addressed to them.
+"""Who hears about what: each event's recipients, and the notifications addressed to them (``create``).
+
+What a message says is written from its event's templates (``notifications.rendering``);
+on which channels a person hears of an event, ``notifications.subscriptions`` knows.
 
 The rows are created in the transaction of the change they report, unique per
 (event, subject, channel, recipient), so a retried task or a second scheduler
@@ -14,69 +17,21 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q, QuerySet
 from django.urls import reverse
 from django.utils import timezone
 
-from approvals.models import Approval, ApprovalPolicy
 from approvals.waiting import open_rounds
 from approvals.wording import approval_words
 from holds.models import Assignment, Decision, Hold, Note
-from notifications import away, rendering, sending
-from notifications.models import DigestState, Notification, NotificationSettings, WebhookChannel
+from notifications import away, rendering, sending, subscriptions
+from notifications.models import DigestState, Notification, WebhookChannel
 from notifications.signals import holds_changed
 from people import naming, wording, zones
 from reviewqueue import changes, roles
-from reviewqueue.sql import compiled, expressions, prepared
-from reviewqueue.viewer import Viewer
 from teams import scopes
 
 Event = Notification.Event
 Channel = Notification.Channel
-
-# Which events each role may subscribe to, and what a user gets without choosing.
-EVENTS_FOR_ROLE = {
-    roles.REVIEWERS: [Event.NEW_HOLDS, Event.EXPIRING_SOON, Event.NOT_APPLIED, Event.ASSIGNED, Event.MENTIONED],
-    roles.AUDITORS: [Event.EXPIRED, Event.NOT_APPLIED, Event.DEFAULT_OUTCOME],
-}
-DEFAULT_CHANNELS = {
-    Event.NEW_HOLDS: [],  # a digest is opt-in
-    Event.EXPIRING_SOON: [Channel.IN_APP, Channel.EMAIL],
-    Event.EXPIRED: [Channel.IN_APP, Channel.EMAIL],
-    Event.NOT_APPLIED: [Channel.IN_APP, Channel.EMAIL],
-    Event.ESCALATED: [Channel.IN_APP, Channel.EMAIL],
-    Event.DEFAULT_OUTCOME: [Channel.IN_APP, Channel.EMAIL],
-    Event.ASSIGNED: [Channel.IN_APP, Channel.EMAIL],
-    Event.MENTIONED: [Channel.IN_APP, Channel.EMAIL],
-}
-USER_CHANNELS = [Channel.IN_APP, Channel.EMAIL]
-# A decision still undelivered is announced to whoever asked to hear of decisions not applied.
-PREFERENCE_FOR = {Event.UNDELIVERED: Event.NOT_APPLIED}
-
-
-def subscribable_events(viewer: Viewer) -> list[str]:
-    """The events of the user's roles; expiries when they gave an approval of an open hold (its expiry would tell
-    them); escalations when they are in a policy's escalation group."""
-    events = []
-    for group, group_events in EVENTS_FOR_ROLE.items():
-        if roles.in_group(viewer, group):
-            events += [event for event in group_events if event not in events]
-    user = viewer.user
-    if Event.EXPIRED not in events and Approval.objects.filter(approver=user, hold__status=Hold.Status.OPEN).exists():
-        events.append(Event.EXPIRED)
-    if ApprovalPolicy.objects.filter(escalation_group__in=user.groups.all()).exists():
-        events.append(Event.ESCALATED)
-    return events
-
-
-def channels_for(user, event: str) -> list[str]:
-    return _channels_by_user([user], event)[user.pk]
-
-
-def save_preferences(viewer: Viewer, channels_by_event: dict[str, list[str]]) -> None:
-    allowed, user = subscribable_events(viewer), viewer.user
-    cleaned = {event: [c for c in USER_CHANNELS if c in channels_by_event.get(event, [])] for event in allowed}
-    NotificationSettings.objects.update_or_create(user=user, defaults={"channels_by_event": cleaned})
 
 
 def link_to(hold: Hold) -> str:
@@ -343,9 +298,13 @@ def create(event: str, messages: list[Message]) -> list[Notification]:
     now = timezone.now()
     users = {user.pk: user for message in messages for user in message.recipients if user}
     viewers = {viewer.pk: viewer for viewer in scopes.viewers_of(users.values())}
-    channels_of = _channels_by_user(users.values(), event)
+    channels_of = subscriptions.channels_by_user(users.values(), event)
     zone_of = zones.zones_of(users.values())
-    webhooks = [w for w in WebhookChannel.objects.filter(active=True) if PREFERENCE_FOR.get(event, event) in w.events]
+    webhooks = [
+        w
+        for w in WebhookChannel.objects.filter(active=True)
+        if subscriptions.PREFERENCE_FOR.get(event, event) in w.events
+    ]
     rows = []
     for message in messages:
         common = {
@@ -394,58 +353,6 @@ def create(event: str, messages: list[Message]) -> list[Notification]:
     transaction.on_commit(lambda: [sending.enqueue(pk) for pk in pending])
     changes.publish("bell", users={row.user_id for row in rows if row.channel == Channel.IN_APP})
     return rows
-
-
-def _channels_by_user(users, event: str) -> dict[int, list[str]]:
-    event = PREFERENCE_FOR.get(event, event)
-    users = list(users)
-    chosen = dict(NotificationSettings.objects.filter(user__in=users).values_list("user_id", "channels_by_event"))
-    return {
-        user.pk: [c for c in chosen[user.pk][event] if c in USER_CHANNELS]
-        if user.pk in chosen and event in chosen[user.pk]
-        else list(DEFAULT_CHANNELS.get(event, []))
-        for user in users
-    }
-
-
-def in_app_for(viewer: Viewer):
-    """The viewer's in-app messages, but those about a hold no longer in their team scopes (a scope narrowed since)."""
-    return _in_app(viewer.user, scopes.visible_holds_q(viewer, prefix="hold__"))
-
-
-# In-app messages, the channel written into the SQL rather than passed as a parameter: the bell's prepared
-# statement then keeps a plan that uses the inbox's partial index (reviewqueue/sql/prepared.py).
-_IN_APP = expressions.is_constant(Notification, "channel", Channel.IN_APP)
-
-
-def _in_app(user, in_scope: Q | None):
-    """The in-app messages of ``user`` (a user or their pk), narrowed by ``in_scope`` unless it is None."""
-    messages = Notification.objects.filter(_IN_APP, user=user)
-    return messages if in_scope is None else messages.filter(Q(hold__isnull=True) | in_scope)
-
-
-def _unread(messages):
-    return messages.filter(read_at__isnull=True, resolved_at__isnull=True)
-
-
-def unread_count(viewer: Viewer) -> int:
-    """The bell's count: in-app messages neither read nor resolved (those ``in_app_for`` the viewer).
-
-    Nearly every page asks, and building the query through the ORM cost more than running it: it is compiled once a
-    process for each team scope (reviewqueue/sql/compiled.py) and runs prepared.
-    """
-    [(count,)] = prepared.read(unread_count_query(viewer))
-    return count
-
-
-def unread_count_query(viewer: Viewer) -> tuple[str, tuple]:
-    """``unread_count``'s SQL and parameters, one scalar: for a page that reads it in a statement of its own."""
-    return compiled.sql(_unread_count, (viewer.scopes,), user=viewer.pk)
-
-
-def _unread_count(seen, *, user: int) -> QuerySet:
-    """``unread_count``'s query for the user with the pk ``user`` and the team scopes ``seen``."""
-    return expressions.count_of(_unread(_in_app(user, scopes.scopes_q(seen, prefix="hold__"))))
 
 
 # Which events each change to a hold resolves: see ``resolve_for_holds``.
