@@ -307,6 +307,7 @@ def create(event: str, messages: list[Message]) -> list[Notification]:
     ]
     rows = []
     for message in messages:
+        written = _written(event, message)
         common = {
             "event": event,
             "subject_key": message.subject_key,
@@ -315,9 +316,9 @@ def create(event: str, messages: list[Message]) -> list[Notification]:
             "link": message.link,
             "created_at": now,
             "next_attempt_at": now,
-            **_written(event, message),
+            **written,
         }
-        in_zone = {}  # each zone's words, written once
+        in_zone = {timezone.get_current_timezone(): written}  # each zone's words, written once
         recipients = [viewers[pk] for pk in dict.fromkeys(user.pk for user in message.recipients if user)]
         for user in scopes.users_who_may_see([message.hold, *message.listed], recipients):
             zone = zone_of[user.pk]
