@@ -3,7 +3,7 @@ import re
 from django import forms
 from django.contrib import admin
 
-from notifications import away, destinations, notify
+from notifications import away, destinations, subscriptions
 from notifications.models import Notification, NotificationAttempt, NotificationSettings, WebhookChannel
 from reviewqueue import readers
 from reviewqueue.admin import ReadOnlyAdmin
@@ -11,7 +11,9 @@ from teams import scopes
 
 SLACK_CHANNEL = re.compile(r"[CGD][A-Z0-9]{2,39}")  # a public, private or direct channel's id
 # The events a webhook can hear: an event announced under another's preference is heard through that one.
-WEBHOOK_EVENTS = [(value, label) for value, label in Notification.Event.choices if value not in notify.PREFERENCE_FOR]
+WEBHOOK_EVENTS = [
+    (value, label) for value, label in Notification.Event.choices if value not in subscriptions.PREFERENCE_FOR
+]
 
 
 class WebhookChannelForm(forms.ModelForm):

@@ -1,6 +1,6 @@
 from django.utils.functional import SimpleLazyObject
 
-from notifications import notify
+from notifications import in_app
 
 
 def unread_notifications(request):
@@ -11,4 +11,4 @@ def unread_notifications(request):
     """
     if not request.user.is_authenticated:
         return {}
-    return {"unread_notifications": SimpleLazyObject(lambda: notify.unread_count(request.viewer))}
+    return {"unread_notifications": SimpleLazyObject(lambda: in_app.unread_count(request.viewer))}

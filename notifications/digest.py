@@ -1,4 +1,4 @@
-"""What a new-holds digest says: the holds still waiting for a decision, as a title and one line each.
+"""A new-holds digest at its sending: only the holds still waiting for a decision.
 
 A digest is written when its window closes and sent moments later, or much later
 while the mail server is down. A hold decided, expired or cancelled in between is
@@ -11,15 +11,8 @@ from __future__ import annotations
 from django.utils import timezone
 
 from holds.models import Hold
+from notifications import rendering
 from notifications.models import Notification
-
-
-def title(listed: list[dict]) -> str:
-    return f"{len(listed)} new hold{'s' if len(listed) != 1 else ''} to review"
-
-
-def body(listed: list[dict]) -> str:
-    return "\n".join(f"- {h['question']} ({h['agent']}, expires {h['expires_at']}): {h['link']}" for h in listed)
 
 
 def narrow(notification: Notification) -> bool:
@@ -36,7 +29,9 @@ def narrow(notification: Notification) -> bool:
         return True
     if not still:
         return False
-    notification.holds, notification.title, notification.body = still, title(still), body(still)
+    # Written again from the holds as the digest keeps them, their expiries already worded in the recipient's zone.
+    notification.title, notification.body = rendering.render(Notification.Event.NEW_HOLDS, {"listed": still})
+    notification.holds = still
     Notification.objects.filter(pk=notification.pk).update(
         holds=still, title=notification.title, body=notification.body
     )

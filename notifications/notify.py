@@ -1,4 +1,7 @@
-"""Who hears about what: each event's recipients, their preferences, and the notifications addressed to them.
+"""Who hears about what: each event's recipients, and the notifications addressed to them (``create``).
+
+What a message says is written from its event's templates (``notifications.rendering``);
+on which channels a person hears of an event, ``notifications.subscriptions`` knows.
 
 The rows are created in the transaction of the change they report, unique per
 (event, subject, channel, recipient), so a retried task or a second scheduler
@@ -10,84 +13,29 @@ the row is the message.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import BooleanField, Q, QuerySet
 from django.urls import reverse
 from django.utils import timezone
 
-from approvals.models import Approval, ApprovalPolicy
 from approvals.waiting import open_rounds
 from approvals.wording import approval_words
 from holds.models import Assignment, Decision, Hold, Note
-from notifications import away, digest, sending
-from notifications.models import DigestState, Notification, NotificationSettings, WebhookChannel
+from notifications import away, rendering, sending, subscriptions
+from notifications.models import DigestState, Notification, WebhookChannel
 from notifications.signals import holds_changed
 from people import naming, wording, zones
 from reviewqueue import changes, roles
-from reviewqueue.sql import compiled, expressions, prepared
-from reviewqueue.sql.expressions import RowSQL
-from reviewqueue.viewer import Viewer
 from teams import scopes
 
 Event = Notification.Event
 Channel = Notification.Channel
 
-# Which events each role may subscribe to, and what a user gets without choosing.
-EVENTS_FOR_ROLE = {
-    roles.REVIEWERS: [Event.NEW_HOLDS, Event.EXPIRING_SOON, Event.NOT_APPLIED, Event.ASSIGNED, Event.MENTIONED],
-    roles.AUDITORS: [Event.EXPIRED, Event.NOT_APPLIED, Event.DEFAULT_OUTCOME],
-}
-DEFAULT_CHANNELS = {
-    Event.NEW_HOLDS: [],  # a digest is opt-in
-    Event.EXPIRING_SOON: [Channel.IN_APP, Channel.EMAIL],
-    Event.EXPIRED: [Channel.IN_APP, Channel.EMAIL],
-    Event.NOT_APPLIED: [Channel.IN_APP, Channel.EMAIL],
-    Event.ESCALATED: [Channel.IN_APP, Channel.EMAIL],
-    Event.DEFAULT_OUTCOME: [Channel.IN_APP, Channel.EMAIL],
-    Event.ASSIGNED: [Channel.IN_APP, Channel.EMAIL],
-    Event.MENTIONED: [Channel.IN_APP, Channel.EMAIL],
-}
-USER_CHANNELS = [Channel.IN_APP, Channel.EMAIL]
-# A decision still undelivered is announced to whoever asked to hear of decisions not applied.
-PREFERENCE_FOR = {Event.UNDELIVERED: Event.NOT_APPLIED}
-
-
-def subscribable_events(viewer: Viewer) -> list[str]:
-    """The events of the user's roles; expiries when they gave an approval of an open hold (its expiry would tell
-    them); escalations when they are in a policy's escalation group."""
-    events = []
-    for group, group_events in EVENTS_FOR_ROLE.items():
-        if roles.in_group(viewer, group):
-            events += [event for event in group_events if event not in events]
-    user = viewer.user
-    if Event.EXPIRED not in events and Approval.objects.filter(approver=user, hold__status=Hold.Status.OPEN).exists():
-        events.append(Event.EXPIRED)
-    if ApprovalPolicy.objects.filter(escalation_group__in=user.groups.all()).exists():
-        events.append(Event.ESCALATED)
-    return events
-
-
-def channels_for(user, event: str) -> list[str]:
-    return _channels_by_user([user], event)[user.pk]
-
-
-def save_preferences(viewer: Viewer, channels_by_event: dict[str, list[str]]) -> None:
-    allowed, user = subscribable_events(viewer), viewer.user
-    cleaned = {event: [c for c in USER_CHANNELS if c in channels_by_event.get(event, [])] for event in allowed}
-    NotificationSettings.objects.update_or_create(user=user, defaults={"channels_by_event": cleaned})
-
 
 def link_to(hold: Hold) -> str:
     return settings.SITE_URL + reverse("hold", args=[hold.pk])
-
-
-def _members(group: str):
-    return get_user_model().objects.filter(Q(groups__name=group) | Q(is_superuser=True), is_active=True).distinct()
 
 
 # Events
@@ -95,84 +43,50 @@ def _members(group: str):
 
 @dataclasses.dataclass(frozen=True)
 class Message:
-    """What one notification says about one subject, before it is addressed to its recipients."""
+    """What one notification is about and whom it tells, before ``create`` writes it (``rendering``) in each
+    recipient's time zone and addresses it."""
 
     subject_key: str
     recipients: list
-    title: str
-    body: str
+    context: dict  # what the event's templates are given, besides ``link``, ``listed`` and ``on_behalf``
     link: str
     hold: Hold | None = None
     decision: Decision | None = None
-    holds: list = dataclasses.field(default_factory=list)
-    # Writes (body, holds) again in the time zone active when called: each person reads times in their own zone.
-    in_zone: Callable[[], tuple[str, list]] | None = None
-    # The Hold rows ``holds`` lists: like ``hold``, each must be in a recipient's team scopes (``create``).
+    # The Hold rows a digest lists: like ``hold``, each must be in a recipient's team scopes (``create``).
     listed: list[Hold] = dataclasses.field(default_factory=list)
+    on_behalf: away.Away | None = None  # a delegate's copy, for this person away
     to_webhooks: bool = True  # False for a copy of a subject that the webhooks receive in another message
+
+
+def _about(hold: Hold, subject_key: str, recipients: list, decision: Decision | None = None, **context) -> Message:
+    """A message about ``hold``: its templates are given the hold, its decision if any, and ``context``."""
+    context = {"hold": hold, "decision": decision, **context}
+    return Message(subject_key, recipients, context, link_to(hold), hold=hold, decision=decision)
 
 
 def expiring_soon(holds: list[Hold], now: datetime) -> list[Notification]:
     """Remind the reviewer holding each hold's claim, or every reviewer when nobody claimed it."""
-    reviewers = list(_members(roles.REVIEWERS))
+    reviewers = list(roles.reviewers())
     messages = []
     for hold in holds:
         claimant = hold.claimant(now)
         minutes = max(1, round((hold.expires_at - now).total_seconds() / 60))
-
-        def body(hold=hold) -> str:
-            return (
-                f"{hold.agent} asked: {hold.question}\nIt expires at {wording.moment(hold.expires_at)}; "
-                "after that the agent is told nobody decided."
-            )
-
-        messages.append(
-            Message(
-                f"hold:{hold.pk}",
-                [claimant] if claimant else reviewers,
-                title=f"Expires in {minutes} min: {_short(hold.question)}",
-                body=body(),
-                link=link_to(hold),
-                hold=hold,
-                in_zone=lambda body=body: (body(), []),
-            )
-        )
+        messages.append(_about(hold, f"hold:{hold.pk}", [claimant] if claimant else reviewers, minutes=minutes))
     return create(Event.EXPIRING_SOON, standing_in(messages, now))
 
 
 def expired(holds: list[Hold]) -> list[Notification]:
     """Tell the auditors these holds expired with nobody deciding them, and the approvers of a round left waiting."""
-    auditors = list(_members(roles.AUDITORS))
+    auditors = list(roles.members(roles.AUDITORS))
     lapsed = open_rounds(holds)
-
-    def body(hold: Hold) -> str:
-        said = (
-            f"{hold.agent} asked: {hold.question}\n"
-            f"Nobody decided before {wording.moment(hold.expires_at)}; the agent was told so."
-        )
-        if hold.pk in lapsed:
-            said += (
-                "\nIt was waiting for its next approval: "
-                + "; ".join(
-                    f"{approval_words(approval)} at {wording.moment(approval.created_at)}"
-                    for approval in lapsed[hold.pk]
-                )
-                + ". Those approvals lapsed with it."
-            )
-        return said
-
     return create(
         Event.EXPIRED,
         [
-            Message(
+            _about(
+                hold,
                 f"hold:{hold.pk}",
                 [*(approval.approver for approval in lapsed.get(hold.pk, [])), *auditors],
-                title=f"{'Expired waiting for approval' if hold.pk in lapsed else 'Expired undecided'}: "
-                f"{_short(hold.question)}",
-                body=body(hold),
-                link=link_to(hold),
-                hold=hold,
-                in_zone=lambda hold=hold: (body(hold), []),
+                lapsed=[(approval_words(approval), approval.created_at) for approval in lapsed.get(hold.pk, [])],
             )
             for hold in holds
         ],
@@ -182,27 +96,10 @@ def expired(holds: list[Hold]) -> list[Notification]:
 def escalated(escalations: list[tuple]) -> list[Notification]:
     """Tell the members of each escalation's group who may see its hold, given with it as (escalation, members),
     that the hold has waited too long (the ``approvals.escalation`` rule)."""
-    messages = []
-    for escalation, members in escalations:
-        hold = escalation.hold
-
-        def body(hold=hold, escalation=escalation) -> str:
-            return (
-                f"{hold.agent} asked: {hold.question}\nEscalated to {escalation.group_name} at "
-                f"{wording.moment(escalation.at)}: {escalation.reason}."
-            )
-
-        messages.append(
-            Message(
-                f"hold:{hold.pk}",
-                members,
-                title=f"Escalated to {escalation.group_name}: {_short(hold.question)}",
-                body=body(),
-                link=link_to(hold),
-                hold=hold,
-                in_zone=lambda body=body: (body(), []),
-            )
-        )
+    messages = [
+        _about(escalation.hold, f"hold:{escalation.hold.pk}", members, escalation=escalation)
+        for escalation, members in escalations
+    ]
     return create(Event.ESCALATED, standing_in(messages))
 
 
@@ -222,33 +119,19 @@ def standing_in(messages: list[Message], now: datetime | None = None) -> list[Me
         # A delegate who cannot see the message's holds (their scopes changed since) cannot stand in for it: the
         # person away is told themselves, so that someone who can see the hold hears of it.
         delegates = [by_pk[user.pk][0] for user in message.recipients if user and by_pk[user.pk][1]]
-        seeing = scopes.users_who_may_see([message.hold, *message.holds], scopes.viewers_of(delegates))
+        seeing = scopes.users_who_may_see([message.hold, *message.listed], scopes.viewers_of(delegates))
         sees = {delegate.pk for delegate in seeing}
         standing = {
             user.pk for user in message.recipients if user and by_pk[user.pk][1] and by_pk[user.pk][0].pk in sees
         }
-        told = [user for user in message.recipients if user and user.pk not in standing]
-        direct.append(dataclasses.replace(message, recipients=told))
-        for user in message.recipients:
-            to, gone = by_pk[user.pk] if user else (None, None)
-            if gone is None or user.pk not in standing:
-                continue
-
-            def in_zone(message=message, gone=gone) -> tuple[str, list]:
-                body, holds = message.in_zone() if message.in_zone else (message.body, list(message.holds))
-                return f"{away.on_behalf(gone).capitalize()}.\n{body}", holds
-
-            body, _ = in_zone()
-            delegated.append(
-                dataclasses.replace(
-                    message,
-                    recipients=[to],
-                    title=f"{message.title} ({away.on_behalf(gone)})",
-                    body=body,
-                    in_zone=in_zone,
-                    to_webhooks=False,
-                )
-            )
+        direct.append(
+            dataclasses.replace(message, recipients=[u for u in message.recipients if u and u.pk not in standing])
+        )
+        delegated += [
+            dataclasses.replace(message, recipients=[by_pk[user.pk][0]], on_behalf=by_pk[user.pk][1], to_webhooks=False)
+            for user in message.recipients
+            if user and user.pk in standing
+        ]
     return direct + delegated
 
 
@@ -257,38 +140,16 @@ def default_outcome(decision: Decision, approvers: list, claimant=None) -> list[
     holding its claim) that a policy sent its default outcome, nobody having decided before its expiry."""
     hold = decision.hold
     action = "rejected" if all(item.action == "reject" for item in decision.items.all()) else "approved"
-    comment = next((item.comment for item in decision.items.all() if item.comment), "")
-
-    def body() -> str:
-        said = (
-            f"{hold.agent} asked: {hold.question}\nNobody decided it before {wording.moment(decision.created_at)}, "
-            f"so policy ‘{decision.decided_by_policy}’ {action} it, "
-            f"ahead of its expiry at {wording.moment(hold.expires_at)}."
-        )
-        if comment:
-            said += f"\nThe agent was told: {comment}"
-        if approvers:
-            said += (
-                "\nThe approvals given so far stay on record: " + ", ".join(a.get_username() for a in approvers) + "."
-            )
-        return said
-
-    return create(
-        Event.DEFAULT_OUTCOME,
-        [
-            Message(
-                f"decision:{decision.pk}",
-                [*approvers, claimant, *_members(roles.AUDITORS)],
-                title=f"{action.capitalize()} by policy ‘{decision.decided_by_policy}’ before expiry: "
-                f"{_short(hold.question)}",
-                body=body(),
-                link=link_to(hold),
-                hold=hold,
-                decision=decision,
-                in_zone=lambda: (body(), []),
-            )
-        ],
+    message = _about(
+        hold,
+        f"decision:{decision.pk}",
+        [*approvers, claimant, *roles.members(roles.AUDITORS)],
+        decision,
+        action=action,
+        comment=next((item.comment for item in decision.items.all() if item.comment), ""),
+        approvers=[approver.get_username() for approver in approvers],
     )
+    return create(Event.DEFAULT_OUTCOME, [message])
 
 
 def assigned(assignment: Assignment, by) -> list[Notification]:
@@ -298,32 +159,17 @@ def assigned(assignment: Assignment, by) -> list[Notification]:
     """
     hold = assignment.hold
     resolve_for_holds([hold.pk], frozenset({Event.ASSIGNED}), f"reassigned to {_assignee(assignment)}")
-    # A group's members who may decide holds: not its auditors, nor every superuser (as ``_members`` would).
+    # A group's members who may decide holds: not its auditors, nor every superuser (as ``roles.members`` would).
     recipients = [assignment.user] if assignment.user_id else list(roles.reviewers().filter(groups=assignment.group))
-    note = f" (note: {assignment.note})" if assignment.note else ""
-
-    def body() -> str:
-        return (
-            f"{naming.name(by)} assigned this hold to {_assignee(assignment)}{note}.\n{hold.agent} asked: "
-            f"{hold.question}\n{_expiry(hold)}\n{_links_listed(hold)}"
-        )
-
-    return create(
-        Event.ASSIGNED,
-        standing_in(
-            [
-                Message(
-                    f"assignment:{assignment.pk}",
-                    [person for person in recipients if person.pk != by.pk],
-                    title=f"Assigned to {_assignee(assignment)} by {naming.name(by)}: {_short(hold.question)}",
-                    body=body(),
-                    link=link_to(hold),
-                    hold=hold,
-                    in_zone=lambda: (body(), []),
-                )
-            ]
-        ),
+    message = _about(
+        hold,
+        f"assignment:{assignment.pk}",
+        [person for person in recipients if person.pk != by.pk],
+        by=naming.name(by),
+        assignee=_assignee(assignment),
+        note=assignment.note,
     )
+    return create(Event.ASSIGNED, standing_in([message]))
 
 
 def unassigned(hold: Hold, by) -> int:
@@ -333,87 +179,32 @@ def unassigned(hold: Hold, by) -> int:
 
 def mentioned(note: Note, users: list) -> list[Notification]:
     """Tell the people a note mentions (``holds.handover.notes`` chose those who may see its hold) what it says."""
-    hold = note.hold
-    author = naming.name(note.author)
-
-    def body() -> str:
-        return (
-            f"{author} wrote on the hold \u201c{_short(hold.question)}\u201d:\n{note.text}\n"
-            f"Notes stay in Review Queue; the agent never sees them.\n{_links_listed(hold)}"
-        )
-
-    return create(
-        Event.MENTIONED,
-        standing_in(
-            [
-                Message(
-                    f"note:{note.pk}",
-                    users,
-                    title=f"{author} mentioned you: {_short(hold.question)}",
-                    body=body(),
-                    link=link_to(hold),
-                    hold=hold,
-                    in_zone=lambda: (body(), []),
-                )
-            ]
-        ),
-    )
+    message = _about(note.hold, f"note:{note.pk}", users, author=naming.name(note.author), text=note.text)
+    return create(Event.MENTIONED, standing_in([message]))
 
 
 def _assignee(assignment: Assignment) -> str:
     return assignment.user.get_username() if assignment.user_id else assignment.group.name
 
 
-def _expiry(hold: Hold) -> str:
-    return f"It expires at {wording.moment(hold.expires_at)}." if hold.expires_at else "It does not expire."
-
-
-def hold_links(hold: Hold) -> list[tuple[str, str]]:
-    """What a message about one hold offers to open, as (words, URL): the one place such links are listed, so the
-    one-tap links of a hold (decide from the message) join here."""
-    return [("Open the hold", link_to(hold))]
-
-
-def _links_listed(hold: Hold) -> str:
-    return "\n".join(f"{words}: {url}" for words, url in hold_links(hold))
-
-
 def not_applied(decision: Decision) -> list[Notification]:
     """Tell the reviewer who decided, and the auditors, that the platform did not apply a decision."""
-    hold = decision.hold
-    return create(
-        Event.NOT_APPLIED,
-        [
-            Message(
-                f"decision:{decision.pk}",
-                [decision.reviewer, *_members(roles.AUDITORS)],
-                title=f"Decision not applied: {_short(hold.question)}",
-                body=f"{decision.get_outcome_display()}: {decision.outcome_message}",
-                link=link_to(hold),
-                hold=hold,
-                decision=decision,
-            )
-        ],
-    )
+    recipients = [decision.reviewer, *roles.members(roles.AUDITORS)]
+    return create(Event.NOT_APPLIED, [_about(decision.hold, f"decision:{decision.pk}", recipients, decision)])
 
 
 def undelivered(decisions: list[Decision], now: datetime) -> list[Notification]:
-    auditors = list(_members(roles.AUDITORS))
-    messages = []
-    for decision in decisions:
-        waited = int((now - decision.created_at).total_seconds() // 60)
-        messages.append(
-            Message(
-                f"decision:{decision.pk}",
-                [decision.reviewer, *auditors],
-                title=f"Decision still not delivered after {waited} min: {_short(decision.hold.question)}",
-                body=f"The platform has not answered for {waited} minutes ({decision.last_error or 'no answer yet'}). "
-                "Delivery goes on with the same idempotency key; nothing is lost.",
-                link=link_to(decision.hold),
-                hold=decision.hold,
-                decision=decision,
-            )
+    auditors = list(roles.members(roles.AUDITORS))
+    messages = [
+        _about(
+            decision.hold,
+            f"decision:{decision.pk}",
+            [decision.reviewer, *auditors],
+            decision,
+            waited=int((now - decision.created_at).total_seconds() // 60),
         )
+        for decision in decisions
+    ]
     return create(Event.UNDELIVERED, messages)
 
 
@@ -448,55 +239,53 @@ def new_holds_digest(holds: list[Hold], now: datetime) -> list[Notification]:
     if not holds:
         return []
     audiences: dict[tuple[Hold, ...], list] = {tuple(holds): []}  # the holds listed → the reviewers who may see them
-    for reviewer in scopes.viewers_of(_members(roles.REVIEWERS)):
+    for reviewer in scopes.viewers_of(roles.reviewers()):
         audiences.setdefault(tuple(hold for hold in holds if scopes.may_see(reviewer, hold)), []).append(reviewer.user)
+    link = settings.SITE_URL + reverse("queue")
     return create(
         Event.NEW_HOLDS,
         [
-            _digest(list(listed), recipients, now, to_webhooks=listed == tuple(holds))
+            Message(
+                f"digest:{now.isoformat()}",
+                recipients,
+                {},
+                link,
+                listed=list(listed),
+                to_webhooks=listed == tuple(holds),
+            )
             for listed, recipients in audiences.items()
             if listed
         ],
     )
 
 
-def _digest(holds: list[Hold], recipients: list, now: datetime, to_webhooks: bool) -> Message:
-    """The digest listing ``holds``, to ``recipients``."""
+def _listed(holds: list[Hold]) -> list[dict]:
+    """The holds a digest lists as its notification keeps them (``Notification.holds``), in the active time zone."""
+    return [
+        {
+            "pk": hold.pk,
+            "hold_id": hold.hold_id,
+            "question": rendering.short(hold.question),
+            "agent": hold.agent,
+            "link": link_to(hold),
+            "expires_at": wording.expiry(hold.expires_at),
+        }
+        for hold in holds
+    ]
 
-    def listed() -> list[dict]:
-        return [
-            {
-                "pk": h.pk,
-                "hold_id": h.hold_id,
-                "question": _short(h.question),
-                "agent": h.agent,
-                "link": link_to(h),
-                "expires_at": wording.expiry(h.expires_at),
-            }
-            for h in holds
-        ]
 
-    def in_zone() -> tuple[str, list]:
-        written = listed()
-        return digest.body(written), written
-
-    body, written = in_zone()
-    return Message(
-        f"digest:{now.isoformat()}",
-        recipients,
-        title=digest.title(written),
-        body=body,
-        link=settings.SITE_URL + reverse("queue"),
-        holds=written,
-        in_zone=in_zone,
-        listed=holds,
-        to_webhooks=to_webhooks,
-    )
+def _written(event: str, message: Message) -> dict:
+    """The message's title, body and listed holds, written in the active time zone."""
+    listed = _listed(message.listed)
+    context = {**message.context, "link": message.link, "listed": listed}
+    title, body = rendering.render(event, context, message.on_behalf)
+    return {"title": title[:300], "body": body, "holds": listed}
 
 
 def create(event: str, messages: list[Message]) -> list[Notification]:
     """Address each message to its recipients (and the webhooks that want the event) once, and queue the sending.
 
+    Each recipient's copy is written in their time zone, the webhooks' in the site's.
     A recipient gets a message only when its hold, and every hold it lists, is in their team
     scopes (``teams.scopes``): every kind of notification is narrowed here. Webhooks are the
     admin's integrations and are not scoped.
@@ -509,30 +298,33 @@ def create(event: str, messages: list[Message]) -> list[Notification]:
     now = timezone.now()
     users = {user.pk: user for message in messages for user in message.recipients if user}
     viewers = {viewer.pk: viewer for viewer in scopes.viewers_of(users.values())}
-    channels_of = _channels_by_user(users.values(), event)
+    channels_of = subscriptions.channels_by_user(users.values(), event)
     zone_of = zones.zones_of(users.values())
-    webhooks = [w for w in WebhookChannel.objects.filter(active=True) if PREFERENCE_FOR.get(event, event) in w.events]
+    webhooks = [
+        w
+        for w in WebhookChannel.objects.filter(active=True)
+        if subscriptions.PREFERENCE_FOR.get(event, event) in w.events
+    ]
     rows = []
     for message in messages:
+        written = _written(event, message)
         common = {
             "event": event,
             "subject_key": message.subject_key,
             "hold": message.hold,
             "decision": message.decision,
-            "title": message.title[:300],
-            "body": message.body,
             "link": message.link,
-            "holds": list(message.holds),
             "created_at": now,
             "next_attempt_at": now,
+            **written,
         }
+        in_zone = {timezone.get_current_timezone(): written}  # each zone's words, written once
         recipients = [viewers[pk] for pk in dict.fromkeys(user.pk for user in message.recipients if user)]
         for user in scopes.users_who_may_see([message.hold, *message.listed], recipients):
-            personal = common
-            if message.in_zone:
-                with timezone.override(zone_of[user.pk]):
-                    body, holds = message.in_zone()
-                personal = {**common, "body": body, "holds": holds}
+            zone = zone_of[user.pk]
+            if zone not in in_zone:
+                with timezone.override(zone):
+                    in_zone[zone] = _written(event, message)
             for channel in channels_of[user.pk]:
                 if channel == Channel.EMAIL and not user.email:
                     continue
@@ -544,7 +336,7 @@ def create(event: str, messages: list[Message]) -> list[Notification]:
                         user=user,
                         status=Notification.Status.SENT if sent else Notification.Status.PENDING,
                         sent_at=now if sent else None,
-                        **personal,
+                        **{**common, **in_zone[zone]},
                     )
                 )
         for webhook in webhooks if message.to_webhooks else []:
@@ -562,58 +354,6 @@ def create(event: str, messages: list[Message]) -> list[Notification]:
     transaction.on_commit(lambda: [sending.enqueue(pk) for pk in pending])
     changes.publish("bell", users={row.user_id for row in rows if row.channel == Channel.IN_APP})
     return rows
-
-
-def _channels_by_user(users, event: str) -> dict[int, list[str]]:
-    event = PREFERENCE_FOR.get(event, event)
-    users = list(users)
-    chosen = dict(NotificationSettings.objects.filter(user__in=users).values_list("user_id", "channels_by_event"))
-    return {
-        user.pk: [c for c in chosen[user.pk][event] if c in USER_CHANNELS]
-        if user.pk in chosen and event in chosen[user.pk]
-        else list(DEFAULT_CHANNELS.get(event, []))
-        for user in users
-    }
-
-
-def in_app_for(viewer: Viewer):
-    """The viewer's in-app messages, but those about a hold no longer in their team scopes (a scope narrowed since)."""
-    return _in_app(viewer.user, scopes.visible_holds_q(viewer, prefix="hold__"))
-
-
-# In-app messages, the channel written into the SQL rather than passed as a parameter: the bell's prepared
-# statement then keeps a plan that uses the inbox's partial index (reviewqueue/sql/prepared.py).
-_IN_APP = RowSQL(f"{{row}}.channel = {prepared.literal(Channel.IN_APP)}", output_field=BooleanField())
-
-
-def _in_app(user, in_scope: Q | None):
-    """The in-app messages of ``user`` (a user or their pk), narrowed by ``in_scope`` unless it is None."""
-    messages = Notification.objects.filter(_IN_APP, user=user)
-    return messages if in_scope is None else messages.filter(Q(hold__isnull=True) | in_scope)
-
-
-def _unread(messages):
-    return messages.filter(read_at__isnull=True, resolved_at__isnull=True)
-
-
-def unread_count(viewer: Viewer) -> int:
-    """The bell's count: in-app messages neither read nor resolved (those ``in_app_for`` the viewer).
-
-    Nearly every page asks, and building the query through the ORM cost more than running it: it is compiled once a
-    process for each team scope (reviewqueue/sql/compiled.py) and runs prepared.
-    """
-    [(count,)] = prepared.read(unread_count_query(viewer))
-    return count
-
-
-def unread_count_query(viewer: Viewer) -> tuple[str, tuple]:
-    """``unread_count``'s SQL and parameters, one scalar: for a page that reads it in a statement of its own."""
-    return compiled.sql(_unread_count, (viewer.scopes,), user=viewer.pk)
-
-
-def _unread_count(seen, *, user: int) -> QuerySet:
-    """``unread_count``'s query for the user with the pk ``user`` and the team scopes ``seen``."""
-    return expressions.count_of(_unread(_in_app(user, scopes.scopes_q(seen, prefix="hold__"))))
 
 
 # Which events each change to a hold resolves: see ``resolve_for_holds``.
@@ -673,8 +413,3 @@ def reopen_for_hold(hold_id: int, since: datetime) -> int:
 def _tell_changed(hold_ids: list[int]) -> None:
     if hold_ids:
         transaction.on_commit(lambda: holds_changed.send_robust(sender=Notification, hold_ids=hold_ids))
-
-
-def _short(text: str, limit: int = 80) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -5,7 +5,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from notifications import away, notify
+from notifications import away, in_app, subscriptions
 from notifications.models import Notification
 from people import zones
 from reviewqueue import changes, readers, roles
@@ -18,13 +18,13 @@ role_required = roles.required(roles.has_a_role, "Notifications need the Reviewe
 @role_required
 @require_safe
 def bell(request):
-    return render(request, "notifications/_bell.html", {"unread": notify.unread_count(request.viewer)})
+    return render(request, "notifications/_bell.html", {"unread": in_app.unread_count(request.viewer)})
 
 
 @role_required
 @require_safe
 def inbox(request):
-    notifications = notify.in_app_for(request.viewer).order_by("-created_at", "-pk")[:INBOX_SIZE]
+    notifications = in_app.in_app_for(request.viewer).order_by("-created_at", "-pk")[:INBOX_SIZE]
     return render(request, "notifications/inbox.html", {"notifications": notifications})
 
 
@@ -44,7 +44,7 @@ def mark_read(request):
 @require_http_methods(["GET", "HEAD", "POST"])
 def preferences(request):
     """The person's preferences: which notifications reach them how, and (its own form) their time zone."""
-    events = notify.subscribable_events(request.viewer)
+    events = subscriptions.subscribable_events(request.viewer)
     zone_name, zone_error, away_errors = zones.zone_name_of(request.user), "", {}
     if request.method == "POST" and "away_until" in request.POST:
         away_errors = _save_away(request)
@@ -60,7 +60,7 @@ def preferences(request):
             messages.success(request, "Your time zone is saved: times are now shown in it.")
             return redirect("notification-preferences")
     elif request.method == "POST":
-        notify.save_preferences(request.viewer, {event: request.POST.getlist(event) for event in events})
+        subscriptions.save_preferences(request.viewer, {event: request.POST.getlist(event) for event in events})
         messages.success(request, "Your notification preferences are saved.")
         return redirect("notification-preferences")
     rows = [
@@ -68,8 +68,12 @@ def preferences(request):
             "event": event,
             "label": Notification.Event(event).label,
             "channels": [
-                (channel, Notification.Channel(channel).label, channel in notify.channels_for(request.user, event))
-                for channel in notify.USER_CHANNELS
+                (
+                    channel,
+                    Notification.Channel(channel).label,
+                    channel in subscriptions.channels_for(request.user, event),
+                )
+                for channel in subscriptions.USER_CHANNELS
             ],
         }
         for event in events

@@ -27,14 +27,19 @@ def can_audit(viewer: Viewer) -> bool:
     return in_group(viewer, AUDITORS)
 
 
-def reviewers():
-    """The active users who may decide holds (Reviewers, and superusers, who have every role), by username."""
+def members(group: str):
+    """The active users of ``group``'s role (its members, and superusers, who have every role), by username."""
     return (
         get_user_model()
-        .objects.filter(Q(groups__name=REVIEWERS) | Q(is_superuser=True), is_active=True)
+        .objects.filter(Q(groups__name=group) | Q(is_superuser=True), is_active=True)
         .distinct()
         .order_by("username")
     )
+
+
+def reviewers():
+    """The active users who may decide holds (Reviewers, and superusers), by username."""
+    return members(REVIEWERS)
 
 
 def has_a_role(viewer: Viewer) -> bool:

@@ -11,7 +11,7 @@ from holds.queue import filter_values as queue_filter_values
 from holds.queue import freshness as queue_freshness
 from holds.queue import listing as holds_queue
 from holds.queue import rows as queue_rows
-from notifications import notify
+from notifications import in_app
 from reviewqueue import readers, roles
 
 
@@ -36,7 +36,7 @@ def _queue(request):
     if loaded_at < now:
         scalars["new_count"] = holds_queue.new_count_query(filters, request.viewer, now, loaded_at)
     if not refresh:
-        scalars["unread_notifications"] = notify.unread_count_query(request.viewer)
+        scalars["unread_notifications"] = in_app.unread_count_query(request.viewer)
     states, values = queue_freshness.sync_states_with(tuple(scalars.values()), prepare=not filters.active)
     rows = queue_rows.rows(holds, now, loaded_at, badges.badges(holds))
     context = {

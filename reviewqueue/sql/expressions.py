@@ -11,6 +11,8 @@ from __future__ import annotations
 from django.db import connection
 from django.db.models import BooleanField, Expression, F, Field, Func, Model, QuerySet
 
+from reviewqueue.sql import prepared
+
 
 class RowSQL(Expression):
     """An expression whose SQL is ``template`` with ``{row}`` replaced by the alias of the query's own table, and
@@ -36,6 +38,14 @@ def negated(model: type[Model], field: str) -> RowSQL:
     negated column is built on, which a prepared statement's plan for any parameters must match to use it."""
     column = model._meta.get_field(field)
     return RowSQL(f"{{row}}.{connection.ops.quote_name(column.column)} * -1", output_field=column)
+
+
+def is_constant(model: type[Model], field: str, value: str) -> RowSQL:
+    """Whether the row's ``field`` is ``value``, a constant of the code written into the SQL as a literal
+    (``prepared.literal``; a ValueError for anything but a plain word): the condition a partial index's predicate
+    must match for a prepared statement's plan, made for any parameters, to use that index."""
+    column = connection.ops.quote_name(model._meta.get_field(field).column)
+    return RowSQL(f"{{row}}.{column} = {prepared.literal(value)}", output_field=BooleanField())
 
 
 def has_any(related: type[Model], key: str) -> RowSQL:

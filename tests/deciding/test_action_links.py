@@ -22,7 +22,7 @@ from holds.deciding import decisions
 from holds.links import action_links
 from holds.mirror import sync
 from holds.models import ActionLinkUse, Decision, Hold
-from notifications import notify, sending
+from notifications import notify, sending, subscriptions
 from notifications.models import Notification, WebhookChannel
 from reviewqueue import roles
 from teams import scopes
@@ -94,7 +94,7 @@ def deliver_pending(inbox, count: int = 1):
 def remind(hold, *users):
     """The expiry reminder about ``hold``, by email, to whoever would get it (every reviewer when unclaimed)."""
     for user in users:
-        notify.save_preferences(scopes.viewer_of(user), {notify.Event.EXPIRING_SOON: ["email"]})
+        subscriptions.save_preferences(scopes.viewer_of(user), {notify.Event.EXPIRING_SOON: ["email"]})
     notify.expiring_soon([hold], timezone.now())
 
 
@@ -168,7 +168,7 @@ def test_a_reject_link_sends_the_optional_comment_and_the_audit_shows_the_email_
 
 @pytest.mark.django_db
 def test_a_new_holds_digest_gives_each_listed_hold_its_own_links(mail, samples, alice):
-    notify.save_preferences(scopes.viewer_of(alice), {notify.Event.NEW_HOLDS: ["email"]})
+    subscriptions.save_preferences(scopes.viewer_of(alice), {notify.Event.NEW_HOLDS: ["email"]})
     listed = [samples["h_12"], samples["h_16"]]  # h_16's agent wrote a <script> into its question
     notify.new_holds_digest(listed, timezone.now())
     message = deliver_pending(mail)[0]

@@ -12,7 +12,7 @@ from holds.mirror import sync
 from holds.models import Decision, Hold
 from holds.queue import listing as queue
 from holds.sweeps import expiry
-from notifications import notify
+from notifications import notify, subscriptions
 from notifications.models import Notification
 from people import wording
 from teams.scopes import viewer_of
@@ -188,7 +188,7 @@ def test_new_holds_arrive_as_one_digest_per_subscribed_reviewer(
     samples, alice, bob, platform_client, platform_state, settings
 ):
     settings.NOTIFY_BATCH_SECONDS = 60
-    notify.save_preferences(viewer_of(alice), {"new_holds": ["in_app", "email"]})
+    subscriptions.save_preferences(viewer_of(alice), {"new_holds": ["in_app", "email"]})
     notify.digest_new_holds()  # starts the window
     for question in ("First new", "Second new", "Third new"):
         platform_state.add_hold("default", {"question": question})

@@ -18,7 +18,7 @@ from audit.models import AuditEvent
 from holds import lifecycle
 from holds.models import Hold, PeriodicRun
 from holds.sweeps import expiry
-from notifications import notify
+from notifications import subscriptions
 from notifications.models import Notification, WebhookChannel
 from people.models import Preference
 from teams.models import TeamScope
@@ -163,7 +163,7 @@ def test_the_sweep_reads_no_hold_before_the_earliest_threshold(refund, fiona):
 
 def test_escalation_follows_each_members_preferences_and_the_webhooks_that_want_it(refund, fiona, gus, bob, client):
     policy()
-    notify.save_preferences(viewer_of(fiona), {"escalated": ["email"]})
+    subscriptions.save_preferences(viewer_of(fiona), {"escalated": ["email"]})
     hook = WebhookChannel.objects.create(name="finance", url="http://127.0.0.1:9/", secret="s", events=["escalated"])
     WebhookChannel.objects.create(name="ops", url="http://127.0.0.1:9/", secret="s", events=["expired"])
 

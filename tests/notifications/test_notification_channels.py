@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from notifications import notify, sending
+from notifications import in_app, notify, sending, subscriptions
 from notifications.models import Notification, WebhookChannel
 from teams.scopes import viewer_of
 from tests.helpers.processes import free_port
@@ -135,9 +135,9 @@ def test_preferences_choose_the_channels_per_event(client, alice):
 
     assert "New holds" in page and "Expired undecided" not in page  # auditors' event
     assert b"Your notification preferences are saved." in saved.content
-    assert notify.channels_for(alice, "new_holds") == ["email"]
-    assert notify.channels_for(alice, "expiring_soon") == ["in_app"]
-    assert notify.channels_for(alice, "not_applied") == []
+    assert subscriptions.channels_for(alice, "new_holds") == ["email"]
+    assert subscriptions.channels_for(alice, "expiring_soon") == ["in_app"]
+    assert subscriptions.channels_for(alice, "not_applied") == []
 
 
 @pytest.mark.django_db
@@ -147,7 +147,7 @@ def test_marking_a_mangled_id_as_read_is_a_400_and_changes_nothing(client, sampl
 
     response = client.post(reverse("notifications-read"), {"id": "1 OR 1=1"})
 
-    assert response.status_code == 400 and notify.unread_count(viewer_of(audrey)) == 1
+    assert response.status_code == 400 and in_app.unread_count(viewer_of(audrey)) == 1
 
 
 @pytest.mark.django_db
@@ -182,7 +182,7 @@ def test_a_hold_whose_sync_committed_late_is_in_the_next_digest(samples, alice, 
     from django.utils import timezone
 
     settings.NOTIFY_BATCH_SECONDS = 60
-    notify.save_preferences(viewer_of(alice), {"new_holds": ["in_app"]})
+    subscriptions.save_preferences(viewer_of(alice), {"new_holds": ["in_app"]})
     notify.digest_new_holds()
     start = timezone.now()
     with time_machine.travel(start + timedelta(seconds=61)):
@@ -221,6 +221,6 @@ def test_the_bell_of_a_reviewer_who_sees_every_hold_counts_their_own_unread_unre
             resolved_at=resolved_at,
         )
 
-    unread_in_inbox = notify.in_app_for(viewer_of(alice)).filter(read_at__isnull=True, resolved_at__isnull=True).count()
+    unread_in_inbox = in_app.in_app_for(viewer_of(alice)).filter(read_at__isnull=True, resolved_at__isnull=True).count()
 
-    assert notify.unread_count(viewer_of(alice)) == unread_in_inbox == 1
+    assert in_app.unread_count(viewer_of(alice)) == unread_in_inbox == 1

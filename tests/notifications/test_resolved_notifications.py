@@ -14,7 +14,7 @@ from holds.deciding.decisions import ItemChoice
 from holds.mirror import sync
 from holds.models import Hold
 from holds.sweeps import expiry
-from notifications import notify, sending
+from notifications import in_app, notify, sending, subscriptions
 from notifications.models import Notification, NotificationAttempt
 from teams.scopes import viewer_of
 
@@ -51,12 +51,12 @@ def test_expires_in_11_min_leaves_the_bell_once_alice_decides_the_hold(samples, 
     [hold] = only_these_expire_soon(samples, (samples["h_12"], 11))
     expiry.remind()
     assert "Expires in 11 min" in reminder(alice, hold).title
-    assert notify.unread_count(viewer_of(alice)) == 1
+    assert in_app.unread_count(viewer_of(alice)) == 1
     assert "Notifications: 1 unread" in bell_of(alice_client)
 
     decisions.submit(hold, alice, approve_all(hold))
 
-    assert notify.unread_count(viewer_of(alice)) == 0
+    assert in_app.unread_count(viewer_of(alice)) == 0
     assert "Notifications: 0 unread" in bell_of(alice_client)
     assert reminder(alice, hold).resolved_reason == "decided by Alice Adams"
 
@@ -64,12 +64,12 @@ def test_expires_in_11_min_leaves_the_bell_once_alice_decides_the_hold(samples, 
 def test_expires_in_3_min_leaves_the_bell_when_the_hold_expires(samples, alice):
     [hold] = only_these_expire_soon(samples, (samples["h_12"], 3))
     expiry.remind()
-    assert notify.unread_count(viewer_of(alice)) == 1
+    assert in_app.unread_count(viewer_of(alice)) == 1
 
     with time_machine.travel(hold.expires_at + timedelta(seconds=1)):
         expiry.sweep()
 
-    assert notify.unread_count(viewer_of(alice)) == 0
+    assert in_app.unread_count(viewer_of(alice)) == 0
     assert reminder(alice, hold).resolved_reason == "expired"
 
 
@@ -78,13 +78,13 @@ def test_the_bell_counts_down_as_holds_are_decided_and_expire_and_the_inbox_keep
 ):
     decided, expiring = only_these_expire_soon(samples, (samples["h_12"], 11), (samples["h_13"], 3))
     expiry.remind()
-    assert notify.unread_count(viewer_of(alice)) == 2
+    assert in_app.unread_count(viewer_of(alice)) == 2
 
     decisions.submit(decided, alice, approve_all(decided))
-    assert notify.unread_count(viewer_of(alice)) == 1
+    assert in_app.unread_count(viewer_of(alice)) == 1
     with time_machine.travel(expiring.expires_at + timedelta(seconds=1)):
         expiry.sweep()
-    assert notify.unread_count(viewer_of(alice)) == 0
+    assert in_app.unread_count(viewer_of(alice)) == 0
 
     inbox = alice_client.get(reverse("notifications")).content.decode()
     assert inbox.count('class="card resolved"') == 2
@@ -100,7 +100,7 @@ def test_the_auditors_expired_alert_is_not_resolved_by_the_expiry_it_reports(sam
         expiry.sweep()
 
     alert = Notification.objects.get(event="expired", hold=hold, user=audrey, channel="in_app")
-    assert alert.resolved_at is None and notify.unread_count(viewer_of(audrey)) == 1
+    assert alert.resolved_at is None and in_app.unread_count(viewer_of(audrey)) == 1
 
 
 def test_the_expired_alert_is_resolved_when_sync_learns_the_platform_had_a_decision_in_time(
@@ -110,12 +110,12 @@ def test_the_expired_alert_is_resolved_when_sync_learns_the_platform_had_a_decis
     platform_state.decide_elsewhere("default", "h_12", "bob@example.com")
     with time_machine.travel(hold.expires_at + timedelta(seconds=1)):
         expiry.sweep()
-        assert notify.unread_count(viewer_of(audrey)) == 1
+        assert in_app.unread_count(viewer_of(audrey)) == 1
         sync.sync_env(platform_client, "default")
 
     alert = Notification.objects.get(event="expired", hold=hold, user=audrey, channel="in_app")
     assert alert.resolved_reason == "decided by bob@example.com on the platform"
-    assert notify.unread_count(viewer_of(audrey)) == 0
+    assert in_app.unread_count(viewer_of(audrey)) == 0
 
 
 def test_a_reminder_is_resolved_when_sync_learns_the_run_was_cancelled(samples, alice, platform_client, platform_state):
@@ -126,7 +126,7 @@ def test_a_reminder_is_resolved_when_sync_learns_the_run_was_cancelled(samples, 
     sync.sync_env(platform_client, "default")
 
     assert reminder(alice, hold).resolved_reason == "cancelled"
-    assert notify.unread_count(viewer_of(alice)) == 0
+    assert in_app.unread_count(viewer_of(alice)) == 0
 
 
 def test_a_pending_reminder_email_for_a_decided_hold_is_never_sent(samples, alice, mailoutbox):
@@ -159,11 +159,11 @@ def test_a_withdrawn_decision_puts_the_reminder_back_in_the_bell(samples, alice,
     [hold] = only_these_expire_soon(samples, (samples["h_12"], 11))
     expiry.remind()
     decision = decisions.submit(hold, alice, approve_all(hold))
-    assert notify.unread_count(viewer_of(alice)) == 0
+    assert in_app.unread_count(viewer_of(alice)) == 0
 
     decisions.withdraw(decision.pk, alice)
 
-    assert notify.unread_count(viewer_of(alice)) == 1
+    assert in_app.unread_count(viewer_of(alice)) == 1
     assert reminder(alice, hold).resolved_at is None
 
 
@@ -174,12 +174,12 @@ def test_a_still_undelivered_alert_is_resolved_once_the_decision_is_applied(samp
     decision = decisions.submit(hold, alice, approve_all(hold))
     with time_machine.travel(timezone.now() + timedelta(minutes=11)):
         decisions.alert_undelivered()
-    assert notify.unread_count(viewer_of(alice)) == 1
+    assert in_app.unread_count(viewer_of(alice)) == 1
 
     decisions.deliver(decision.pk, platform_client)
 
     alert = Notification.objects.get(event="undelivered", user=alice, channel="in_app")
-    assert alert.resolved_reason == "decided by Alice Adams" and notify.unread_count(viewer_of(alice)) == 0
+    assert alert.resolved_reason == "decided by Alice Adams" and in_app.unread_count(viewer_of(alice)) == 0
 
 
 def test_a_not_applied_alert_is_not_resolved_by_the_refusal_it_reports(
@@ -193,7 +193,7 @@ def test_a_not_applied_alert_is_not_resolved_by_the_refusal_it_reports(
     decisions.deliver(decision.pk, platform_client)
 
     alert = Notification.objects.get(event="not_applied", user=alice, channel="in_app")
-    assert alert.resolved_at is None and notify.unread_count(viewer_of(alice)) == 1
+    assert alert.resolved_at is None and in_app.unread_count(viewer_of(alice)) == 1
 
 
 # Digests
@@ -201,7 +201,7 @@ def test_a_not_applied_alert_is_not_resolved_by_the_refusal_it_reports(
 
 def subscribe_to_digests(user, settings):
     settings.NOTIFY_BATCH_SECONDS = 60
-    notify.save_preferences(viewer_of(user), {"new_holds": ["in_app", "email"]})
+    subscriptions.save_preferences(viewer_of(user), {"new_holds": ["in_app", "email"]})
     notify.digest_new_holds()  # starts the window
 
 

@@ -14,7 +14,7 @@ from holds import tasks
 from holds.mirror import sync
 from holds.models import Hold, SyncState
 from holds.sweeps import arrivals, expiry
-from notifications import notify
+from notifications import notify, subscriptions
 from notifications.models import Notification
 from teams.scopes import viewer_of
 from tests.helpers.concurrently import at_once
@@ -113,7 +113,7 @@ def test_an_urgent_hold_reaches_the_smtp_server_within_a_sync_interval_while_a_c
     celery_processes, smtp_server, platform_state, alice, settings
 ):
     controller, inbox = smtp_server
-    notify.save_preferences(viewer_of(alice), {"new_holds": ["email"], "expiring_soon": ["in_app", "email"]})
+    subscriptions.save_preferences(viewer_of(alice), {"new_holds": ["email"], "expiring_soon": ["in_app", "email"]})
     notify.digest_new_holds()  # the digest's first window opens now
     slow = {"EXPIRY_SWEEP_SECONDS": "3600", "ESCALATION_SWEEP_SECONDS": "3600", "NOTIFY_BATCH_SECONDS": "3600"}
     celery_processes("worker", EMAIL_BACKEND="smtp", EMAIL_HOST="127.0.0.1", EMAIL_PORT=str(controller.port))

@@ -11,7 +11,7 @@ from django.utils import timezone
 from audit import events
 from audit.models import AuditEvent, EventKind
 from holds.models import Hold
-from notifications import notify, sending
+from notifications import notify, sending, subscriptions
 from notifications.models import Notification
 from people import naming, zones
 from people.models import Preference
@@ -191,7 +191,7 @@ def test_emails_write_times_in_each_recipients_own_zone(samples, audrey, mailout
 def test_a_new_holds_digest_lists_expiries_in_each_reviewers_zone(samples, alice, bob):
     Preference.objects.create(user=alice, time_zone="Australia/Sydney")
     for reviewer in (alice, bob):
-        notify.save_preferences(viewer_of(reviewer), {"new_holds": ["in_app"]})  # a digest is opt-in
+        subscriptions.save_preferences(viewer_of(reviewer), {"new_holds": ["in_app"]})  # a digest is opt-in
     waiting = [hold for hold in Hold.objects.filter(status=Hold.Status.OPEN, expires_at__isnull=False).order_by("pk")]
 
     notify.new_holds_digest(waiting, timezone.now())

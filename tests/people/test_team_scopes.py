@@ -24,7 +24,7 @@ from holds.deciding import decisions
 from holds.deciding.decisions import ItemChoice
 from holds.mirror import sync
 from holds.models import Decision, Hold, HoldViewer
-from notifications import notify
+from notifications import notify, subscriptions
 from notifications.models import Notification, WebhookChannel
 from reviewqueue import roles
 from teams import scopes
@@ -300,7 +300,7 @@ def test_the_bell_and_inbox_leave_out_a_hold_that_left_the_scope_after_the_messa
 
 def test_the_new_holds_digest_lists_each_reviewer_only_the_holds_in_scope(carol, alice, billing, support):
     for user in (carol, alice):
-        notify.save_preferences(viewer_of(user), {"new_holds": ["in_app", "email"]})
+        subscriptions.save_preferences(viewer_of(user), {"new_holds": ["in_app", "email"]})
     WebhookChannel.objects.create(name="ops", url="http://127.0.0.1:1/", secret="s" * 32, events=["new_holds"])
 
     notify.new_holds_digest([billing, support], timezone.now())
@@ -319,8 +319,8 @@ def test_the_new_holds_digest_lists_each_reviewer_only_the_holds_in_scope(carol,
 
 
 def test_a_reviewer_whose_scope_matches_no_digested_hold_gets_no_digest(carol, alice, support):
-    notify.save_preferences(viewer_of(carol), {"new_holds": ["in_app"]})
-    notify.save_preferences(viewer_of(alice), {"new_holds": ["in_app"]})
+    subscriptions.save_preferences(viewer_of(carol), {"new_holds": ["in_app"]})
+    subscriptions.save_preferences(viewer_of(alice), {"new_holds": ["in_app"]})
 
     notify.new_holds_digest([support], timezone.now())
 

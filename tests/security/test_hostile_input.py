@@ -13,7 +13,7 @@ from django.urls import reverse
 from audit import events
 from audit.models import EventKind
 from holds.models import Decision
-from notifications import notify
+from notifications import in_app, notify
 from notifications.models import Notification, WebhookChannel
 from reviewqueue import roles
 from teams.scopes import viewer_of
@@ -170,7 +170,7 @@ def test_marking_a_huge_id_as_read_is_a_400_and_changes_nothing(client, samples,
     response = client.post(reverse("notifications-read"), {"id": MANY_NINES})
 
     assert_plain_400(response, "id")
-    assert notify.unread_count(viewer_of(audrey)) == 1
+    assert in_app.unread_count(viewer_of(audrey)) == 1
 
 
 def test_marking_one_notification_as_read_still_works(client, samples, audrey):
@@ -180,7 +180,7 @@ def test_marking_one_notification_as_read_still_works(client, samples, audrey):
 
     response = client.post(reverse("notifications-read"), {"id": str(mine.pk)})
 
-    assert response.status_code == 302 and notify.unread_count(viewer_of(audrey)) == 0
+    assert response.status_code == 302 and in_app.unread_count(viewer_of(audrey)) == 0
 
 
 # The admin

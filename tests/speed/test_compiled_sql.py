@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from holds.models import Hold
 from holds.queue import listing as queue
-from notifications import notify
+from notifications import in_app
 from reviewqueue import processcache
 from reviewqueue.sql import compiled
 from teams.scopes import Scope
@@ -69,7 +69,7 @@ def test_the_new_holds_count_compiled_once_is_the_orms_sql(seen, now, since):
 @settings(max_examples=30, deadline=None)
 @given(seen=st.sampled_from(SCOPES), user=st.integers(1, 2**31 - 1))
 def test_the_bells_count_compiled_once_is_the_orms_sql(seen, user):
-    assert compiled.sql(notify._unread_count, (seen,), user=user) == orm_sql(notify._unread_count, (seen,), user=user)
+    assert compiled.sql(in_app._unread_count, (seen,), user=user) == orm_sql(in_app._unread_count, (seen,), user=user)
     assert kept_for_every_shape()
 
 

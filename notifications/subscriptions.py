@@ -1,0 +1,69 @@
+"""Which events each person may hear of, and on which channels they chose to (or get without choosing)."""
+
+from __future__ import annotations
+
+from approvals.models import Approval, ApprovalPolicy
+from holds.models import Hold
+from notifications.models import Notification, NotificationSettings
+from reviewqueue import roles
+from reviewqueue.viewer import Viewer
+
+Event = Notification.Event
+Channel = Notification.Channel
+
+# Which events each role may subscribe to, and what a user gets without choosing.
+EVENTS_FOR_ROLE = {
+    roles.REVIEWERS: [Event.NEW_HOLDS, Event.EXPIRING_SOON, Event.NOT_APPLIED, Event.ASSIGNED, Event.MENTIONED],
+    roles.AUDITORS: [Event.EXPIRED, Event.NOT_APPLIED, Event.DEFAULT_OUTCOME],
+}
+DEFAULT_CHANNELS = {
+    Event.NEW_HOLDS: [],  # a digest is opt-in
+    Event.EXPIRING_SOON: [Channel.IN_APP, Channel.EMAIL],
+    Event.EXPIRED: [Channel.IN_APP, Channel.EMAIL],
+    Event.NOT_APPLIED: [Channel.IN_APP, Channel.EMAIL],
+    Event.ESCALATED: [Channel.IN_APP, Channel.EMAIL],
+    Event.DEFAULT_OUTCOME: [Channel.IN_APP, Channel.EMAIL],
+    Event.ASSIGNED: [Channel.IN_APP, Channel.EMAIL],
+    Event.MENTIONED: [Channel.IN_APP, Channel.EMAIL],
+}
+USER_CHANNELS = [Channel.IN_APP, Channel.EMAIL]
+# A decision still undelivered is announced to whoever asked to hear of decisions not applied.
+PREFERENCE_FOR = {Event.UNDELIVERED: Event.NOT_APPLIED}
+
+
+def subscribable_events(viewer: Viewer) -> list[str]:
+    """The events of the user's roles; expiries when they gave an approval of an open hold (its expiry would tell
+    them); escalations when they are in a policy's escalation group."""
+    events = []
+    for group, group_events in EVENTS_FOR_ROLE.items():
+        if roles.in_group(viewer, group):
+            events += [event for event in group_events if event not in events]
+    user = viewer.user
+    if Event.EXPIRED not in events and Approval.objects.filter(approver=user, hold__status=Hold.Status.OPEN).exists():
+        events.append(Event.EXPIRED)
+    if ApprovalPolicy.objects.filter(escalation_group__in=user.groups.all()).exists():
+        events.append(Event.ESCALATED)
+    return events
+
+
+def channels_for(user, event: str) -> list[str]:
+    return channels_by_user([user], event)[user.pk]
+
+
+def save_preferences(viewer: Viewer, channels_by_event: dict[str, list[str]]) -> None:
+    allowed, user = subscribable_events(viewer), viewer.user
+    cleaned = {event: [c for c in USER_CHANNELS if c in channels_by_event.get(event, [])] for event in allowed}
+    NotificationSettings.objects.update_or_create(user=user, defaults={"channels_by_event": cleaned})
+
+
+def channels_by_user(users, event: str) -> dict[int, list[str]]:
+    """Each user's channels for ``event``, by pk: one query however many users."""
+    event = PREFERENCE_FOR.get(event, event)
+    users = list(users)
+    chosen = dict(NotificationSettings.objects.filter(user__in=users).values_list("user_id", "channels_by_event"))
+    return {
+        user.pk: [c for c in chosen[user.pk][event] if c in USER_CHANNELS]
+        if user.pk in chosen and event in chosen[user.pk]
+        else list(DEFAULT_CHANNELS.get(event, []))
+        for user in users
+    }
