@@ -51,6 +51,8 @@ __all__ = [
     "may_need_storable",
     "read_number",
     "same_json",
+    "top_level_changes",
+    "top_level_pairs",
     "scalars",
     "showable",
     "storable",
@@ -157,6 +159,23 @@ def same_json(first: Any, second: Any) -> bool:
 
 def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def top_level_pairs(original: Any, edited: Any) -> list[tuple[Any, Any, Any]]:
+    """Two versions of an item's data side by side, value by top-level value: (key, before, after) in the original's
+    key order then the added keys, ``ABSENT`` where a version has no such key; for data that are not both objects,
+    one pair under the key ""."""
+    if isinstance(original, dict) and isinstance(edited, dict):
+        keys = [*original, *(key for key in edited if key not in original)]
+        return [(key, original.get(key, ABSENT), edited.get(key, ABSENT)) for key in keys]
+    return [("", original, edited)]
+
+
+def top_level_changes(original: Any, edited: Any) -> list[tuple[Any, Any, Any]]:
+    """The ``top_level_pairs`` an edit changed (``same_json``): the one rule for what an edit changed."""
+    return [
+        (key, before, after) for key, before, after in top_level_pairs(original, edited) if not same_json(before, after)
+    ]
 
 
 def display(value: Any) -> str:
