@@ -12,10 +12,12 @@ from __future__ import annotations
 from typing import Literal
 from urllib.parse import urlencode
 
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.utils import timezone
 from ninja import Header, NinjaAPI, Query, Schema, Status
 from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.parser import Parser
 from ninja.security import HttpBearer
 
 from api import choices, idempotency, problems, ratelimit, schemas, shapes, tokens
@@ -28,7 +30,7 @@ from holds.handover import assignments, notes
 from holds.mirror import platform, runs
 from holds.models import Decision, DecisionChannel, Hold
 from holds.queue import listing
-from reviewqueue import readers
+from reviewqueue import jsonvalues, readers
 from teams import scopes
 
 NOT_YOURS = "No hold with this id is open to you."  # the same words for a hold out of scope and one that is not
@@ -44,6 +46,18 @@ class TokenAuth(HttpBearer):
             raise problems.unauthenticated(refused.message) from None
         ratelimit.check(caller.token.digest)
         return caller
+
+
+class StrictParser(Parser):
+    """Every body an operation reads, read by the one strict reader of JSON: nesting deeper than
+    ``jsonvalues.MAX_NESTING`` levels, NaN, huge numbers or NUL are a 400 before pydantic sees the body."""
+
+    def parse_body(self, request) -> dict:
+        try:
+            text = request.body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise readers.BadValue("body", "is not UTF-8 text") from None
+        return readers.json_value(text, "body", deepest=jsonvalues.MAX_NESTING)
 
 
 class ReviewQueueAPI(NinjaAPI):
@@ -68,6 +82,7 @@ api = ReviewQueueAPI(
     ),
     urls_namespace="api-v1",
     auth=TokenAuth(),
+    parser=StrictParser(),
 )
 
 ERRORS = {
@@ -78,7 +93,7 @@ ERRORS = {
     429: schemas.Problem,
     503: schemas.Problem,
 }
-WRITE_ERRORS = ERRORS | {409: schemas.Problem, 422: schemas.Problem}
+WRITE_ERRORS = ERRORS | {409: schemas.Problem, 413: schemas.Problem, 422: schemas.Problem}
 KEY = Header(
     None,
     alias=idempotency.HEADER,
@@ -113,6 +128,11 @@ def _unauthenticated(request, error: AuthenticationError):
 
 @api.exception_handler(HttpError)
 def _http_error(request, error: HttpError):
+    # django-ninja answers a body its parser refused as a 400 of its own words; the reader's are kept.
+    if isinstance(error.__cause__, readers.BadValue):
+        return _bad_value(request, error.__cause__)
+    if isinstance(error.__cause__, RequestDataTooBig):
+        return problems.of_status(413, "The body is larger than the API reads.").response(request.path)
     return problems.of_status(error.status_code, str(error)).response(request.path)
 
 
