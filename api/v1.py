@@ -37,14 +37,16 @@ NOT_YOURS = "No hold with this id is open to you."  # the same words for a hold 
 
 
 class TokenAuth(HttpBearer):
-    """The bearer token, read into a ``tokens.Caller``; past its rate, a 429."""
+    """The bearer token, read into a ``tokens.Caller``; past its person's rate, or a refused token past its address's
+    rate, a 429."""
 
     def authenticate(self, request, token: str) -> tokens.Caller:
         try:
             caller = tokens.caller_for(token)
         except tokens.Refused as refused:
+            ratelimit.check_refused(request)
             raise problems.unauthenticated(refused.message) from None
-        ratelimit.check(caller.token.digest)
+        ratelimit.check_person(caller.user.pk)
         return caller
 
 
