@@ -27,7 +27,7 @@ from audit import describe, export, queries
 from audit.models import EventKind
 from holds.deciding import decisions
 from holds.handover import assignments, notes
-from holds.mirror import platform, runs
+from holds.mirror import fresh, platform, runs
 from holds.models import Decision, DecisionChannel, Hold
 from holds.queue import listing
 from reviewqueue import jsonvalues, readers
@@ -253,15 +253,18 @@ def decide(
         None, alias="If-Match", description="The hold's etag as read: 409 if it was changed or decided since."
     ),
 ):
-    """Decide the hold: one choice per item. Goes the hold page's way: claims, edit rules, four eyes, the undo
-    window, then delivery to the platform. 201: stored, to be delivered; 202: an approval was recorded and more are
-    needed, nothing was sent."""
+    """Decide the hold: one choice per item. Goes the hold page's way: the hold read afresh from the platform (409 if
+    it was decided there), claims, edit rules, four eyes, the undo window, then delivery to the platform. 201:
+    stored, to be delivered; 202: an approval was recorded and more are needed, nothing was sent."""
     caller = _caller(request, tokens.DECIDE)
     body = payload.model_dump(mode="json")
     key = idempotency.read_key(idempotency_key)
 
     def work() -> HttpResponse:
-        hold = _hold(caller, pk, decisions.with_latest_decision(Hold.objects.prefetch_related("items")))
+        holds = decisions.with_latest_decision(Hold.objects.prefetch_related("items"))
+        hold = _hold(caller, pk, holds)
+        if fresh.refresh(hold):  # as the hold page's confirm: a hold decided or changed elsewhere is refused now
+            hold = _hold(caller, pk, holds)
         decision_shown = None
         if if_match is not None:
             if if_match.strip() != shapes.etag(hold):
