@@ -133,9 +133,12 @@ def _http_error(request, error: HttpError):
     # django-ninja answers a body its parser refused as a 400 of its own words; the reader's are kept.
     if isinstance(error.__cause__, readers.BadValue):
         return _bad_value(request, error.__cause__)
-    if isinstance(error.__cause__, RequestDataTooBig):
-        return problems.of_status(413, "The body is larger than the API reads.").response(request.path)
     return problems.of_status(error.status_code, str(error)).response(request.path)
+
+
+@api.exception_handler(RequestDataTooBig)
+def _too_large(request, error: RequestDataTooBig):
+    return problems.of_status(413, "The body is larger than the API reads.").response(request.path)
 
 
 @api.exception_handler(Http404)

@@ -4,6 +4,7 @@ decision nested deeper than the API shows is answered with its deeper part repla
 import json
 
 import pytest
+from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 
@@ -63,6 +64,14 @@ def test_every_body_the_api_reads_stops_at_the_same_depth(client, samples, alice
     assert kept.status_code == 201
     assert refused.status_code == assigned.status_code == 400
     assert refused.json()["errors"][0]["field"] == assigned.json()["errors"][0]["field"] == "body"
+
+
+def test_a_body_past_the_upload_limit_is_a_413_problem(client, samples, alice):
+    body = {"text": "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)}
+
+    answer = post(client, token_of(alice), f"/api/v1/holds/{samples['h_12'].pk}/notes", body)
+
+    assert answer.status_code == 413 and answer["Content-Type"] == PROBLEM
 
 
 def test_a_run_whose_input_nests_300_levels_is_shown_cut_with_a_marker_on_the_api_and_the_page(
