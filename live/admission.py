@@ -51,16 +51,12 @@ class Place:
 
     async def renew(self) -> None:
         lapse = time.time() + _lapse_seconds()
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for key in self.keys:
-                pipe.zadd(key, {self.name: lapse}, xx=True)
-            await pipe.execute()
+        for key in self.keys:
+            await self.redis.zadd(key, {self.name: lapse}, xx=True)
 
     async def leave(self) -> None:
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for key in self.keys:
-                pipe.zrem(key, self.name)
-            await pipe.execute()
+        for key in self.keys:
+            await self.redis.zrem(key, self.name)
 
 
 def _lapse_seconds() -> float:
