@@ -8,8 +8,8 @@ needs; its scopes narrow it further (``SCOPES``): ``read`` lists and reads holds
 decides, undoes, assigns and writes notes, ``audit`` reads the audit trail.
 
 A person holds at most ``MAX_LIVE`` live tokens (neither revoked nor expired): a token past that is
-refused (``TooMany``), so that the API's rate (``api.ratelimit``, per person) and the audit's trail
-of who holds which token stay within bounds.
+refused (``TooMany``), and one no longer used is revoked first. Their requests count together
+against the API's rate (``api.ratelimit``), whichever token sends them.
 
 Creating, revoking and the first use of a token are audited (``token_created``, ``token_revoked``,
 ``token_first_used``); later uses only move ``last_used_at`` on, at most once a minute.
