@@ -16,7 +16,7 @@ from django.conf import settings
 from django.core.cache import cache
 
 from api import problems
-from reviewqueue import signin
+from reviewqueue import forwarded
 
 logger = logging.getLogger(__name__)
 WINDOW_SECONDS = 60
@@ -28,9 +28,9 @@ def check_person(user_pk: int, now: float | None = None) -> None:
 
 
 def check_refused(request, now: float | None = None) -> None:
-    """Count one request whose token was refused, against the client's address (``signin.client_ip``); a 429
+    """Count one request whose token was refused, against the client's address (``forwarded.client_ip``); a 429
     ``Problem`` past the rate."""
-    address = signin.client_ip(request) or "unknown"
+    address = forwarded.client_ip(request) or "unknown"
     _count(f"address:{address}", "This address may send {rate} requests a minute with a token that is refused", now)
 
 
