@@ -1,4 +1,8 @@
-"""The API's answers built from the models, as plain dicts of ``api.schemas``' shapes."""
+"""The API's answers built from the models, as plain dicts of ``api.schemas``' shapes.
+
+Agent JSON (item data, the run, an edit's data, an audit payload) is shown ``nested_within`` the API's depth: a
+stored value of any depth is answered, its deeper part replaced by a marker.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from holds.handover import assignments, notes
 from holds.models import Decision, Hold
 from holds.queue import display
 from people import naming
+from reviewqueue.jsonvalues import nested_within
 from reviewqueue.viewer import Viewer
 
 
@@ -86,9 +91,11 @@ def detail(hold: Hold, viewer: Viewer, now: datetime, run: dict | None, run_erro
         "intent": hold.intent,
         "details": hold.details,
         "actions": [action for action in hold.actions if isinstance(action, str)],
-        "items": [{"id": item.item_id, "title": item.title, "data": item.data} for item in hold.items.all()],
+        "items": [
+            {"id": item.item_id, "title": item.title, "data": nested_within(item.data)} for item in hold.items.all()
+        ],
         "files": [_file(file) for file in hold.files if isinstance(file, dict)],
-        "run": run if isinstance(run, dict) else None,
+        "run": nested_within(run) if isinstance(run, dict) else None,
         "run_error": run_error,
         "closed_reason": closed,
         "standing": {
@@ -134,7 +141,7 @@ def decision_shape(decision: Decision) -> dict:
         "attempts": decision.attempts,
         "finished_at": decision.finished_at,
         "items": [
-            {"id": item.item_id, "action": item.action, "data": item.data, "comment": item.comment}
+            {"id": item.item_id, "action": item.action, "data": nested_within(item.data), "comment": item.comment}
             for item in decision.items.all()
         ],
         "url": decision_url(decision.pk),
@@ -181,6 +188,6 @@ def audit_event(event, names: dict[str, str]) -> dict:
         "outcome": event.outcome,
         "summary": describe.summary(event, names),
         "channel": payloads.channel_of(event.payload or {}),
-        "payload": event.payload if isinstance(event.payload, dict) else {},
+        "payload": nested_within(event.payload) if isinstance(event.payload, dict) else {},
         "hash": event.hash,
     }

@@ -7,6 +7,10 @@ deactivated user's tokens stop at once, and so does one whose user lost the role
 needs; its scopes narrow it further (``SCOPES``): ``read`` lists and reads holds, ``decide``
 decides, undoes, assigns and writes notes, ``audit`` reads the audit trail.
 
+A person holds at most ``MAX_LIVE`` live tokens (neither revoked nor expired): a token past that is
+refused (``TooMany``), and one no longer used is revoked first. Their requests count together
+against the API's rate (``api.ratelimit``), whichever token sends them.
+
 Creating, revoking and the first use of a token are audited (``token_created``, ``token_revoked``,
 ``token_first_used``); later uses only move ``last_used_at`` on, at most once a minute.
 """
@@ -18,6 +22,7 @@ import hashlib
 import secrets
 from datetime import datetime, timedelta
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
@@ -40,11 +45,20 @@ SCOPES = {
 DEFAULT_DAYS = 90
 MAX_DAYS = 366
 MAX_NAME = 100
+MAX_LIVE = 10  # live tokens a person may hold at once
 LAST_USED_EVERY = timedelta(minutes=1)  # how stale ``last_used_at`` may be: no write on every request
 
 
 class Refused(Exception):
     """The token cannot be used; ``message`` says why, for the caller (401)."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class TooMany(Exception):
+    """The person holds ``MAX_LIVE`` live tokens already; ``message`` says what to do."""
 
     def __init__(self, message: str):
         super().__init__(message)
@@ -103,10 +117,17 @@ def offered_scopes(viewer: Viewer) -> list[str]:
 
 def create(user, name: str, scopes: list[str], days: int, by=None, now: datetime | None = None) -> tuple[ApiToken, str]:
     """A new token of ``user``, made by ``by`` (None: the ``createtoken`` command); returns it and its secret, which
-    nothing keeps."""
+    nothing keeps. ``TooMany`` when ``user`` holds ``MAX_LIVE`` live tokens already."""
     now = now or timezone.now()
     secret = PREFIX + secrets.token_urlsafe(SECRET_BYTES)
     with transaction.atomic():
+        # The person's row locked: two tokens made at once are counted one after the other.
+        get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+        if live(user, now).count() >= MAX_LIVE:
+            raise TooMany(
+                f"{user.get_username()} holds {MAX_LIVE} live tokens, the most a person may hold: "
+                "revoke one that is no longer used, then make the new one."
+            )
         token = ApiToken.objects.create(
             user=user,
             name=name,
@@ -166,6 +187,11 @@ def by_secret(secret: str) -> ApiToken | None:
 def of_user(user):
     """A person's tokens, newest first: what the API tokens page lists."""
     return ApiToken.objects.filter(user=user).order_by("-created_at", "-pk")
+
+
+def live(user, now: datetime | None = None):
+    """A person's tokens that still work: neither revoked nor expired."""
+    return ApiToken.objects.filter(user=user, revoked_at__isnull=True, expires_at__gt=now or timezone.now())
 
 
 def state(token: ApiToken, now: datetime | None = None) -> str:

@@ -12,10 +12,12 @@ from __future__ import annotations
 from typing import Literal
 from urllib.parse import urlencode
 
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.utils import timezone
 from ninja import Header, NinjaAPI, Query, Schema, Status
 from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.parser import Parser
 from ninja.security import HttpBearer
 
 from api import choices, idempotency, problems, ratelimit, schemas, shapes, tokens
@@ -25,25 +27,39 @@ from audit import describe, export, queries
 from audit.models import EventKind
 from holds.deciding import decisions
 from holds.handover import assignments, notes
-from holds.mirror import platform, runs
+from holds.mirror import fresh, platform, runs
 from holds.models import Decision, DecisionChannel, Hold
 from holds.queue import listing
-from reviewqueue import readers
+from reviewqueue import jsonvalues, readers
 from teams import scopes
 
 NOT_YOURS = "No hold with this id is open to you."  # the same words for a hold out of scope and one that is not
 
 
 class TokenAuth(HttpBearer):
-    """The bearer token, read into a ``tokens.Caller``; past its rate, a 429."""
+    """The bearer token, read into a ``tokens.Caller``; past its person's rate, or a refused token past its address's
+    rate, a 429."""
 
     def authenticate(self, request, token: str) -> tokens.Caller:
         try:
             caller = tokens.caller_for(token)
         except tokens.Refused as refused:
+            ratelimit.check_refused(request)
             raise problems.unauthenticated(refused.message) from None
-        ratelimit.check(caller.token.digest)
+        ratelimit.check_person(caller.user.pk)
         return caller
+
+
+class StrictParser(Parser):
+    """Every body an operation reads, read by the one strict reader of JSON: nesting deeper than
+    ``jsonvalues.MAX_NESTING`` levels, NaN, huge numbers or NUL are a 400 before pydantic sees the body."""
+
+    def parse_body(self, request) -> dict:
+        try:
+            text = request.body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise readers.BadValue("body", "is not UTF-8 text") from None
+        return readers.json_value(text, "body", deepest=jsonvalues.MAX_NESTING)
 
 
 class ReviewQueueAPI(NinjaAPI):
@@ -68,6 +84,7 @@ api = ReviewQueueAPI(
     ),
     urls_namespace="api-v1",
     auth=TokenAuth(),
+    parser=StrictParser(),
 )
 
 ERRORS = {
@@ -78,7 +95,7 @@ ERRORS = {
     429: schemas.Problem,
     503: schemas.Problem,
 }
-WRITE_ERRORS = ERRORS | {409: schemas.Problem, 422: schemas.Problem}
+WRITE_ERRORS = ERRORS | {409: schemas.Problem, 413: schemas.Problem, 422: schemas.Problem}
 KEY = Header(
     None,
     alias=idempotency.HEADER,
@@ -113,7 +130,15 @@ def _unauthenticated(request, error: AuthenticationError):
 
 @api.exception_handler(HttpError)
 def _http_error(request, error: HttpError):
+    # django-ninja answers a body its parser refused as a 400 of its own words; the reader's are kept.
+    if isinstance(error.__cause__, readers.BadValue):
+        return _bad_value(request, error.__cause__)
     return problems.of_status(error.status_code, str(error)).response(request.path)
+
+
+@api.exception_handler(RequestDataTooBig)
+def _too_large(request, error: RequestDataTooBig):
+    return problems.of_status(413, "The body is larger than the API reads.").response(request.path)
 
 
 @api.exception_handler(Http404)
@@ -231,15 +256,18 @@ def decide(
         None, alias="If-Match", description="The hold's etag as read: 409 if it was changed or decided since."
     ),
 ):
-    """Decide the hold: one choice per item. Goes the hold page's way: claims, edit rules, four eyes, the undo
-    window, then delivery to the platform. 201: stored, to be delivered; 202: an approval was recorded and more are
-    needed, nothing was sent."""
+    """Decide the hold: one choice per item. Goes the hold page's way: the hold read afresh from the platform (409 if
+    it was decided there), claims, edit rules, four eyes, the undo window, then delivery to the platform. 201:
+    stored, to be delivered; 202: an approval was recorded and more are needed, nothing was sent."""
     caller = _caller(request, tokens.DECIDE)
     body = payload.model_dump(mode="json")
     key = idempotency.read_key(idempotency_key)
 
     def work() -> HttpResponse:
-        hold = _hold(caller, pk, decisions.with_latest_decision(Hold.objects.prefetch_related("items")))
+        holds = decisions.with_latest_decision(Hold.objects.prefetch_related("items"))
+        hold = _hold(caller, pk, holds)
+        if fresh.refresh(hold):  # as the hold page's confirm: a hold decided or changed elsewhere is refused now
+            hold = _hold(caller, pk, holds)
         decision_shown = None
         if if_match is not None:
             if if_match.strip() != shapes.etag(hold):

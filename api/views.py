@@ -25,11 +25,12 @@ def tokens_page(request):
         return redirect("api-tokens")
     if request.method == "POST":
         name, scopes, days = _read_form(request.POST, offered, errors)
-        if errors:
-            status = 400
-        else:
-            created = tokens.create(request.user, name, scopes, days, by=request.user)
-            status = 201
+        if not errors:
+            try:
+                created = tokens.create(request.user, name, scopes, days, by=request.user)
+            except tokens.TooMany as refused:
+                errors["tokens"] = refused.message
+        status = 400 if errors else 201
     context = {
         "tokens": [(token, tokens.state(token)) for token in tokens.of_user(request.user)],
         "offered": [(scope, tokens.SCOPES[scope]) for scope in offered],

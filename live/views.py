@@ -27,10 +27,13 @@ async def stream(request):
     if admission.process_full():
         return _refused("This server streams to as many pages as it may: this page polls instead.")
     hub = streams.hub()
-    place = admission.place_for(hub.redis, request.session.session_key or "")
+    place = admission.place_for(hub.redis, request.session.session_key or "", viewer.user.pk)
     try:
-        if not await place.take():
+        taken = await place.take()
+        if taken == admission.SESSION_FULL:
             return _refused("This session has as many live pages open as it may: this one polls instead.")
+        if taken == admission.PERSON_FULL:
+            return _refused("You have as many live pages open as a person may, in all your sessions: this one polls.")
         listener = await hub.attach()
     except (streams.Unavailable, OSError, RedisError):
         return HttpResponse("Live updates are unavailable: this page polls.", status=503, content_type="text/plain")

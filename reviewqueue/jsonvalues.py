@@ -29,6 +29,8 @@ from reviewqueue.readers import UNSTORABLE
 
 __all__ = [
     "ABSENT",
+    "MAX_NESTING",
+    "TOO_DEEP",
     "UNSTORABLE",
     "Amount",
     "Carried",
@@ -49,6 +51,7 @@ __all__ = [
     "grouped",
     "grouped_number",
     "may_need_storable",
+    "nested_within",
     "read_number",
     "same_json",
     "top_level_changes",
@@ -59,6 +62,10 @@ __all__ = [
 ]
 
 EXACT_FLOAT_LIMIT = 1e16
+# Arrays and objects one inside another: the most the API reads in a body, and shows of agent JSON. Deeper
+# nesting is no tool call's arguments; serializers and recursive walks cannot take any depth (pydantic stops at 255).
+MAX_NESTING = 32
+TOO_DEEP = f"(nested more than {MAX_NESTING} levels deep: not shown)"  # what stands for the deeper part
 SURROGATE = re.compile(r"[\ud800-\udfff]")
 # A number as agents write one, once its digits are ASCII (see ``read_number``): a sign, a currency
 # sign or code before or after, digits with points and commas, an exponent. A code is in capitals,
@@ -118,6 +125,25 @@ def storable(value):
                 Decimal(repr(value))
             )  # the number JSON writes (1e+308), as jsonb reads it: not the float's binary value
     return value
+
+
+def nested_within(value: Any) -> Any:
+    """``value`` as it is shown: each array or object nested more than ``MAX_NESTING`` levels replaced by the marker
+    ``TOO_DEEP`` (``value`` itself, uncopied, when it nests no deeper)."""
+    if not readers.nested_deeper_than(value, MAX_NESTING):
+        return value
+    return _cut_below(value, MAX_NESTING)
+
+
+def _cut_below(value: Any, levels: int) -> Any:
+    # Recursion no deeper than MAX_NESTING: the value's deeper containers are never entered.
+    if not isinstance(value, dict | list):
+        return value
+    if levels == 0:
+        return TOO_DEEP
+    if isinstance(value, dict):
+        return {key: _cut_below(nested, levels - 1) for key, nested in value.items()}
+    return [_cut_below(nested, levels - 1) for nested in value]
 
 
 def may_need_storable(json_text: str) -> bool:

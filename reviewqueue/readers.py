@@ -252,11 +252,12 @@ def cursor(
     return read
 
 
-def json_value(value: str, name: str) -> Any:
+def json_value(value: str, name: str, deepest: int | None = None) -> Any:
     """JSON text whose every value PostgreSQL's jsonb can store, and Python can read back.
 
     Refused: NaN and Infinity (not JSON), numbers out of a double's range or with too many
-    digits, and strings holding NUL or unpaired surrogates (\\u0000, \\ud800).
+    digits, strings holding NUL or unpaired surrogates (\\u0000, \\ud800) and, with ``deepest``,
+    arrays and objects nested more than ``deepest`` levels.
     """
     try:
         parsed = json.loads(
@@ -269,8 +270,27 @@ def json_value(value: str, name: str) -> Any:
         raise BadValue(name, f"line {problem.lineno} column {problem.colno}: {problem.msg}") from None
     except RecursionError:
         raise BadValue(name, "the JSON is nested too deeply") from None
+    if deepest is not None and nested_deeper_than(parsed, deepest):
+        raise BadValue(name, f"the JSON nests arrays and objects more than {deepest} levels deep")
     _check_strings(parsed, name)
     return parsed
+
+
+def nested_deeper_than(value: Any, limit: int) -> bool:
+    """Whether arrays and objects nest more than ``limit`` levels (an object of scalars is one level); walked level by
+    level, as recursion could run out."""
+    level, depth = ([value] if isinstance(value, dict | list) else []), 1
+    while level:
+        if depth > limit:
+            return True
+        level = [
+            child
+            for container in level
+            for child in (container.values() if isinstance(container, dict) else container)
+            if isinstance(child, (dict, list))
+        ]
+        depth += 1
+    return False
 
 
 def _check_strings(value: Any, name: str) -> None:

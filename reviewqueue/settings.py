@@ -429,4 +429,6 @@ LIVE_STREAM_SECONDS = env.seconds("LIVE_STREAM_SECONDS", 300.0)
 # Beyond these a page polls: a browser opens at most six HTTP/1.1 connections to a site, so four tabs' streams leave
 # two for their pages' requests.
 LIVE_STREAMS_PER_SESSION = env.integer("LIVE_STREAMS_PER_SESSION", 4, minimum=1)
+# A person's sessions together: one person's many sessions cannot take every place a process has.
+LIVE_STREAMS_PER_PERSON = env.integer("LIVE_STREAMS_PER_PERSON", 8, minimum=1)
 LIVE_STREAMS_PER_PROCESS = env.integer("LIVE_STREAMS_PER_PROCESS", 2000, minimum=1)

@@ -8,8 +8,9 @@
   ``SLACK_REQUIRE_VERIFIED_LINKS`` is on); a first press, or one through a link never proven, gets, as an
   ephemeral answer, a connect link bound to this press, saying which.
 - Their account must be a reviewer's, the hold in their team scopes (else it answers as for a hold that does not
-  exist), open, unexpired, unchanged since the message (``action_links.opened``), and four eyes must let them give
-  this approval (``link_standing.link_standing``), all checked again with the hold's row locked.
+  exist), open (read afresh from the platform first, as the hold page's confirm reads it: ``fresh.refresh``),
+  unexpired, unchanged since the message (``action_links.opened``), and four eyes must let them give this approval
+  (``link_standing.link_standing``), all checked again with the hold's row locked.
 - Reject asks for an optional reason in a modal (``views.open``) where a bot token allows one; without one it rejects
   with no comment.
 - The decision goes through ``decisions.submit`` with the channel ``slack``: claims, four eyes, the undo window,
@@ -36,6 +37,7 @@ from approvals import approving, link_standing
 from approvals.models import Approval
 from holds.deciding import decisions, review
 from holds.links import action_links
+from holds.mirror import fresh
 from holds.models import DecisionChannel, DecisionItem, Hold
 from notifications import slack_api
 from notifications.webhook_formats import slack_escaped
@@ -95,6 +97,8 @@ def _handled(press: Press, now: datetime, user) -> tuple[str, dict | str]:
 
 def _decide(press: Press, link: action_links.Link, viewer, now: datetime) -> tuple[str, dict | str]:
     user = viewer.user
+    if (unlocked := Hold.objects.filter(pk=link.hold_pk).first()) is not None:
+        fresh.refresh(unlocked)  # as the hold page's confirm, before the row is locked: decided elsewhere is refused
     try:
         with transaction.atomic():
             if not Hold.objects.select_for_update().filter(pk=link.hold_pk).exists():

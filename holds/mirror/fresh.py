@@ -1,4 +1,5 @@
-"""A fresh read of one hold where it matters: as a reviewer opens its page, and before their decision is stored.
+"""A fresh read of one hold where it matters: as a reviewer opens its page, and before their decision is stored,
+whatever the channel (the page's confirm, the API, a Slack press).
 
 The mirror learns of a hold decided, cancelled or changed elsewhere only when the
 reconciling walk reaches it (``sync.keep_up``), minutes later. A mirror older than

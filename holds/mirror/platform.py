@@ -25,7 +25,7 @@ from urllib.parse import quote
 import httpx
 from django.conf import settings
 
-from reviewqueue import tls
+from reviewqueue import readers, tls
 
 logger = logging.getLogger(__name__)
 
@@ -222,7 +222,7 @@ def parse_hold(payload: Any) -> Hold:
     if not isinstance(hold_id, str) or not hold_id:
         raise MalformedHold(f"hold_id is {_kind(hold_id)}, not an id")
     _addressable("hold_id", hold_id)
-    if _nested_deeper_than(payload, MAX_NESTING):
+    if readers.nested_deeper_than(payload, MAX_NESTING):
         raise MalformedHold(f"the hold nests arrays and objects more than {MAX_NESTING} levels deep")
     items = _list(payload, "items")
     if not all(isinstance(item, dict) for item in items):
@@ -358,22 +358,6 @@ def _time_or_none(value: Any) -> datetime | None:
 def _size(value: Any) -> int | None:
     """A file's size in bytes; None (unknown) for anything else, as the size only informs the reviewer."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def _nested_deeper_than(value: Any, limit: int) -> bool:
-    """Whether arrays and objects nest more than ``limit`` levels; walked level by level, as recursion could run out."""
-    level, depth = [value], 1
-    while level:
-        if depth > limit:
-            return True
-        level = [
-            child
-            for container in level
-            for child in (container.values() if isinstance(container, dict) else container)
-            if isinstance(child, (dict, list))
-        ]
-        depth += 1
-    return False
 
 
 def _shown(value: Any) -> str:

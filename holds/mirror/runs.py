@@ -6,7 +6,7 @@ from django.utils import timezone
 
 from holds.mirror import platform
 from holds.models import Hold
-from reviewqueue.jsonvalues import storable
+from reviewqueue.jsonvalues import nested_within, storable
 
 FRESH_FOR = timedelta(seconds=60)
 
@@ -25,7 +25,9 @@ def run_context(hold: Hold, client: platform.PlatformClient) -> tuple[dict | Non
         run = client.get_run(hold.env, hold.run_id)
     except platform.PlatformError as error:
         return hold.run_snapshot, str(error)
-    snapshot = storable(run.raw)  # agent text: PostgreSQL refuses a NUL in JSON
+    # Agent text: PostgreSQL refuses a NUL in JSON. The run is only shown, so it is kept as shown, nested within the
+    # depth any page or answer shows, however deep the platform's JSON (storable's walk would run out first).
+    snapshot = storable(nested_within(run.raw))
     Hold.objects.filter(pk=hold.pk).update(run_snapshot=snapshot, run_fetched_at=now)
     return snapshot, ""
 

@@ -7,10 +7,12 @@ from datetime import timedelta
 
 import pytest
 import time_machine
-from django.core.management import call_command
+from django.core.cache import cache
+from django.core.management import CommandError, call_command
 from django.test import Client
 
 from api import tasks as api_tasks
+from api import tokens
 from api.models import ApiToken
 from audit.models import AuditEvent
 from holds.deciding import decisions
@@ -203,13 +205,64 @@ def test_session_cookies_are_not_read_and_the_tokens_page_still_checks_csrf(alic
     assert not ApiToken.objects.exists()
 
 
-def test_past_its_rate_a_token_gets_429_with_retry_after(client, alice, settings):
-    settings.API_RATE_PER_MINUTE = 3
-    secret = token_of(alice)
-    answers = [client.get("/api/v1/holds", **bearer(secret)) for _ in range(4)]
+@pytest.fixture
+def uncounted():
+    """No request counted yet this minute: the counts live in Redis, beyond the test's transaction."""
+    cache.clear()
 
-    assert [answer.status_code for answer in answers[:3]] == [200, 200, 200]
-    assert answers[3].status_code == 429 and 1 <= int(answers[3]["Retry-After"]) <= 60
+
+@pytest.mark.usefixtures("uncounted")
+def test_the_rate_counts_a_persons_requests_across_all_their_tokens(client, alice, bob, settings):
+    settings.API_RATE_PER_MINUTE = 3
+    laptop, bot, spare = (token_of(alice, name=name) for name in ("laptop", "bot", "spare"))
+    answers = [client.get("/api/v1/holds", **bearer(secret)) for secret in (laptop, bot, spare, laptop, spare)]
+    bobs = client.get("/api/v1/holds", **bearer(token_of(bob)))
+
+    assert [answer.status_code for answer in answers] == [200, 200, 200, 429, 429]
+    assert 1 <= int(answers[3]["Retry-After"]) <= 60 and answers[3]["Content-Type"] == PROBLEM
+    assert "Your tokens together may make 3 requests a minute" in answers[4].json()["detail"]
+    assert bobs.status_code == 200
+
+
+def test_a_person_holds_at_most_ten_live_tokens_on_the_page_and_the_command(client, alice):
+    client.force_login(alice)
+    made = [token_of(alice, name=f"script {number}") for number in range(tokens.MAX_LIVE - 1)]
+    tenth = client.post("/preferences/api-tokens", {"name": "tenth", "scopes": ["read"]})
+    eleventh = client.post("/preferences/api-tokens", {"name": "eleventh", "scopes": ["read"]})
+    with pytest.raises(CommandError, match="holds 10 live tokens"):
+        call_command("createtoken", "alice", "--name", "twelfth", stdout=io.StringIO())
+    tokens.revoke(tokens.by_secret(made[0]))
+    after_a_revoke = client.post("/preferences/api-tokens", {"name": "again", "scopes": ["read"]})
+
+    assert tenth.status_code == 201
+    assert eleventh.status_code == 400 and eleventh.context["created"] is None
+    assert "holds 10 live tokens, the most a person may hold" in eleventh.content.decode()
+    assert after_a_revoke.status_code == 201
+    assert tokens.live(alice).count() == tokens.MAX_LIVE
+    assert not ApiToken.objects.filter(name__in=["eleventh", "twelfth"]).exists()
+
+
+def test_an_expired_token_no_longer_counts_against_the_ten(alice):
+    for number in range(tokens.MAX_LIVE):
+        tokens.create(alice, f"old {number}", ["read"], days=1)
+
+    with time_machine.travel(timedelta(days=1, seconds=1)):
+        made, _ = tokens.create(alice, "new", ["read"], days=1)
+
+    assert made.name == "new"
+
+
+@pytest.mark.usefixtures("uncounted")
+def test_refused_tokens_are_limited_per_client_address(client, alice, settings):
+    settings.API_RATE_PER_MINUTE = 3
+    guesses = [client.get("/api/v1/holds", **bearer(f"rq_guess{number}")) for number in range(4)]
+    elsewhere = client.get("/api/v1/holds", REMOTE_ADDR="198.51.100.9", **bearer("rq_guess9"))
+    alices = client.get("/api/v1/holds", **bearer(token_of(alice)))
+
+    assert [answer.status_code for answer in guesses] == [401, 401, 401, 429]
+    assert "refused" in guesses[3].json()["detail"] and int(guesses[3]["Retry-After"]) >= 1
+    assert elsewhere.status_code == 401
+    assert alices.status_code == 200
 
 
 def test_bad_input_is_a_problem_document_with_field_errors(client, samples, alice):

@@ -1,6 +1,8 @@
-"""Opening a hold, and confirming a decision, read the hold from the platform when the mirror is a few seconds old:
-a hold decided elsewhere shows as decided the moment a reviewer opens it, before any sync knows."""
+"""Opening a hold, and confirming a decision on its page, through the API or by a Slack press, read the hold from the
+platform when the mirror is a few seconds old: a hold decided elsewhere shows as decided the moment a reviewer opens
+it, and a decision sent for it is refused at once, before any sync knows."""
 
+import json
 import time
 from datetime import timedelta
 
@@ -9,8 +11,13 @@ from django.urls import reverse
 from django.utils import timezone
 
 from audit.models import EventKind
+from holds.links import action_links
 from holds.mirror import fresh
-from holds.models import Decision, Hold
+from holds.models import Decision, DecisionChannel, Hold
+from slackapp import payloads, pressing
+from tests.helpers.api import approve_every_item, bearer, token_of
+from tests.helpers.approvals_setup import decision_posts
+from tests.helpers.fake_slack import button_press, linked
 from tests.helpers.forms import fields_of
 from tests.helpers.reviewing import review_form
 
@@ -93,3 +100,45 @@ def test_confirming_a_decision_on_a_hold_decided_elsewhere_stores_nothing_and_sa
     assert sent.status_code == 409
     assert "decided by carol@example.com" in sent.content.decode()
     assert not Decision.objects.filter(hold=hold).exists()
+
+
+def reject_on_the_platform(platform_state, hold: Hold, by: str) -> None:
+    """Someone rejects the hold in another tool: the platform has it decided, the mirror does not know yet."""
+    body = {"items": [{"id": item.item_id, "action": "reject"} for item in hold.items.all()], "decided_by": by}
+    assert platform_state.decide("default", hold.hold_id, body, "elsewhere")[0] == 200
+    age_the_mirror(hold)
+
+
+def test_an_api_approval_of_a_hold_rejected_on_the_platform_is_a_409_at_once_and_stores_nothing(
+    client, samples, alice, platform_state
+):
+    hold = samples["h_12"]
+    reject_on_the_platform(platform_state, hold, "carol@example.com")
+
+    answer = client.post(
+        f"/api/v1/holds/{hold.pk}/decision",
+        json.dumps(approve_every_item(hold)),
+        content_type="application/json",
+        **bearer(token_of(alice)),
+    )
+
+    assert answer.status_code == 409 and answer["Content-Type"] == "application/problem+json"
+    assert "decided by carol@example.com" in answer.json()["detail"]
+    assert not Decision.objects.exists() and decision_posts(platform_state) == []
+    assert Hold.objects.get(pk=hold.pk).status == "decided"
+
+
+def test_a_slack_press_on_a_hold_rejected_on_the_platform_answers_already_decided_and_stores_nothing(
+    samples, alice, platform_state, slack_app
+):
+    hold = samples["h_12"]
+    linked(alice, "U0ALICE")
+    value = action_links.make(hold, "approve", channel=DecisionChannel.SLACK)
+    press = payloads.read(json.dumps(button_press(value, "approve", slack_app.response_url())))
+    reject_on_the_platform(platform_state, hold, "carol@example.com")
+
+    answer = pressing.handle(press)
+
+    assert "This hold was decided by carol@example.com" in answer and "Nothing was sent" in answer
+    assert slack_app.texts(press.response_url)[0] == answer
+    assert not Decision.objects.exists() and decision_posts(platform_state) == []

@@ -177,6 +177,24 @@ def wait_for_status(open_stream, user, cookies, tries=20):
     return status
 
 
+def test_one_persons_many_sessions_cannot_take_every_place_and_past_their_cap_a_page_polls(
+    open_stream, settings, alice, bob
+):
+    settings.LIVE_STREAMS_PER_SESSION, settings.LIVE_STREAMS_PER_PERSON, settings.LIVE_STREAMS_PER_PROCESS = 2, 3, 4
+    laptop = open_stream(alice)
+    opened = [laptop, open_stream(alice, cookies=laptop.cookies), open_stream(alice)]
+
+    refused = [open_stream(alice), open_stream(alice)]  # two more sessions of hers, each with a place to spare
+    bobs = open_stream(bob)
+
+    assert [stream.status for stream in opened] == [200, 200, 200]
+    assert [stream.status for stream in refused] == [429, 429]
+    assert all(stream.headers["content-type"].startswith("text/plain") for stream in refused)
+    assert bobs.status == 200
+    opened[2].close()
+    assert wait_for_status(open_stream, alice, refused[0].cookies) == 200  # her place was given back
+
+
 def test_beyond_the_streams_a_process_may_serve_the_page_is_refused(open_stream, settings, alice, bob):
     settings.LIVE_STREAMS_PER_PROCESS = 1
     assert open_stream(alice).status == 200

@@ -36,6 +36,8 @@ class Command(BaseCommand):
             )
         except readers.BadValue as bad:
             raise CommandError(str(bad)) from None
+        except tokens.TooMany as refused:
+            raise CommandError(refused.message) from None
         self.stdout.write(
             f"created the token “{token.name}” of {username}: {', '.join(token.scopes)}, "
             f"expires {token.expires_at:%Y-%m-%d %H:%M} UTC"
