@@ -10,7 +10,9 @@ from django.utils.formats import date_format
 from approvals.models import Approval
 from holds.models import DecisionItem
 from people import naming
-from reviewqueue.jsonvalues import ABSENT, display, grouped, top_level_changes
+from reviewqueue.agent_json import ABSENT, top_level_changes
+from reviewqueue.agent_numbers import grouped
+from reviewqueue.showing import display
 
 
 def approval_words(approval: Approval) -> str:
@@ -32,7 +34,7 @@ def approval_words(approval: Approval) -> str:
 
 
 def _changes(original, edited) -> list[tuple[str, str]]:
-    """Each changed top-level value of an item's data (``jsonvalues.top_level_changes``), as (key, "before → after");
+    """Each changed top-level value of an item's data (``agent_json.top_level_changes``), as (key, "before → after");
     data that are not objects under the key "value"."""
     return [
         (str(key) if key != "" else "value", f"{_shown(before)} → {_shown(after)}")

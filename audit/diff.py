@@ -10,7 +10,8 @@ from __future__ import annotations
 import dataclasses
 
 from holds.models import DecisionItem
-from reviewqueue.jsonvalues import display, same_json, top_level_pairs
+from reviewqueue.agent_json import same_json, top_level_pairs
+from reviewqueue.showing import display
 
 
 @dataclasses.dataclass(frozen=True)

@@ -15,7 +15,8 @@ from typing import Any
 
 from holds.deciding import rules
 from reviewqueue import readers
-from reviewqueue.jsonvalues import display, escape_surrogates, showable, top_level_changes
+from reviewqueue.agent_json import top_level_changes
+from reviewqueue.showing import display, escape_surrogates, showable
 
 DECIMAL = re.compile(r"-?[0-9]+\.[0-9]+")
 SAFE_PREFIX = re.compile(r"[A-Za-z0-9_-]+")
@@ -278,7 +279,7 @@ PARSERS: dict[FieldKind, Callable[[Field, str], Any]] = {
 
 
 def changes(original: Any, edited: Any) -> list[Change]:
-    """The top-level values an edit changed (``jsonvalues.top_level_changes``)."""
+    """The top-level values an edit changed (``agent_json.top_level_changes``)."""
     return [Change(key, before, after) for key, before, after in top_level_changes(original, edited)]
 
 

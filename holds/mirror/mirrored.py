@@ -16,7 +16,8 @@ from typing import NamedTuple
 from audit.models import AuditEvent
 from holds.mirror import amounts, platform
 from holds.models import Hold, HoldItem
-from reviewqueue.jsonvalues import UNSTORABLE, may_need_storable, scalars, storable
+from reviewqueue.agent_json import may_need_storable, scalars, storable
+from reviewqueue.readers import UNSTORABLE
 
 # The longest id kept in an indexed column: a PostgreSQL btree entry holds at most
 # 2,704 bytes, and 500 characters take at most 2,000 in UTF-8 (with the env beside it).
@@ -62,7 +63,7 @@ class Listed(NamedTuple):
 
 
 def prepared(remote: platform.Hold) -> Listed:
-    """The hold made storable (``jsonvalues.storable``), its payload's canonical JSON and digest.
+    """The hold made storable (``agent_json.storable``), its payload's canonical JSON and digest.
 
     One JSON dump serves the check, the digest and the payload column of the usual
     hold, which holds nothing to change.

@@ -9,7 +9,7 @@ trail's come from ``audit.events.copying``, chain included). Changed holds are
 few and are updated through the ORM.
 
 One bad hold stops no other. Text the database cannot hold is made storable
-(``jsonvalues.storable``); a hold that breaks the contract (``platform.UnreadableHold``)
+(``agent_json.storable``); a hold that breaks the contract (``platform.UnreadableHold``)
 or that no column here can hold as it is, such as an id too long to index, goes
 to quarantine (``QuarantinedHold``) instead, checked in Python before the bulk
 write. Should the database still refuse a batch, its holds are written one by
@@ -29,7 +29,8 @@ from holds import lifecycle
 from holds.mirror import mirrored, platform
 from holds.models import Hold, QuarantinedHold
 from holds.queue import filter_values as queue_filter_values
-from reviewqueue.jsonvalues import storable
+from reviewqueue.agent_json import storable
+from reviewqueue.showing import shortened
 
 logger = logging.getLogger(__name__)
 
@@ -163,7 +164,7 @@ def quarantine(env: str, unreadable: list[platform.UnreadableHold], whole_listin
     new = []
     for key, hold in entries.items():
         row = known.get(key) or QuarantinedHold(env=env, key=key, first_seen_at=now, times_seen=0)
-        row.hold_id = storable(_shortened(hold.hold_id))
+        row.hold_id = storable(shortened(hold.hold_id, platform.EXCERPT_LENGTH))
         row.reason, row.excerpt = storable(hold.reason), storable(hold.excerpt)
         row.last_seen_at, row.times_seen = now, row.times_seen + 1
         if row.pk is None:
@@ -179,10 +180,6 @@ def quarantine(env: str, unreadable: list[platform.UnreadableHold], whole_listin
 def _quarantine_key(hold: platform.UnreadableHold) -> str:
     identity = f"id:{hold.hold_id}" if hold.hold_id else f"excerpt:{hold.excerpt}"
     return hashlib.sha256(identity.encode(errors="surrogatepass")).hexdigest()
-
-
-def _shortened(text: str, limit: int = platform.EXCERPT_LENGTH) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def chunks(values: list, size: int):
