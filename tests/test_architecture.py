@@ -610,12 +610,13 @@ def project_folders() -> set[str]:
     return found - {"staticfiles", "var"}  # collectstatic's output and the quickstart's files, neither of them ours
 
 
+PATH_FROM_ROOT = re.compile(rf"(?<![\w/.:-])((?:{'|'.join(sorted(project_folders()))})/[\w./-]*[\w/])")
+
+
 def paths_named(text: str) -> set[str]:
     """What ``text`` names as a path from the project's root, ``holds/mirror/sync.py`` or ``tests/speed/``: one of
     the project's folders, then ``/`` and more; a pattern (``tests/**/test_*.py``, ``holds/<app>.py``) is none."""
-    folders = "|".join(sorted(project_folders()))
-    named = re.findall(rf"(?<![\w/.:-])((?:{folders})/[\w./-]*[\w/])", text)
-    return {name.rstrip(".") for name in named}
+    return {name.rstrip(".") for name in PATH_FROM_ROOT.findall(text)}
 
 
 def names_nothing(name: str) -> bool:
