@@ -2,9 +2,9 @@
 
 A bench is a command (``python -m bench.NAME``) that the suite would otherwise never import, so a renamed helper or
 a new column broke it silently until someone measured. Each runs here as the shell would run it, forked from the
-preloaded process (tests/helpers/preloaded.py), on a database of its own copied from one migrated once a run
-(``BENCH_TEMPLATE_DATABASE``, bench/setup.py), with this worker's Redis database; the test asserts that it exits 0
-and prints its result lines. Its figures mean nothing at these sizes.
+preloaded process (tests/helpers/preloaded.py), on a database of its own copied from one migrated once for
+these migrations (``BENCH_TEMPLATE_DATABASE``, bench/setup.py), with this worker's Redis database; the test asserts that
+it exits 0 and prints its result lines. Its figures mean nothing at these sizes.
 """
 
 import hashlib
