@@ -19,13 +19,11 @@ query (``open_round_size``).
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from operator import attrgetter
 
 from django.conf import settings
-from django.db import connection
 from django.db.models import (
     BooleanField,
     Exists,
@@ -175,11 +173,13 @@ def with_rounds(approvals: QuerySet[Approval]) -> QuerySet[Approval]:
 
 @processcache.cached
 def _round_flags() -> tuple[RowSQL, RowSQL]:
-    """``in_open_round`` and ``in_superseded_round`` as expressions about an approval, compiled once a process (see
-    ``_compiled``): every page and step that weighs a hold's approvals reads them."""
+    """``in_open_round`` and ``in_superseded_round`` as expressions about an approval, compiled once a process
+    (``expressions.compiled_once``): every page and step that weighs a hold's approvals reads them. The rules of rounds
+    are written once, as ORM expressions; compiling their nested subqueries took longer than running them (longer than
+    the rest of the queue's query), so they are compiled once a process, not per query."""
     return (
-        _compiled(Approval, ExpressionWrapper(in_open_round(), output_field=BooleanField())),
-        _compiled(Approval, ExpressionWrapper(in_superseded_round(), output_field=BooleanField())),
+        expressions.compiled_once(Approval, ExpressionWrapper(in_open_round(), output_field=BooleanField())),
+        expressions.compiled_once(Approval, ExpressionWrapper(in_superseded_round(), output_field=BooleanField())),
     )
 
 
@@ -197,26 +197,10 @@ def superseded_round(approvals: Iterable[Approval]) -> list[Approval]:
 @processcache.cached
 def open_round_size() -> RowSQL:
     """An expression for the hold queryset: how many approvals the hold's open round has (0 without one), compiled
-    once a process (see ``_compiled``)."""
+    once a process (see ``_round_flags``)."""
     in_round = Approval.objects.filter(in_open_round(), hold=OuterRef("pk"))
     size = Subquery(expressions.count_of(in_round), output_field=IntegerField())
-    return _compiled(Hold, size)
-
-
-def _compiled(model, expression) -> RowSQL:
-    """``expression``, about a row of ``model``, compiled by the ORM and kept as SQL about its row (``RowSQL``).
-
-    The rules of rounds are written once, as ORM expressions; compiling their nested subqueries took longer than
-    running them (longer than the rest of the queue's query), so they are compiled once a process, not per query.
-    """
-    query = model.objects.annotate(value=expression).query
-    compiler = query.get_compiler(connection=connection)
-    sql, params = compiler.compile(query.annotations["value"])
-    # The subqueries' own aliases ("U0", "V0") renamed, so that none can hide a query this SQL becomes part of, were
-    # that query itself a subquery aliased alike.
-    sql = re.sub(r'"([A-Z][0-9]+)"', r'"rounds_\1"', sql.replace("{", "{{").replace("}", "}}"))
-    row = f"{compiler.quote_name(model._meta.db_table)}."
-    return RowSQL(sql.replace(row, "{row}."), params, expression.output_field)
+    return expressions.compiled_once(Hold, size)
 
 
 def standing(

@@ -77,7 +77,7 @@ def main() -> None:
     from django.test.utils import setup_test_environment
 
     from reviewqueue import roles
-    from tests.conftest import make_user
+    from tests.helpers.users import make_user
 
     setup_test_environment()  # records each response's template context
     warnings.filterwarnings("ignore", "No directory at")  # WhiteNoise: no collectstatic here

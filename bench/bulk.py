@@ -35,8 +35,8 @@ def main() -> None:
     from holds.mirror import platform, sync
     from holds.models import Decision, Hold
     from reviewqueue import roles
-    from tests.conftest import make_user
-    from tests.forms import fields_of
+    from tests.helpers.forms import fields_of
+    from tests.helpers.users import make_user
 
     setup_test_environment()  # the test client's host name is allowed
     broker = redis.Redis.from_url(REDIS_URL)

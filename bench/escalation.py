@@ -31,7 +31,7 @@ def main() -> None:
     from approvals import escalation
     from approvals.models import ApprovalPolicy
     from holds.models import Hold, HoldItem
-    from tests.conftest import make_user
+    from tests.helpers.users import make_user
 
     leads = Group.objects.create(name="Finance leads")
     make_user("lead1", "Finance leads")

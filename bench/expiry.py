@@ -29,7 +29,7 @@ def main() -> None:
     from holds.models import Hold
     from holds.sweeps import expiry
     from reviewqueue import roles
-    from tests.conftest import make_user
+    from tests.helpers.users import make_user
 
     for name in ("rev1", "rev2", "rev3"):
         make_user(name, roles.REVIEWERS)

@@ -31,7 +31,7 @@ def main() -> None:
     from holds.mirror import platform, sync
     from holds.models import Hold
     from reviewqueue import roles
-    from tests.conftest import make_user
+    from tests.helpers.users import make_user
 
     settings.UNDO_SECONDS = 3600  # the decision stays in its undo window while it is timed
     with setup.simulated_platform(options.holds), platform.PlatformClient.from_settings() as client_api:

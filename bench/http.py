@@ -247,7 +247,7 @@ def prepare(options) -> None:
     from bench import audit
     from holds.mirror import platform, sync
     from reviewqueue import roles
-    from tests.conftest import make_user
+    from tests.helpers.users import make_user
 
     serving.create_user(REVIEWER, roles.REVIEWERS)
     serving.create_user(AUDITOR, roles.AUDITORS)

@@ -154,7 +154,7 @@ def queue_rps(wrk: Path, servers: list[Server], session: str, database_url: str,
     pages = {}
     for server in servers:
         checkout = http_bench.Checkout(serving.ROOT, database_url, server.port, [], url=server.url)
-        checkout.sessions[http_bench.REVIEWER] = session
+        checkout.cookies[http_bench.REVIEWER] = f"sessionid={session}"
         page = http_bench.Page("/", "/", http_bench.REVIEWER)
         http_bench.check_page(checkout, page)
         http_bench.run_wrk(wrk, checkout, page, duration=1)  # warm up

@@ -25,9 +25,10 @@ SELECT {values} FROM holds_hold t, generate_series(1, %(decisions)s) g
 WHERE t.id = (SELECT min(id) FROM holds_hold)
 """
 DECISIONS = """
-INSERT INTO holds_decision (hold_id, reviewer_id, idempotency_key, created_at, state, outcome, outcome_message,
-                            attempts, last_error, next_attempt_at, finished_at, undo_until, delivery_started_at)
-SELECT h.id, %(reviewer)s, gen_random_uuid(), d.stored, d.state,
+INSERT INTO holds_decision (hold_id, reviewer_id, decided_by_policy, idempotency_key, created_at, state, outcome,
+                            outcome_message, attempts, last_error, next_attempt_at, finished_at, undo_until,
+                            delivery_started_at)
+SELECT h.id, %(reviewer)s, '', gen_random_uuid(), d.stored, d.state,
        CASE WHEN d.state = 'applied' THEN 'applied' WHEN d.state = 'not_applied' THEN 'expired' ELSE '' END, '',
        1, '', d.stored, d.stored + make_interval(secs => random() * 30), NULL, d.stored
 FROM holds_hold h
@@ -55,7 +56,7 @@ def main() -> None:
     from bench import audit as audit_bench
     from holds.mirror import platform, sync
     from reviewqueue import roles
-    from tests.conftest import make_user
+    from tests.helpers.users import make_user
 
     setup_test_environment()  # the test client's host is allowed
     settings.METRICS_TOKEN = TOKEN

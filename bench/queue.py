@@ -75,7 +75,7 @@ def synced_and_signed_in(holds: int):
 
     from holds.mirror import platform, sync
     from reviewqueue import roles
-    from tests.conftest import make_user
+    from tests.helpers.users import make_user
 
     started = time.perf_counter()
     with setup.simulated_platform(holds), platform.PlatformClient.from_settings() as client_api:

@@ -41,7 +41,7 @@ def main() -> None:
     from holds.mirror import platform, sync
     from holds.models import Decision, Hold
     from reviewqueue import roles
-    from tests.conftest import make_user
+    from tests.helpers.users import make_user
 
     redis.Redis.from_url(REDIS_URL).flushdb()
     reviewer = make_user("bench-reviewer", roles.REVIEWERS)

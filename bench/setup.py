@@ -3,7 +3,9 @@
 Run a benchmark from the checkout's root, e.g. ``.venv/bin/python -m bench.sync``.
 BENCH_DATABASE_URL picks the server (default: postgres@127.0.0.1:5432) and
 BENCH_DATABASE the database on it (default ``reviewqueue_bench``), which is dropped and
-created anew: give benchmarks run side by side a name each.
+created anew: give benchmarks run side by side a name each. BENCH_TEMPLATE_DATABASE names a
+database this checkout already migrated to copy it from (``CREATE DATABASE … TEMPLATE``), which
+leaves ``migrate`` nothing to do: the suite's runs of the benches (tests/test_benches.py) share one.
 """
 
 import os
@@ -19,9 +21,17 @@ import django
 import psycopg
 
 SERVER = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432")
-DATABASE = os.environ.get("BENCH_DATABASE", "reviewqueue_bench")
-if not DATABASE.isidentifier():
-    raise SystemExit(f"BENCH_DATABASE must be a plain name, not {DATABASE!r}")
+
+
+def _database_name(variable: str, default: str) -> str:
+    name = os.environ.get(variable, default)
+    if not name.isidentifier():
+        raise SystemExit(f"{variable} must be a plain name, not {name!r}")
+    return name
+
+
+DATABASE = _database_name("BENCH_DATABASE", "reviewqueue_bench")
+TEMPLATE = _database_name("BENCH_TEMPLATE_DATABASE", "template1")  # PostgreSQL's own default
 
 
 def django_on_fresh_database() -> None:
@@ -29,12 +39,13 @@ def django_on_fresh_database() -> None:
 
 
 def django_on_database(fresh: bool) -> None:
-    """Django on DATABASE, migrated: dropped and created anew when ``fresh``, else kept (created if missing)."""
+    """Django on DATABASE, migrated: dropped and created anew (a copy of TEMPLATE) when ``fresh``, else kept
+    (created if missing)."""
     with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as connection:
         if fresh:
             connection.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
         if fresh or not connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE]).fetchone():
-            connection.execute(f"CREATE DATABASE {DATABASE}")
+            connection.execute(f"CREATE DATABASE {DATABASE} TEMPLATE {TEMPLATE}")
     os.environ["DATABASE_URL"] = f"{SERVER}/{DATABASE}"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
     django.setup()

@@ -6,12 +6,11 @@ import uuid
 from django.apps import apps
 from django.conf import settings
 from django.db import models
-from django.db.models import BooleanField, F, Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from reviewqueue import agent_numbers
-from reviewqueue.sql import prepared
-from reviewqueue.sql.expressions import RowSQL
+from reviewqueue.sql import expressions
 
 
 class HoldQuerySet(models.QuerySet):
@@ -473,14 +472,10 @@ class DeliveryAttempt(models.Model):
 
 
 # Open holds without a live decision (one neither withdrawn nor not applied). Written out, as the ORM's Exists took
-# longer to build than the queue's whole query takes to run; with its constants in the SQL, not as parameters, so
-# that the listing's prepared statement keeps a plan that uses the open holds' partial indexes
-# (reviewqueue/sql/prepared.py).
-_OPEN_WITHOUT_LIVE_DECISION = RowSQL(
-    f"{{row}}.status = {prepared.literal(Hold.Status.OPEN)} AND NOT EXISTS (SELECT 1 FROM {Decision._meta.db_table}"
-    f" decision WHERE decision.hold_id = {{row}}.id"
-    f" AND decision.state NOT IN ({', '.join(map(prepared.literal, Decision.NOT_LIVE))}))",
-    output_field=BooleanField(),
+# longer to build than the queue's whole query takes to run; with its constants in the SQL, so that the listing's
+# prepared statement keeps a plan that uses the open holds' partial indexes.
+_OPEN_WITHOUT_LIVE_DECISION = expressions.in_status_with_none_live(
+    Hold.Status.OPEN, Decision, "hold_id", Decision.NOT_LIVE
 )
 
 

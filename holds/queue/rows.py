@@ -7,7 +7,7 @@ whoever has a live claim on it, its urgency band, whether it is new to the revie
 approval badge; the viewer's time zone and language, the settings and URL it reads; the
 source of the template holding the partial, and ``ROW_VERSION``, which declares the
 Python code that writes the values it shows. Whatever changes what a row says therefore
-changes its key (tests/test_queue_cache.py changes each), and a stale row is never read.
+changes its key (tests/speed/test_queue_cache.py changes each), and a stale row is never read.
 
 Only the words of the two relative times ("37 minutes ago", "2 hours, 5 minutes") change
 with the clock alone; they are left out of the cached markup and filled in on each

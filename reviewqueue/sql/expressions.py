@@ -8,6 +8,9 @@ became another query's subquery, quietly read the outer query's rows.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
 from django.db import connection
 from django.db.models import BooleanField, Expression, F, Field, Func, Model, QuerySet
 
@@ -54,3 +57,30 @@ def has_any(related: type[Model], key: str) -> RowSQL:
         f"EXISTS (SELECT 1 FROM {related._meta.db_table} related WHERE related.{key} = {{row}}.id)",
         output_field=BooleanField(),
     )
+
+
+def in_status_with_none_live(status: str, related: type[Model], key: str, not_live: Iterable[str]) -> RowSQL:
+    """Whether the row's ``status`` column is ``status`` and no row of ``related`` whose column ``key`` holds the row's
+    id has a ``state`` outside ``not_live`` (a boolean). The status and the states are written into the SQL as literals
+    (``prepared.literal``), not passed as parameters, so that a prepared statement's plan for any parameters still
+    uses the partial indexes whose predicate names that status."""
+    states = ", ".join(map(prepared.literal, not_live))
+    return RowSQL(
+        f"{{row}}.status = {prepared.literal(status)} AND NOT EXISTS (SELECT 1 FROM {related._meta.db_table} related"
+        f" WHERE related.{key} = {{row}}.id AND related.state NOT IN ({states}))",
+        output_field=BooleanField(),
+    )
+
+
+def compiled_once(model: type[Model], expression: Expression) -> RowSQL:
+    """``expression``, about a row of ``model``, compiled by the ORM now and kept as SQL about its row: the same
+    SQL and parameters the ORM gives, with ``model``'s table named ``{row}`` and the subqueries' own aliases ("U0",
+    "V0") renamed ``"kept_U0"``, so that none can hide a query this SQL becomes part of, were that query itself a
+    subquery aliased alike. For an expression whose nested subqueries take longer to compile than to run: the caller
+    keeps the result (``processcache``) instead of compiling it on every query."""
+    query = model.objects.annotate(value=expression).query
+    compiler = query.get_compiler(connection=connection)
+    sql, params = compiler.compile(query.annotations["value"])
+    sql = re.sub(r'"([A-Z][0-9]+)"', r'"kept_\1"', sql.replace("{", "{{").replace("}", "}}"))
+    row = f"{compiler.quote_name(model._meta.db_table)}."
+    return RowSQL(sql.replace(row, "{row}."), params, expression.output_field)

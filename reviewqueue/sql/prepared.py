@@ -73,7 +73,7 @@ def cursor(using: str = "default"):
     the connection allows; Django's own cursor on SQLite or with ``DATABASE_PREPARED_STATEMENTS`` off.
 
     Django has no public way to hand its cursor wrapper another DB-API cursor: this leans on its connection's
-    internals, pinned by tests/test_prepared.py (``test_a_prepared_read_is_*``), which fail on a Django that
+    internals, pinned by tests/speed/test_prepared.py (``test_a_prepared_read_is_*``), which fail on a Django that
     changes them.
     """
     connection = connections[using]
@@ -111,7 +111,7 @@ def read(query: tuple[str, tuple], scalars: tuple[tuple[str, tuple], ...] = (), 
     Contract: the rows are the ORM's own only where PostgreSQL gives every column as the ORM reads it (no field or
     backend converter applies: text, integers, decimals, timestamps with time zone) and the query orders by no
     expression it does not select (else Django selects it too). The queue's listing and the sync states are such
-    queries, pinned by tests/test_prepared.py::test_a_prepared_read_gives_the_rows_the_orm_gives.
+    queries, pinned by tests/speed/test_prepared.py::test_a_prepared_read_gives_the_rows_the_orm_gives.
     """
     sql, params = query
     if scalars:

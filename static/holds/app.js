@@ -11,7 +11,7 @@
     return target.isContentEditable || /^(TEXTAREA|SELECT)$/.test(target.tagName);
   }
 
-  // The countdowns' words and urgency bands are holds/queue.py's (COUNTDOWN), carried by the page.
+  // The countdowns' words and urgency bands are holds/queue/display.py's (COUNTDOWN), carried by the page.
   var countdownRules = document.getElementById("countdown-rules");
   var countdown = countdownRules && JSON.parse(countdownRules.textContent);
 

@@ -8,8 +8,11 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
+
+from filelock import FileLock
 
 from tests.helpers.processes import ROOT
 
@@ -38,6 +41,9 @@ SLIM = [
     ]
 ]
 CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")  # this machine's, TLS-inspecting proxy included
+# One build at a time on a machine (the image test and bench.container's smoke run may start together): the second
+# then finds every layer in podman's cache instead of building the same ones beside the first.
+BUILD_LOCK = Path(tempfile.gettempdir()) / "reviewqueue-podman-build.lock"
 BUILD_TIMEOUT = 900  # a cold build downloads Debian's Python and every wheel of requirements.lock
 
 
@@ -65,34 +71,36 @@ class Podman:
 
     def ensure_base(self) -> None:
         """The Debian 13 base, made with mmdebstrap unless podman has it already."""
-        if self("image", "exists", BASE, check=False).returncode == 0:
-            return
-        root = self.scratch / "trixie.tar"
-        subprocess.run(
-            ["mmdebstrap", "--variant=minbase", "--mode=root", "--format=tar", *SLIM, "trixie", str(root)],
-            check=True,
-            capture_output=True,
-            timeout=BUILD_TIMEOUT,
-        )
-        self("import", str(root), BASE, timeout=BUILD_TIMEOUT)
-        root.unlink()
+        with FileLock(BUILD_LOCK):
+            if self("image", "exists", BASE, check=False).returncode == 0:
+                return
+            root = self.scratch / "trixie.tar"
+            subprocess.run(
+                ["mmdebstrap", "--variant=minbase", "--mode=root", "--format=tar", *SLIM, "trixie", str(root)],
+                check=True,
+                capture_output=True,
+                timeout=BUILD_TIMEOUT,
+            )
+            self("import", str(root), BASE, timeout=BUILD_TIMEOUT)
+            root.unlink()
 
     def build(self, context: Path, *options: str) -> float:
-        """Build ``IMAGE`` from ``context`` on ``BASE``; the seconds it took."""
-        started = time.monotonic()
-        self(
-            "build",
-            "--format=docker",  # keeps HEALTHCHECK, which the OCI format has no field for
-            "--file=Containerfile",
-            f"--tag={IMAGE}",
-            f"--build-arg=BASE={BASE}",
-            "--network=host",
-            *([f"--volume={CA_BUNDLE}:/run/build-ca.crt:ro"] if CA_BUNDLE.exists() else []),
-            *options,
-            str(context),
-            timeout=BUILD_TIMEOUT,
-        )
-        return time.monotonic() - started
+        """Build ``IMAGE`` from ``context`` on ``BASE``; the seconds it took, a wait for another build not counted."""
+        with FileLock(BUILD_LOCK):
+            started = time.monotonic()
+            self(
+                "build",
+                "--format=docker",  # keeps HEALTHCHECK, which the OCI format has no field for
+                "--file=Containerfile",
+                f"--tag={IMAGE}",
+                f"--build-arg=BASE={BASE}",
+                "--network=host",
+                *([f"--volume={CA_BUNDLE}:/run/build-ca.crt:ro"] if CA_BUNDLE.exists() else []),
+                *options,
+                str(context),
+                timeout=BUILD_TIMEOUT,
+            )
+            return time.monotonic() - started
 
     def image_megabytes(self) -> float:
         return json.loads(self("image", "inspect", IMAGE).stdout)[0]["Size"] / 1e6

@@ -68,10 +68,13 @@ def start_module(module: str, arguments: list[str], environment: dict[str, str],
     return Process(process)
 
 
-def run_module(module: str, arguments: list[str], environment: dict[str, str]) -> subprocess.CompletedProcess:
+def run_module(
+    module: str, arguments: list[str], environment: dict[str, str], timeout: float = TIMEOUT
+) -> subprocess.CompletedProcess:
     """``python -m <module> <arguments>`` with exactly ``environment``, in the checkout (``manage`` for manage.py); its
     exit code and output, as :func:`subprocess.run` gives them."""
-    return _run_to_end(["python", "-m", module, *arguments], _run_module, module, arguments, environment)
+    command = ["python", "-m", module, *arguments]
+    return _run_to_end(command, _run_module, module, arguments, environment, timeout=timeout)
 
 
 def start_django(code: str = "", **variables) -> subprocess.CompletedProcess:
@@ -83,18 +86,18 @@ def start_django(code: str = "", **variables) -> subprocess.CompletedProcess:
     return _run_to_end(["django", code], _run_django, code, environment)
 
 
-def _run_to_end(command: list[str], target, *arguments) -> subprocess.CompletedProcess:
-    """Run ``target(*arguments, stdout, stderr)`` in a forked process and wait for it; one that runs past the timeout
-    is killed."""
+def _run_to_end(command: list[str], target, *arguments, timeout: float = TIMEOUT) -> subprocess.CompletedProcess:
+    """Run ``target(*arguments, stdout, stderr)`` in a forked process and wait for it; one that runs past ``timeout``
+    seconds is killed."""
     with tempfile.TemporaryDirectory() as output:
         stdout, stderr = Path(output, "stdout"), Path(output, "stderr")
         process = _context.Process(target=target, args=(*arguments, str(stdout), str(stderr)))
         process.start()
-        process.join(TIMEOUT)
+        process.join(timeout)
         if process.exitcode is None:
             process.kill()
             process.join()
-            raise subprocess.TimeoutExpired(command, TIMEOUT)
+            raise subprocess.TimeoutExpired(command, timeout)
         return subprocess.CompletedProcess(command, process.exitcode, stdout.read_text(), stderr.read_text())
 
 

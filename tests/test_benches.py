@@ -1,0 +1,219 @@
+"""Every benchmark runs once, on tiny sizes, so that none rots unseen: a smoke run, timing nothing.
+
+A bench is a command (``python -m bench.NAME``) that the suite would otherwise never import, so a renamed helper or
+a new column broke it silently until someone measured. Each runs here as the shell would run it, forked from the
+preloaded process (tests/helpers/preloaded.py), on a database of its own copied from one migrated once for
+these migrations (``BENCH_TEMPLATE_DATABASE``, bench/setup.py), with this worker's Redis database; the test asserts that
+it exits 0 and prints its result lines. Its figures mean nothing at these sizes.
+"""
+
+import hashlib
+import os
+import re
+import socket
+from contextlib import closing
+from pathlib import Path
+
+import psycopg
+import pytest
+import redis
+from filelock import FileLock
+from psycopg import sql
+
+from bench import serving
+from tests.helpers import preloaded
+from tests.helpers.podman import BUILD_TIMEOUT
+from tests.helpers.podman import installed as podman_installed
+
+TIMEOUT = 300  # seconds for one bench on a busy machine
+pytestmark = [pytest.mark.long, pytest.mark.timeout(2 * TIMEOUT)]  # the first to run migrates the template too
+
+BENCHES_WITH_MAIN = sorted(
+    path.stem for path in (serving.ROOT / "bench").glob("*.py") if 'if __name__ == "__main__":' in path.read_text()
+)
+# Each bench's arguments for a smoke run ({port}: the first of six free ports in a row), and a line of its result
+# that it must print. Where a bench waits on something that has its own clock, its settings are shortened; sync's
+# periodic part runs 6 intervals of 10 s over one simulated minute, not 60 of 1 s.
+BENCHES = {
+    "announce": (["--holds", "2", "--sync-interval", "1"], r"ask -> email \(SMTP\) all +p50"),
+    "audit": (["--events", "200", "--requests", "2"], r"first page, no filter +median"),
+    "bulk": (["--sizes", "2", "--rounds", "1"], r"2 holds  summary median .* confirm median"),
+    "container": (["--rounds", "0"], r"web container start -> /readyz 200: +[\d.]+ s"),
+    "decide": (
+        ["--decisions", "3", "--port", "{port}"],
+        r"confirming POST sent -> platform received the decision: p50",
+    ),
+    "escalation": (["--holds", "50", "--matching", "5"], r"first sweep .* 5 escalated"),
+    "expiry": (["--holds", "50"], r"expiry sweep .* holds acted on"),
+    "hold_page": (["--holds", "20", "--requests", "3"], r"after an undo +median"),
+    "http": (
+        ["--open", "20", "--closed", "20", "--audit", "100", "--search", "A-5010"]
+        + ["--rounds", "1", "--duration", "1", "--port", "{port}"],
+        r"load phase \d+ s, whole run \d+ s",
+    ),
+    "live": (
+        ["--open", "20", "--streams", "5", "--events", "2", "--most", "10", "--step", "5"]
+        + ["--rounds", "1", "--duration", "1", "--port", "{port}"],
+        r"bench\.live: the queue page",
+    ),
+    "metrics": (["--holds", "50", "--events", "200", "--decisions", "20", "--scrapes", "2"], r"/metrics +median"),
+    "profile": (["--requests", "3", "--top", "5"], r"## /: [\d.]+ ms a request under the profiler"),
+    "queue": (["--holds", "50", "--requests", "3"], r"first page +[\d.]+ ms"),
+    "recovery": (["--rounds", "1"], r"kill to applied over 1 rounds: median"),
+    "replay": (["--holds", "50", "--runs", "1"], r"replay over 30 days: median"),
+    "simulator": (["--holds", "200", "--max-pages", "2"], r"200 holds: generated in .* 2 pages of 100"),
+    "slack": (["--presses", "2"], r"press to platform decision: median"),
+    "sync": (
+        ["--holds", "50", "--rounds", "1", "--interval", "10", "--reconcile", "1", "--samples", "2"],
+        r"median ratio to the floor",
+    ),
+}
+# The platform's timeouts bound how long a decision's attempt holds it (decisions.attempt_lease), which bench.recovery
+# waits out after killing the worker: shortened, but longer than the 3 s the bench delays the platform's answer.
+SHORTER_LEASE = {"AGENTOS_CONNECT_TIMEOUT": "1", "AGENTOS_READ_TIMEOUT": "4"}
+WRK = Path("/usr/bin/wrk")  # where bench/http.py runs it from
+
+
+def test_every_bench_runs_in_the_suite():
+    """A new bench is given its smoke run here, and a bench taken away is taken from here too."""
+    assert sorted(BENCHES) == BENCHES_WITH_MAIN
+
+
+@pytest.fixture(scope="session")
+def bench_databases(tmp_path_factory):
+    """Where the benches' databases go, and the name of the one they are copied from: migrated by the first worker
+    to ask, under a lock in the run's own temporary folder, unless it was by a run with the same migrations (its
+    comment names them by a digest); likewise the static files, which the benches that serve through gunicorn collect
+    into the checkout once."""
+    server, _, name = os.environ["DATABASE_URL"].rpartition("/")
+    template = f"{name}_bench_template"
+    run_folder = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        run_folder = run_folder.parent  # the workers' folders are popen-gwN inside the run's
+    with FileLock(run_folder / "bench-template.lock"):
+        if not (run_folder / "bench-template.made").exists():
+            if template_comment(server, template) != (digest := migrations_digest()):
+                drop_database(server, template)
+                with psycopg.connect(f"{server}/postgres", autocommit=True) as connection:
+                    connection.execute(f"CREATE DATABASE {template}")
+                environment = os.environ | {
+                    "DATABASE_URL": f"{server}/{template}",
+                    "DJANGO_SETTINGS_MODULE": "tests.settings",
+                }
+                migrate = ["migrate", "--verbosity", "0"]
+                migrated = preloaded.run_module("manage", migrate, environment, timeout=TIMEOUT)
+                assert migrated.returncode == 0, migrated.stderr
+                with psycopg.connect(f"{server}/postgres", autocommit=True) as connection:
+                    connection.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(template), digest))
+            serving.collectstatic_if_needed(
+                serving.production_environment(0, f"{server}/{template}", os.environ["REDIS_URL"], "http://x", "x")
+            )
+            (run_folder / "bench-template.made").touch()
+    return server, template
+
+
+def migrations_digest() -> str:
+    """A digest of every migration of the checkout, which a template migrated by them carries as its comment."""
+    digest = hashlib.sha256()
+    for path in sorted(serving.ROOT.glob("*/migrations/*.py")):
+        digest.update(str(path.relative_to(serving.ROOT)).encode() + b"\0" + path.read_bytes())
+    return f"migrations {digest.hexdigest()}"
+
+
+def template_comment(server: str, template: str) -> str | None:
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as connection:
+        found = connection.execute(
+            "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s", [template]
+        ).fetchone()
+    return found[0] if found else None
+
+
+def drop_database(server: str, name: str) -> None:
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as connection:
+        connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def first_of_free_ports(count: int) -> int:
+    """The first of ``count`` ports in a row free now: a bench that serves takes its port and the next ones."""
+    for _ in range(50):
+        with closing(socket.socket()) as probe:
+            probe.bind(("127.0.0.1", 0))
+            first = probe.getsockname()[1]
+        taken = []
+        try:
+            for port in range(first, first + count):
+                taken.append(socket.socket())
+                taken[-1].bind(("127.0.0.1", port))
+            return first
+        except OSError:
+            continue
+        finally:
+            for probe in taken:
+                probe.close()
+    raise RuntimeError(f"found no {count} free ports in a row")
+
+
+def run_bench(name: str, database: str, bench_databases, timeout: float = TIMEOUT, **variables) -> str:
+    """``python -m bench.NAME`` with its smoke arguments on ``database`` and this worker's Redis database; what it
+    printed, once it is seen to exit 0 and print its result line."""
+    server, template = bench_databases
+    arguments, result = BENCHES[name]
+    port = str(first_of_free_ports(6))
+    environment = os.environ | {
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "BENCH_DATABASE_URL": server,
+        "BENCH_DATABASE": database,
+        "BENCH_TEMPLATE_DATABASE": template,
+        "BENCH_REDIS_URL": os.environ["REDIS_URL"],  # this worker's own, which the benches may flush
+        **variables,
+    }
+    arguments = [argument.replace("{port}", port) for argument in arguments]
+    ran = preloaded.run_module(f"bench.{name}", arguments, environment, timeout=timeout)
+    assert ran.returncode == 0, f"bench.{name} exited {ran.returncode}:\n{ran.stdout[-2000:]}\n{ran.stderr[-3000:]}"
+    assert re.search(result, ran.stdout), f"bench.{name} printed no result line /{result}/:\n{ran.stdout[-3000:]}"
+    return ran.stdout
+
+
+@pytest.fixture
+def bench_database(bench_databases, request):
+    """A database name for the test's bench, with the worker's Redis database emptied of what the bench left. The
+    database stays until the next run, whose bench drops it as it starts (bench/setup.py): dropping it here too
+    would cost a checkpoint of the server's for nothing."""
+    yield f"{os.environ['DATABASE_URL'].rpartition('/')[2]}_bench_{request.node.callspec.id}"
+    redis.Redis.from_url(os.environ["REDIS_URL"]).flushdb()
+
+
+QUICK = sorted(set(BENCHES) - {"container", "http", "live", "profile", "recovery"})
+
+
+@pytest.mark.parametrize("name", QUICK)
+def test_a_bench_runs_on_tiny_sizes(name, bench_database, bench_databases):
+    run_bench(name, bench_database, bench_databases)
+
+
+@pytest.mark.parametrize("name", ["recovery"])
+def test_the_recovery_bench_runs_with_a_short_attempt_lease(name, bench_database, bench_databases):
+    run_bench(name, bench_database, bench_databases, **SHORTER_LEASE)
+
+
+@pytest.mark.skipif(not WRK.exists(), reason="wrk is missing (.ci/run and bin/test install it)")
+@pytest.mark.parametrize("name", ["http"])
+def test_the_load_bench_runs_then_the_profile_on_its_database(name, bench_database, bench_databases):
+    """bench.profile reads the database bench.http prepared, so it runs right after it, on it."""
+    run_bench("http", bench_database, bench_databases)
+    run_bench("profile", bench_database, bench_databases)
+
+
+@pytest.mark.skipif(not WRK.exists(), reason="wrk is missing (.ci/run and bin/test install it)")
+@pytest.mark.parametrize("name", ["live"])
+def test_the_live_updates_bench_runs(name, bench_database, bench_databases):
+    run_bench(name, bench_database, bench_databases)
+
+
+@pytest.mark.skipif(not podman_installed(), reason="podman, runc or mmdebstrap is missing (.ci/run installs them)")
+@pytest.mark.timeout(BUILD_TIMEOUT + 2 * TIMEOUT)
+@pytest.mark.parametrize("name", ["container"])
+def test_the_container_bench_runs_without_timing_a_build(name, bench_database, bench_databases):
+    """``--rounds 0`` builds the image with podman's cache, as tests/operations/test_container.py does (cold, the
+    first of the two to build it takes minutes), and times only its start."""
+    run_bench(name, bench_database, bench_databases, timeout=BUILD_TIMEOUT + TIMEOUT)
