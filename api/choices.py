@@ -13,7 +13,7 @@ from api import problems
 from holds.deciding import editing
 from holds.deciding.decisions import ItemChoice
 from holds.models import DecisionItem, Hold
-from reviewqueue.jsonvalues import storable
+from reviewqueue.agent_json import storable
 
 
 def read(hold: Hold, items: list) -> list[ItemChoice]:

@@ -18,7 +18,7 @@ from holds.handover import assignments, notes
 from holds.models import Decision, Hold
 from holds.queue import display
 from people import naming
-from reviewqueue.jsonvalues import nested_within
+from reviewqueue.showing import nested_within
 from reviewqueue.viewer import Viewer
 
 

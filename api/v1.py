@@ -30,7 +30,7 @@ from holds.handover import assignments, notes
 from holds.mirror import fresh, platform, runs
 from holds.models import Decision, DecisionChannel, Hold
 from holds.queue import listing
-from reviewqueue import jsonvalues, readers
+from reviewqueue import readers, showing
 from teams import scopes
 
 NOT_YOURS = "No hold with this id is open to you."  # the same words for a hold out of scope and one that is not
@@ -52,14 +52,14 @@ class TokenAuth(HttpBearer):
 
 class StrictParser(Parser):
     """Every body an operation reads, read by the one strict reader of JSON: nesting deeper than
-    ``jsonvalues.MAX_NESTING`` levels, NaN, huge numbers or NUL are a 400 before pydantic sees the body."""
+    ``showing.MAX_NESTING`` levels, NaN, huge numbers or NUL are a 400 before pydantic sees the body."""
 
     def parse_body(self, request) -> dict:
         try:
             text = request.body.decode("utf-8")
         except UnicodeDecodeError:
             raise readers.BadValue("body", "is not UTF-8 text") from None
-        return readers.json_value(text, "body", deepest=jsonvalues.MAX_NESTING)
+        return readers.json_value(text, "body", deepest=showing.MAX_NESTING)
 
 
 class ReviewQueueAPI(NinjaAPI):

@@ -5,7 +5,7 @@ patterns are those values written as literal globs, ``literal``) whose every ite
 amount read for certain, each at most the remembered one's largest and all together at most its
 total (eight items of 12.00 are not like one), all in the remembered currency.
 "Read for certain" is ``certain_amounts``'s to say, through the one reader of a hold's amounts
-(``jsonvalues.carried``), as the policies' fail-closed rules read them; an item with no amount at
+(``agent_numbers.carried``), as the policies' fail-closed rules read them; an item with no amount at
 all is not like an amount. A currency is what ``carried`` finds each amount in (a code or sign in its
 text, a currency key beside it); every amount must name the same one.
 
@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from decimal import Decimal
 
-from reviewqueue.jsonvalues import amounts_in, carried, grouped_number
+from reviewqueue.agent_numbers import amounts_in, carried, grouped_number
 
 _GLOB_SPECIAL = re.compile(r"([*?\[])")
 
@@ -29,7 +29,7 @@ def literal(value: str) -> str:
 
 
 def certain_amounts(item_data: Iterable) -> list[Decimal] | None:
-    """Every amount the hold carries (``jsonvalues.carried``: every amount key, nested, in any spelling), each read
+    """Every amount the hold carries (``agent_numbers.carried``: every amount key, nested, in any spelling), each read
     for certain; None when one is in doubt (``Amount.doubt``: unreadable, two readings, negative, too deep), or
     when an item carries none: the one check of "the hold's amount is read for certain"."""
     items = list(item_data)

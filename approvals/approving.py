@@ -52,7 +52,7 @@ from audit import events as audit_events
 from audit.models import EventKind
 from holds.models import DecisionChannel, DecisionItem, Hold
 from reviewqueue import changes
-from reviewqueue.jsonvalues import same_json
+from reviewqueue.agent_json import same_json
 from teams import scopes
 
 

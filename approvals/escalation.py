@@ -7,7 +7,7 @@ names an escalation group, and either
   its arrival in the queue (``first_seen_at``: before that no reviewer could have claimed it,
   so a hold that sat on the platform while sync was down does not escalate the moment it
   shows up) and the end of its last claim (``claim_expires_at``, which a release, an
-  approval or a lapse leaves at the moment the claim ended, see ``holds.deciding.claims``); a hold
+  approval or a lapse leaves at the moment the claim ended, see ``holds.lifecycle``); a hold
   claimed for 29 minutes then released waits the policy's whole minutes again. Or
 - ``escalate_at_percent`` of its lifetime, from the agent's ask (``created_at``) to its
   expiry, has gone, claimed or not; a hold that never expires has no lifetime to use up. Or

@@ -7,7 +7,7 @@ from django.db import models
 from django.db.models import Q
 
 from holds.models import Decision, Hold
-from reviewqueue import jsonvalues
+from reviewqueue import agent_numbers
 
 
 class ApprovalPolicy(models.Model):
@@ -45,7 +45,7 @@ class ApprovalPolicy(models.Model):
     )
     condition_operator = models.CharField(max_length=3, choices=Operator.choices, blank=True)
     condition_threshold = models.DecimalField(
-        max_digits=jsonvalues.AMOUNT_DIGITS, decimal_places=jsonvalues.AMOUNT_PLACES, null=True, blank=True
+        max_digits=agent_numbers.AMOUNT_DIGITS, decimal_places=agent_numbers.AMOUNT_PLACES, null=True, blank=True
     )
     currency = models.CharField(
         max_length=3,
@@ -97,8 +97,8 @@ class ApprovalPolicy(models.Model):
         null=True, blank=True, help_text="With 0 people needed: at most this many holds approved by the policy a day."
     )
     daily_cap_amount = models.DecimalField(
-        max_digits=jsonvalues.AMOUNT_DIGITS,
-        decimal_places=jsonvalues.AMOUNT_PLACES,
+        max_digits=agent_numbers.AMOUNT_DIGITS,
+        decimal_places=agent_numbers.AMOUNT_PLACES,
         null=True,
         blank=True,
         help_text="With 0 people needed: at most this sum of the amounts of the holds approved by the policy a day.",
@@ -146,15 +146,15 @@ class ApprovalPolicy(models.Model):
         help_text="The hold whose approval was remembered.",
     )
     remembered_amount = models.DecimalField(
-        max_digits=jsonvalues.AMOUNT_DIGITS,
-        decimal_places=jsonvalues.AMOUNT_PLACES,
+        max_digits=agent_numbers.AMOUNT_DIGITS,
+        decimal_places=agent_numbers.AMOUNT_PLACES,
         null=True,
         blank=True,
         help_text="A remembered approval approves holds each of whose items' amounts is at most this.",
     )
     remembered_total = models.DecimalField(
-        max_digits=jsonvalues.AMOUNT_DIGITS,
-        decimal_places=jsonvalues.AMOUNT_PLACES,
+        max_digits=agent_numbers.AMOUNT_DIGITS,
+        decimal_places=agent_numbers.AMOUNT_PLACES,
         null=True,
         blank=True,
         help_text="… and whose amounts together are at most this: the remembered hold's total.",
@@ -209,8 +209,8 @@ class RememberAllowance(models.Model):
         help_text="A remembered approval made under it approves at most this many holds a day.",
     )
     daily_cap_amount = models.DecimalField(
-        max_digits=jsonvalues.AMOUNT_DIGITS,
-        decimal_places=jsonvalues.AMOUNT_PLACES,
+        max_digits=agent_numbers.AMOUNT_DIGITS,
+        decimal_places=agent_numbers.AMOUNT_PLACES,
         null=True,
         blank=True,
         validators=[MinValueValidator(0)],
@@ -292,8 +292,8 @@ class PolicyDecision(models.Model):
     at = models.DateTimeField()
     day = models.DateField(help_text="The day it counts towards the policy's daily cap, in TIME_ZONE.")
     amount = models.DecimalField(
-        max_digits=jsonvalues.AMOUNT_DIGITS,
-        decimal_places=jsonvalues.AMOUNT_PLACES,
+        max_digits=agent_numbers.AMOUNT_DIGITS,
+        decimal_places=agent_numbers.AMOUNT_PLACES,
         null=True,
         help_text="Every amount of the hold, summed: counted in the daily cap.",
     )

@@ -6,10 +6,10 @@ unless every amount the hold carries is read for certain.
 
 Matching. A policy matches a hold when its env, agent and capability globs match (a blank one matches
 anything) and, if it has a condition, when the condition holds of the hold's numbers. A condition on an
-amount (its key is one, ``jsonvalues.is_amount_key``: ``amount``, ``total``, ``price``, ``refund_amount``…)
-reads every amount the hold carries (``jsonvalues.carried``: every item, every amount key in any case,
+amount (its key is one, ``agent_numbers.is_amount_key``: ``amount``, ``total``, ``price``, ``refund_amount``…)
+reads every amount the hold carries (``agent_numbers.carried``: every item, every amount key in any case,
 one level of nesting, ``*_cents`` scaled) and their total; one on another key reads that key, in any
-case, the same way, without a total. The condition is judged both ways (``jsonvalues.Verdict``):
+case, the same way, without a total. The condition is judged both ways (``verdicts.Verdict``):
 
 - it holds *for certain* when it holds for every number and the total, each read for certain, not below
   zero, and in the policy's ``currency`` when it names one;
@@ -58,10 +58,10 @@ from zoneinfo import ZoneInfo
 from django.conf import settings
 from django.db import transaction
 
-from approvals import alike
+from approvals import alike, verdicts
 from approvals.models import ApprovalPolicy
 from reviewqueue import processcache, softcache
-from reviewqueue.jsonvalues import Verdict, carried, grouped_number, is_amount_key
+from reviewqueue.agent_numbers import carried, grouped_number, is_amount_key
 from teams.scopes import GLOB_CHARACTERS, glob_matches
 
 logger = logging.getLogger(__name__)
@@ -122,7 +122,7 @@ class Match:
 
     policy: ApprovalPolicy
     certain: bool
-    verdict: Verdict | None = None
+    verdict: verdicts.Verdict | None = None
     problem: str = ""
 
     @property
@@ -134,8 +134,8 @@ class Match:
         return count
 
 
-def condition_verdict(policy: ApprovalPolicy, item_data: Iterable, read: dict | None = None) -> Verdict | None:
-    """What the policy's condition concludes of the items' data (``jsonvalues.Verdict``); None when the data carry
+def condition_verdict(policy: ApprovalPolicy, item_data: Iterable, read: dict | None = None) -> verdicts.Verdict | None:
+    """What the policy's condition concludes of the items' data (``verdicts.Verdict``); None when the data carry
     no number under its keys, so that the condition says nothing. Raises ``KeyError`` for an unknown operator.
     ``read`` keeps what was read of the data under each key, for the next policy to ask."""
     compare = COMPARISONS[policy.condition_operator]
@@ -144,7 +144,7 @@ def condition_verdict(policy: ApprovalPolicy, item_data: Iterable, read: dict | 
     key = None if is_amount_key(policy.condition_key) else policy.condition_key
     if key not in read:
         read[key] = carried(item_data, key)
-    return read[key].verdict(lambda number: compare(number, threshold), policy_currency(policy))
+    return verdicts.of(read[key], lambda number: compare(number, threshold), policy_currency(policy))
 
 
 def policy_currency(policy: ApprovalPolicy) -> str:

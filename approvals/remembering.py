@@ -52,7 +52,7 @@ from notifications.models import NotificationSettings
 from people import naming
 from people import wording as people_wording
 from reviewqueue import roles
-from reviewqueue.jsonvalues import carried
+from reviewqueue.agent_numbers import carried
 from reviewqueue.viewer import Viewer
 from teams import scopes
 

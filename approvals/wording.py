@@ -10,7 +10,9 @@ from django.utils.formats import date_format
 from approvals.models import Approval
 from holds.models import DecisionItem
 from people import naming
-from reviewqueue.jsonvalues import display, grouped
+from reviewqueue.agent_json import ABSENT, top_level_changes
+from reviewqueue.agent_numbers import grouped
+from reviewqueue.showing import display
 
 
 def approval_words(approval: Approval) -> str:
@@ -32,19 +34,16 @@ def approval_words(approval: Approval) -> str:
 
 
 def _changes(original, edited) -> list[tuple[str, str]]:
-    """Each changed top-level value of an item's data, as (key, "before → after")."""
-    if not (isinstance(original, dict) and isinstance(edited, dict)):
-        return [("value", f"{_shown(original)} → {_shown(edited)}")]
-    keys = list(original) + [key for key in edited if key not in original]
+    """Each changed top-level value of an item's data (``agent_json.top_level_changes``), as (key, "before → after");
+    data that are not objects under the key "value"."""
     return [
-        (str(key), f"{_shown(original.get(key))} → {_shown(edited.get(key))}")
-        for key in keys
-        if original.get(key) != edited.get(key) or (key in original) != (key in edited)
+        (str(key) if key != "" else "value", f"{_shown(before)} → {_shown(after)}")
+        for key, before, after in top_level_changes(original, edited)
     ]
 
 
 def _shown(value) -> str:
-    return grouped(value) or ("(absent)" if value is None else display(value))
+    return grouped(value) or ("(absent)" if value is None or value is ABSENT else display(value))
 
 
 def remembered_label(policy, now: datetime) -> str:

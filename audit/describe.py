@@ -16,7 +16,9 @@ from audit.models import AuditEvent, EventKind
 from audit.payloads import channel_of, item_id, items_of
 from holds.models import ACTION_WORDS, DecisionChannel
 from people import naming
-from reviewqueue.jsonvalues import ABSENT, display, grouped, is_amount_key, same_json
+from reviewqueue.agent_json import ABSENT, same_json
+from reviewqueue.agent_numbers import grouped, is_amount_key
+from reviewqueue.showing import display, on_one_line, shortened
 
 LIMIT = 200
 EDIT_LIMIT = 80  # characters of one value in an edit shown in the list; the decision page shows it whole
@@ -48,8 +50,7 @@ def summary(event: AuditEvent, names: Mapping[str, str] | None = None) -> str:
     # Where a decision or an approval came from, unless the usual way (the page), which a decision's page says.
     if event.kind in CHANNELLED and (channel := channel_of(payload)) and payload["channel"] != DecisionChannel.PAGE:
         text = f"{text} (through the {channel})"
-    text = " ".join(str(text).split())
-    return text if len(text) <= LIMIT else text[: LIMIT - 1] + "…"
+    return on_one_line(str(text), LIMIT)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,7 +112,7 @@ def edits(event: AuditEvent) -> list[Edit]:
     found = []
     for item in items_of(event.payload or {}):
         found += [
-            Edit(item_id(item), key, _short(display(before)), _short(display(after)))
+            Edit(item_id(item), key, shortened(display(before), EDIT_LIMIT), shortened(display(after), EDIT_LIMIT))
             for key, before, after in _changes(item)
         ]
     return found
@@ -132,10 +133,6 @@ def _changes(item: dict) -> list[tuple[str, object, object]]:
         for key, before, after in pairs
         if not same_json(before, after)
     ]
-
-
-def _short(text: str) -> str:
-    return text if len(text) <= EDIT_LIMIT else text[: EDIT_LIMIT - 1] + "…"
 
 
 def _message(payload: dict) -> str:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import dataclasses
 
 from holds.models import DecisionItem
-from reviewqueue.jsonvalues import ABSENT, display, same_json
+from reviewqueue.agent_json import same_json, top_level_pairs
+from reviewqueue.showing import display
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,11 +37,7 @@ def item_diff(item: DecisionItem) -> ItemDiff:
     rejected = item.action == DecisionItem.Action.REJECT
     original = item.original_data
     decided = item.data if item.action == DecisionItem.Action.EDIT else original
-    if isinstance(original, dict) and isinstance(decided, dict):
-        keys = [*original, *(key for key in decided if key not in original)]
-        pairs = [(key, original.get(key, ABSENT), decided.get(key, ABSENT)) for key in keys]
-    else:
-        pairs = [("", original, decided)]
+    pairs = top_level_pairs(original, decided)
     return ItemDiff(item, rejected, [_line(key, before, after, rejected) for key, before, after in pairs])
 
 

@@ -53,7 +53,7 @@ import json
 from django.core.serializers.json import DjangoJSONEncoder
 
 from holds.models import DecisionChannel
-from reviewqueue.jsonvalues import may_need_storable, scalars, storable
+from reviewqueue.agent_json import may_need_storable, scalars, storable
 
 ITEM_ACTIONS = ("approve", "edit", "reject")
 

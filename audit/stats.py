@@ -34,7 +34,7 @@ from audit.queries import day_start
 from holds.models import Decision, DecisionItem, Hold
 from people import naming
 from reviewqueue import readers
-from reviewqueue.jsonvalues import amount_keys, amount_reading
+from reviewqueue.agent_numbers import amount_keys, amount_reading
 
 DEFAULT_DAYS = 30
 MAX_DAYS = 366
@@ -224,7 +224,7 @@ def amounts(action: str, original_data, data) -> tuple[Decimal, Decimal]:
 
 def amount_of(data) -> Decimal:
     """The item's amount, as the agent (or reviewer) wrote it under its first amount key that reads as a number
-    (``jsonvalues.amount_keys``, ``amount_reading``; the larger of two readings); 0 when it has none, as no sum can
+    (``agent_numbers.amount_keys``, ``amount_reading``; the larger of two readings); 0 when it has none, as no sum can
     count what could be any amount."""
     readings = (amount_reading(key, data[key]).counted for key in amount_keys(data))
     return next((amount for amount in readings if amount is not None), Decimal(0))

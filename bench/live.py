@@ -246,7 +246,7 @@ class Streams:
 def latency_and_memory(server: Server, session: str, options) -> None:
     from django.db import transaction
 
-    from holds.deciding import claims
+    from holds import lifecycle
     from holds.models import Hold
     from reviewqueue import changes
 
@@ -266,7 +266,7 @@ def latency_and_memory(server: Server, session: str, options) -> None:
             committed = {}
             with transaction.atomic():
                 transaction.on_commit(lambda committed=committed: committed.setdefault("at", time.perf_counter()))
-                (claims.claim if number % 2 == 0 else claims.release)(hold, user)
+                (lifecycle.claim if number % 2 == 0 else lifecycle.release_claim)(hold, user)
             event_id = changes.latest_id()
             arrived = _wait_for(streams, event_id, streams.opened)
             to_each += [at - committed["at"] for at in arrived]
@@ -296,10 +296,10 @@ def latency_and_memory(server: Server, session: str, options) -> None:
 
 
 def _memory_row(streams: Streams, workers: list[int], baseline: int, hold, user) -> bool:
-    from holds.deciding import claims
+    from holds import lifecycle
     from reviewqueue import changes
 
-    claims.release(hold, user) if hold.claimed_by_id else claims.claim(hold, user)
+    lifecycle.release_claim(hold, user) if hold.claimed_by_id else lifecycle.claim(hold, user)
     heard = len(_wait_for(streams, changes.latest_id(), streams.opened, timeout=10))
     rss = _rss(workers)
     per_stream = (rss - baseline) / streams.opened / 1024 if streams.opened else 0

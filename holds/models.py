@@ -9,7 +9,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
-from reviewqueue import jsonvalues
+from reviewqueue import agent_numbers
 from reviewqueue.sql import expressions
 
 
@@ -67,8 +67,8 @@ class Hold(models.Model):
     claimed_at = models.DateTimeField(null=True)
     claim_expires_at = models.DateTimeField(null=True)
     amount = models.DecimalField(
-        max_digits=jsonvalues.AMOUNT_DIGITS,
-        decimal_places=jsonvalues.AMOUNT_PLACES,
+        max_digits=agent_numbers.AMOUNT_DIGITS,
+        decimal_places=agent_numbers.AMOUNT_PLACES,
         null=True,
         help_text="The largest amount its items carry (see holds/mirror/amounts.py), for the queue's order and filter.",
     )

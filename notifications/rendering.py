@@ -18,6 +18,7 @@ from __future__ import annotations
 from django.template.loader import render_to_string
 
 from notifications import away
+from reviewqueue.showing import on_one_line
 
 TITLE_LIMIT = 80  # what a title quotes of a question
 
@@ -32,5 +33,4 @@ def render(event: str, context: dict, on_behalf: away.Away | None = None) -> tup
 
 def short(text: str, limit: int = TITLE_LIMIT) -> str:
     """``text`` on one line, cut to ``limit`` characters with an ellipsis where it was cut."""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return on_one_line(text, limit)

@@ -149,7 +149,7 @@ def decimal_parts(sign: str, body: str, name: str, habits_known: bool = True) ->
     """The digits before and after the decimal mark of ``body`` (digits, points and commas) signed ``sign``.
 
     The rule of ``decimal``, for whatever reads a decimal written by hand. ``habits_known=False`` is for text
-    whose writer's habits are unknown (``reviewqueue.jsonvalues.read_number``): a mark alone could then be
+    whose writer's habits are unknown (``reviewqueue.agent_numbers.read_number``): a mark alone could then be
     either a decimal mark or a thousands separator whenever both readings make sense, so it gives both
     (``EitherWay``) where a point alone would be "1.500" (1.5 or 1500), where a mark leads (",1500": 0.15 or
     1500), and where more than three digits follow a mark after one to three digits ("1,5000": 1.5 or 15000,

@@ -421,7 +421,7 @@ else:
     SILENCED_SYSTEM_CHECKS.append("mail.E001")  # console mail was chosen, not fallen into
 DEFAULT_FROM_EMAIL = env.string("DEFAULT_FROM_EMAIL", "Review Queue <review-queue@localhost>")
 
-# Live updates (reviewqueue/events.py, live/): pages told of changes over server-sent events, polling otherwise.
+# Live updates (reviewqueue/changes.py, live/): pages told of changes over server-sent events, polling otherwise.
 LIVE_EVENTS = env.boolean("LIVE_EVENTS", default=True)
 LIVE_HEARTBEAT_SECONDS = env.seconds("LIVE_HEARTBEAT_SECONDS", 15.0)
 # A stream ends after this long and the page reconnects at once, so a changed scope or a signed-out session counts.

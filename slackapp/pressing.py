@@ -10,7 +10,7 @@
 - Their account must be a reviewer's, the hold in their team scopes (else it answers as for a hold that does not
   exist), open (read afresh from the platform first, as the hold page's confirm reads it: ``fresh.refresh``),
   unexpired, unchanged since the message (``action_links.opened``), and four eyes must let them give this approval
-  (``approval_page.link_standing``), all checked again with the hold's row locked.
+  (``link_standing.link_standing``), all checked again with the hold's row locked.
 - Reject asks for an optional reason in a modal (``views.open``) where a bot token allows one; without one it rejects
   with no comment.
 - The decision goes through ``decisions.submit`` with the channel ``slack``: claims, four eyes, the undo window,
@@ -33,13 +33,12 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import approving
+from approvals import approving, link_standing
 from approvals.models import Approval
 from holds.deciding import decisions, review
 from holds.links import action_links
 from holds.mirror import fresh
 from holds.models import DecisionChannel, DecisionItem, Hold
-from holds.pages import approval_page
 from notifications import slack_api
 from notifications.webhook_formats import slack_escaped
 from reviewqueue import roles
@@ -106,7 +105,7 @@ def _decide(press: Press, link: action_links.Link, viewer, now: datetime) -> tup
                 raise action_links.Refused(action_links.NOT_FOUND, "No such hold.")
             link, hold = action_links.opened(press.value, viewer, now, channels=action_links.BUTTON_CHANNELS)
             messages.remember(hold, press.channel_id, press.message_ts, press.response_url, now)
-            standing = approval_page.link_standing(hold, viewer, link.action)
+            standing = link_standing.link_standing(hold, viewer, link.action)
             if standing.refusal:
                 return f"{standing.refusal} Nothing was sent.", "text"
             if link.action == DecisionItem.Action.APPROVE:
@@ -125,7 +124,7 @@ def _decide(press: Press, link: action_links.Link, viewer, now: datetime) -> tup
     except decisions.DecisionRefused as refused:
         return f"{refused.message} Nothing was sent.", "text"
     if isinstance(outcome, Approval):
-        words = approval_page.recorded_words(hold, viewer) or "Your approval is recorded."
+        words = link_standing.recorded_words(hold, viewer) or "Your approval is recorded."
         return f"{words}.", _with_undo(words + ".", messages.undo_value(messages.UNDO_APPROVAL, outcome.pk))
     verb = "approved" if link.action == DecisionItem.Action.APPROVE else "rejected"
     return f"You {verb} it: the message now says so for everyone.", "text"

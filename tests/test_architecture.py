@@ -161,12 +161,6 @@ def _runs_sql(node: ast.AST) -> bool:
     return node.func.attr in {"raw", "execute", "executemany"} or (node.func.attr == "cursor" and not node.args)
 
 
-# Written as SQL outside reviewqueue/sql/ for now, and moved there by another change of issue 47 under way: remove the
-# entry when merging it.
-SQL_ELSEWHERE_FOR_NOW = {
-    "notifications/notify.py",  # moved by the notifications change
-}
-
 # A statement's or a clause's shape, in capitals as the project writes SQL: prose rarely says "SELECT … FROM".
 SQL_TEXT = re.compile(
     r"\bSELECT\b.*\bFROM\b|\bINSERT\s+INTO\b|\bUPDATE\s+\S+\s+SET\b|\bDELETE\s+FROM\b|\bWITH\s+\w+\s+AS\s*\("
@@ -182,13 +176,11 @@ def test_sql_is_written_only_in_the_sql_modules():
     Migrations may write SQL (``RunSQL``): they are left out."""
     sql_modules = ROOT / "reviewqueue" / "sql"
     found = {
-        name: lines
+        str(path.relative_to(ROOT)): lines
         for layer in layers()
         for app in layer
         for path in modules_in(app)
-        if sql_modules not in path.parents
-        and (name := str(path.relative_to(ROOT))) not in SQL_ELSEWHERE_FOR_NOW
-        and (lines := sql_written(path.read_text()))
+        if sql_modules not in path.parents and (lines := sql_written(path.read_text()))
     }
 
     assert found == {}
@@ -279,12 +271,6 @@ def test_only_the_tasks_modules_import_a_tasks_module():
     assert found == {}
 
 
-# Another app's pages imported by a module that another change of issue 47 is editing now (slackapp): remove the entry
-# when that change, or the one after it, moves ``link_standing`` (four eyes for a link or a button) from
-# holds/pages/approval_page.py into approvals.
-PAGES_AND_TASKS_IMPORTED_FOR_NOW = {("slackapp.pressing", "holds.pages.approval_page")}
-
-
 def is_pages_or_tasks(path: Path) -> bool:
     """A module on top of its app by its name: its pages (in a ``pages`` package, ``views.py`` or ``…_views.py``, as the
     one-tap links' are) or its Celery tasks (``tasks.py``)."""
@@ -307,7 +293,7 @@ def test_no_app_imports_another_apps_pages_or_tasks():
         and is_pages_or_tasks(paths[imported])
     }
 
-    assert sorted(found - PAGES_AND_TASKS_IMPORTED_FOR_NOW) == []
+    assert sorted(found) == []
 
 
 def test_every_task_queued_or_scheduled_by_name_exists():
@@ -593,10 +579,6 @@ def missing(name: str) -> bool:
     return True
 
 
-# A comment naming a file outside the reach of this change (the settings are being edited by another change of issue
-# 47): remove the entry when merging it, with the comment fixed there.
-STALE_PATHS_FOR_NOW = {("reviewqueue/settings.py", "reviewqueue/events.py")}  # the changes are reviewqueue/changes.py
-
 # Where a comment may name a file: the project's folders, and the suffixes of files other than Python's whose whole
 # text is read (a path there is compared only when it names a module, a page or a script, so that neither a URL nor
 # a static file's name as a template gives it, neither of them a path from the root, is one).
@@ -665,7 +647,7 @@ def test_every_file_a_comment_names_exists():
                         if (path.suffix == ".py" or NAMED_FILE.search(name)) and names_nothing(name):
                             stale.add((str(path.relative_to(ROOT)), name))
 
-    assert sorted(stale - STALE_PATHS_FOR_NOW) == []
+    assert sorted(stale) == []
 
 
 def test_the_paths_a_comment_names_are_read_and_checked():
@@ -695,3 +677,76 @@ def test_the_names_of_modules_are_read_from_backticks_and_checked():
     }
     assert [name for name in sorted(named_modules(page)) if missing(name)] == ["holds.gone", "holds/gone.py"]
     assert missing("holds.mirror.sync.no_such_function")
+
+
+# A hold's life: every change of these columns of a hold is one of ``holds/lifecycle.py``'s named actions.
+LIFE_COLUMNS = frozenset({"status", "closed_at", "claimed_by", "claimed_at", "claim_expires_at"})
+# The field lists that carry them (``holds.mirror.mirrored``), named where they are written.
+LIFE_FIELD_LISTS = frozenset({"MIRRORED_FIELDS", "ENDING_FIELDS"})
+
+
+def test_a_holds_status_closing_and_claim_are_written_only_by_its_lifecycle():
+    lifecycle = ROOT / "holds" / "lifecycle.py"
+    found = {
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for layer in layers()
+        for app in layer
+        for path in modules_in(app)
+        if path != lifecycle
+        for node in ast.walk(ast.parse(path.read_text()))
+        if _writes_a_holds_life(node)
+    }
+
+    assert found == set()
+
+
+def test_the_lifecycle_check_finds_each_way_of_writing_a_hold():
+    writes = [
+        "Hold.objects.filter(pk=1).update(status='gone')",
+        "hold.save(update_fields=['closed_at'])",
+        "hold.save(update_fields=mirrored.ENDING_FIELDS)",
+        "Hold.objects.bulk_update(holds, MIRRORED_FIELDS)",
+        "hold.claim_expires_at = now",
+        "hold.status, hold.closed_at = 'gone', now",
+    ]
+    left_alone = [
+        "Hold.objects.filter(status='open').update(last_synced_at=now)",
+        "kept.status = response.status_code",
+        "hold.save(update_fields=['last_synced_at'])",
+        "kept.save(update_fields=['status'])",
+    ]
+
+    assert [any(_writes_a_holds_life(node) for node in ast.walk(ast.parse(code))) for code in writes] == [True] * 6
+    assert [any(_writes_a_holds_life(node) for node in ast.walk(ast.parse(code))) for code in left_alone] == [False] * 4
+
+
+def _writes_a_holds_life(node: ast.AST) -> bool:
+    """An ``update(…)`` of a hold's query, a hold's ``save`` or ``bulk_update`` naming the fields, or an attribute of a
+    hold set, that changes one of ``LIFE_COLUMNS``; a hold being whatever its code names so."""
+    if isinstance(node, ast.Assign):
+        targets = [element for target in node.targets for element in getattr(target, "elts", [target])]
+        return any(
+            isinstance(target, ast.Attribute)
+            and target.attr in LIFE_COLUMNS
+            and "hold" in ast.unparse(target.value).lower()
+            for target in targets
+        )
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and "hold" in ast.unparse(node.func.value).lower()
+    ):
+        return False
+    if node.func.attr == "update":
+        return any(keyword.arg in LIFE_COLUMNS for keyword in node.keywords)
+    fields = [keyword.value for keyword in node.keywords if keyword.arg in {"update_fields", "fields"}]
+    if node.func.attr == "bulk_update" and len(node.args) > 1:
+        fields.append(node.args[1])
+    return node.func.attr in {"save", "bulk_update"} and any(_names_life_columns(value) for value in fields)
+
+
+def _names_life_columns(fields: ast.AST) -> bool:
+    names = {getattr(node, "value", None) for node in ast.walk(fields) if isinstance(node, ast.Constant)}
+    names |= {node.attr for node in ast.walk(fields) if isinstance(node, ast.Attribute)}
+    names |= {node.id for node in ast.walk(fields) if isinstance(node, ast.Name)}
+    return bool(names & (LIFE_COLUMNS | LIFE_FIELD_LISTS))

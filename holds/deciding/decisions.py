@@ -31,8 +31,9 @@ from approvals.models import Approval
 from audit import events as audit_events
 from audit import payloads
 from audit.models import EventKind
-from holds.deciding import claims, decidable
-from holds.mirror import platform, sync
+from holds import lifecycle
+from holds.deciding import decidable
+from holds.mirror import platform
 from holds.models import Decision, DecisionChannel, DecisionItem, DeliveryAttempt, Hold
 from notifications import notify
 from notifications.models import Notification
@@ -162,7 +163,7 @@ def submit(
         if decision_shown is not None and locked.latest_decision_id != decision_shown:
             raise DecidedSince
         _check_decidable(locked, choices, now)
-        if not claims.take_for_decision(locked, reviewer, now):
+        if not lifecycle.take_claim_for_decision(locked, reviewer, now):
             raise DecisionRefused(f"{reviewer_name(locked.claimant(now))} is reviewing this hold; take it over first.")
         try:
             counted = approving.count(locked, reviewer, choices, now, round_shown, channel)
@@ -204,9 +205,7 @@ def submit_for_policy(
         if existing := locked.live_decision():
             raise AlreadyDecided(existing)
         _check_decidable(locked, choices, now)
-        Hold.objects.filter(pk=locked.pk, claimed_by__isnull=False).update(
-            claimed_by=None, claimed_at=None, claim_expires_at=now
-        )
+        lifecycle.end_claim(locked, now)
         decision = _create(
             locked, choices, list(linked), now, decider=decider, channel=decider.channel, target_minutes=target_minutes
         )
@@ -302,7 +301,7 @@ def withdraw(decision_id: int, reviewer, now: datetime | None = None) -> Decisio
             raise TooLateToUndo("Too late to undo: the decision is already on its way to the platform.")
         uncounted = approving.uncount(decision)
         remembering.undone(hold, reviewer, now)  # an approval remembered with it is taken back with it
-        claims.claim(hold, reviewer, now)
+        lifecycle.claim(hold, reviewer, now)
         if hold.status == Hold.Status.OPEN:
             notify.reopen_for_hold(hold.pk, since=decision.created_at)
         payload = {"items": payloads.decision_items(decision)}
@@ -316,7 +315,7 @@ def withdraw(decision_id: int, reviewer, now: datetime | None = None) -> Decisio
 def withdraw_approval(approval_id: int, approver, now: datetime) -> Approval:
     """Take back ``approver``'s own approval in its undo window (``approving.withdraw``), and give them the hold's
     claim back, as ``withdraw`` does after the Undo of a decision."""
-    return approving.withdraw(approval_id, approver, now, reclaim=lambda hold: claims.claim(hold, approver, now))
+    return approving.withdraw(approval_id, approver, now, reclaim=lambda hold: lifecycle.claim(hold, approver, now))
 
 
 def _check_decidable(hold: Hold, choices: list[ItemChoice], now: datetime) -> None:
@@ -371,7 +370,7 @@ def deliver(decision_id: int, client: platform.PlatformClient) -> float | None:
         decided = client.post_decision(hold.env, hold.hold_id, items, decided_by, str(decision.idempotency_key))
     except platform.HoldNotOpen as error:
         if error.hold:
-            sync.record_hold(hold, error.hold)
+            lifecycle.record(hold, error.hold)
         outcome, message = _not_open_outcome(error)
         _finish(decision, Decision.State.NOT_APPLIED, outcome, message)
     except platform.InvalidDecision as error:
@@ -384,7 +383,7 @@ def deliver(decision_id: int, client: platform.PlatformClient) -> float | None:
         return _retry_later(decision, str(error))
     else:
         if decided:
-            sync.record_hold(hold, decided)
+            lifecycle.record(hold, decided)
         _finish(decision, Decision.State.APPLIED, Decision.Outcome.APPLIED, "")
     return None
 

@@ -18,7 +18,8 @@ from django.core.exceptions import ImproperlyConfigured
 
 from holds.deciding import editing
 from holds.models import ACTION_WORDS, Decision, DecisionItem
-from reviewqueue.jsonvalues import amount_keys, amount_reading, display, grouped_number, in_hundredths, is_amount_key
+from reviewqueue.agent_numbers import amount_keys, amount_reading, grouped_number, in_hundredths, is_amount_key
+from reviewqueue.showing import display, on_one_line
 
 TOOL_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*", re.ASCII)  # refund, issueRefund, orders.refund; not A-1001
 WORD_SEPARATORS = re.compile(r"[_.\-\s]+")
@@ -40,17 +41,17 @@ def sentence(title: str, data: Any, item_id: str = "") -> str:
         text = f"Calls {tool} with {_arguments(data)}" if data not in ({}, None) else f"Calls {tool} with no arguments"
     else:
         text = f"Goes ahead with {_arguments(data)}" if data not in ({}, None) else "Goes ahead as the agent asked"
-    return _cut(text, SENTENCE_LIMIT)
+    return on_one_line(text, SENTENCE_LIMIT)
 
 
 def amount_text(data: dict, key: str) -> str:
     """The amount under ``key`` as the agent wrote it (hundredths as the amount they make: 1500 cents as 15.00), with
     the item's currency when its data names one, and "(unreadable)" after it when it is not read for certain
-    (``jsonvalues.amount_reading``), with both readings if any."""
+    (``agent_numbers.amount_reading``), with both readings if any."""
     currency = currency_of(data)
     reading = amount_reading(key, data[key])
     scaled = in_hundredths(key) and reading.exact is not None
-    shown = grouped_number(reading.exact) if scaled else _cut(display(data[key]), VALUE_LIMIT)
+    shown = grouped_number(reading.exact) if scaled else on_one_line(display(data[key]), VALUE_LIMIT)
     shown = f"{shown} {currency}" if currency else shown
     if reading.readings:
         return f"{shown} (unreadable: {reading.either})"
@@ -113,18 +114,14 @@ def _arguments(data: Any) -> str:
 def _pairs(values: dict, data: dict, separator: str) -> str:
     """ "key value" pairs, amounts with the currency of ``data``."""
     return ", ".join(
-        f"{_cut(display(key), VALUE_LIMIT)}{separator}{amount_text(data, key) if is_amount_key(key) else _value(value)}"
+        f"{on_one_line(display(key), VALUE_LIMIT)}{separator}"
+        + (amount_text(data, key) if is_amount_key(key) else _value(value))
         for key, value in values.items()
     )
 
 
 def _value(value: Any) -> str:
-    return _cut(display(value), VALUE_LIMIT)
-
-
-def _cut(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return on_one_line(display(value), VALUE_LIMIT)
 
 
 @dataclasses.dataclass(frozen=True)

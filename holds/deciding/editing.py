@@ -15,7 +15,8 @@ from typing import Any
 
 from holds.deciding import rules
 from reviewqueue import readers
-from reviewqueue.jsonvalues import ABSENT, display, escape_surrogates, same_json, showable
+from reviewqueue.agent_json import top_level_changes
+from reviewqueue.showing import display, escape_surrogates, showable
 
 DECIMAL = re.compile(r"-?[0-9]+\.[0-9]+")
 SAFE_PREFIX = re.compile(r"[A-Za-z0-9_-]+")
@@ -278,14 +279,8 @@ PARSERS: dict[FieldKind, Callable[[Field, str], Any]] = {
 
 
 def changes(original: Any, edited: Any) -> list[Change]:
-    """The top-level values an edit changed, in the original key order then added keys; key "" for non-object data."""
-    if isinstance(original, dict) and isinstance(edited, dict):
-        keys = [*original, *(key for key in edited if key not in original)]
-        pairs = [(key, original.get(key, ABSENT), edited.get(key, ABSENT)) for key in keys]
-        return [Change(key, before, after) for key, before, after in pairs if not same_json(before, after)]
-    if same_json(original, edited):
-        return []
-    return [Change("", original, edited)]
+    """The top-level values an edit changed (``agent_json.top_level_changes``)."""
+    return [Change(key, before, after) for key, before, after in top_level_changes(original, edited)]
 
 
 def validate_item(data: Any, prefix: str, submitted: Mapping[str, Any]) -> tuple[Any, list[Change], list[FieldError]]:

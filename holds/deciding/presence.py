@@ -2,7 +2,7 @@
 
 A reviewer's open page renews its presence with a heartbeat every ``HEARTBEAT_SECONDS``;
 presence not renewed for ``LIVE_SECONDS`` (the page closed, or lost its network) has ended.
-The same heartbeat keeps a reviewer's claim alive (``claims.keep_alive``) while they decide.
+The same heartbeat keeps a reviewer's claim alive (``lifecycle.keep_claim``) while they decide.
 """
 
 from datetime import datetime, timedelta

@@ -22,7 +22,7 @@ from audit.chain import canonical
 from holds.deciding import editing
 from holds.deciding.decisions import ItemChoice
 from holds.models import DecisionItem, Hold, HoldItem
-from reviewqueue.jsonvalues import storable
+from reviewqueue.agent_json import storable
 
 ACTIONS = (DecisionItem.Action.APPROVE, DecisionItem.Action.REJECT)
 SUMMARY_SALT = "holds.deciding.review.summary"

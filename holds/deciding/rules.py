@@ -1,6 +1,6 @@
 """Business rules on a reviewer's edits: by default an amount may be lowered, never raised or zeroed.
 
-Every amount an item carries is judged, wherever it is (``jsonvalues.amounts_in``: any key spelling,
+Every amount an item carries is judged, wherever it is (``agent_numbers.amounts_in``: any key spelling,
 one level of nesting, hundredths scaled), by ``AMOUNT_RULES`` unless the setting ``EDIT_RULES`` (a
 data key mapped to rule names) names its key; ``EDIT_RULES`` also gives rules to other keys. A rule
 only judges a value the reviewer changed: what the agent asked for is the agent's responsibility.
@@ -12,7 +12,7 @@ Whatever the setting, an edit never:
   names that key (``"order_id": []`` lets reviewers change it);
 - adds anything the agent did not ask for: a key, or an element of a list, at any depth.
 
-Numbers are read as everywhere in item data (``jsonvalues.read_number``), and the rules fail closed:
+Numbers are read as everywhere in item data (``agent_numbers.read_number``), and the rules fail closed:
 a value that is not read for certain ("1,500" is 1.5 or 1500) is refused as an edit, and an original
 that is not read for certain cannot be changed, since nothing says whether the edit is above it.
 """
@@ -23,15 +23,9 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from reviewqueue.jsonvalues import (
-    Reading,
-    amounts_in,
-    display,
-    is_currency_key,
-    is_identifying_key,
-    read_number,
-    same_json,
-)
+from reviewqueue.agent_json import same_json
+from reviewqueue.agent_numbers import Reading, amounts_in, is_currency_key, is_identifying_key, read_number
+from reviewqueue.showing import display
 
 # A rule takes (key, original value, edited value) and says why the edit is refused, or None.
 type Rule = Callable[[str, Any, Any], str | None]

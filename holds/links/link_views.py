@@ -10,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
+from approvals import link_standing
 from holds.deciding import decisions, describe, review
 from holds.links import action_links
 from holds.models import DecisionItem
@@ -56,7 +57,7 @@ def _decide(request, token, link, hold, now):
             error = refused.message
         else:
             return redirect("action-link", token=token)
-    four_eyes = approval_page.link_standing(hold, request.viewer, link.action)
+    four_eyes = link_standing.link_standing(hold, request.viewer, link.action)
     claimant = hold.claimant(now)
     context = {
         "hold": hold,
@@ -94,7 +95,7 @@ def _outcome(request, hold, use):
     window, or their approval recorded while four eyes wait."""
     # An approval that sent nothing: the decision a later approver's completed round made, if any.
     decision = use.decision or hold.live_decision()
-    recorded = "" if use.decision_id else approval_page.recorded_words(hold, request.viewer)
+    recorded = "" if use.decision_id else link_standing.recorded_words(hold, request.viewer)
     undoable = approval_page.page_context(hold, request.viewer)["undoable_approval"] if recorded else None
     context = {"hold": hold, "use": use, "decision": decision, "recorded": recorded, "undoable_approval": undoable}
     return render(request, "holds/act_outcome.html", context)

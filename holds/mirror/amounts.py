@@ -6,7 +6,7 @@ in different currencies, or count twice an item that gives both an ``amount`` an
 its order's ``total``.
 
 The amounts are every amount the items carry, as approval policies read them
-(``jsonvalues.carried``: every amount key in any case, one level of nesting, hundredths
+(``agent_numbers.carried``: every amount key in any case, one level of nesting, hundredths
 scaled). An amount that cannot be read, is below zero, is nested too deep to be read or is
 too large for the column could be any amount, so it counts as the largest there is: the
 hold stores ``UNREADABLE``, the largest value the column holds, and so comes first in
@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
-from reviewqueue.jsonvalues import AMOUNT_LIMIT, AMOUNT_STEP, carried, fits_amount_columns
+from reviewqueue.agent_numbers import AMOUNT_LIMIT, AMOUNT_STEP, carried, fits_amount_columns
 
 UNREADABLE = AMOUNT_LIMIT - AMOUNT_STEP  # 9999999999999999.9999, the largest the column holds
 

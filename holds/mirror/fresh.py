@@ -17,7 +17,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from holds.mirror import platform, sync
+from holds.mirror import platform, single_read
 from holds.models import Hold
 
 logger = logging.getLogger(__name__)
@@ -29,7 +29,8 @@ READ_TIMEOUT = 1.5  # seconds a reviewer may wait for the platform before the mi
 
 def refresh(hold: Hold) -> bool:
     """Read ``hold`` from the platform when it is open in a mirror older than ``FRESH_FOR``, and record what the
-    platform says (``sync.record_read``). Returns whether the mirror changed: then the caller reads the hold again."""
+    platform says (``single_read.record_read``). Returns whether the mirror changed: then the caller reads the hold
+    again."""
     if hold.status != Hold.Status.OPEN or hold.last_synced_at > timezone.now() - FRESH_FOR:
         return False
     try:
@@ -45,4 +46,4 @@ def refresh(hold: Hold) -> bool:
     except platform.PlatformError as error:  # unavailable, slow, malformed: the mirror is shown as it is
         logger.info("fresh read of hold %s skipped: %s", hold, error)
         return False
-    return sync.record_read(hold, remote)
+    return single_read.record_read(hold, remote)

@@ -109,9 +109,13 @@ class HoldFile:
 
 @dataclasses.dataclass(frozen=True)
 class AppliedDecision:
+    """The decision the platform applied, as read; ``as_received`` is its object as the platform sent it, which the
+    mirror keeps for the audit's outcome."""
+
     items: list[dict]
     decided_by: str
     decided_at: datetime | None
+    as_received: dict
 
 
 @dataclasses.dataclass(frozen=True)
@@ -270,6 +274,7 @@ def parse_hold(payload: Any) -> Hold:
                 items=[entry for entry in decision.get("items") or () if isinstance(entry, dict)],
                 decided_by=_shown(decision.get("decided_by")),
                 decided_at=_time_or_none(decision.get("decided_at")),
+                as_received=decision,
             )
             if decision is not None
             else None

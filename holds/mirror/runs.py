@@ -6,7 +6,8 @@ from django.utils import timezone
 
 from holds.mirror import platform
 from holds.models import Hold
-from reviewqueue.jsonvalues import nested_within, storable
+from reviewqueue.agent_json import storable
+from reviewqueue.showing import nested_within
 
 FRESH_FOR = timedelta(seconds=60)
 

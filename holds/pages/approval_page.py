@@ -7,10 +7,9 @@ import dataclasses
 
 from django.utils import timezone
 
-from approvals import alone, approving, policies, rounds, wording
+from approvals import alone, policies, rounds, wording
 from approvals.models import Approval
 from holds.deciding import describe, editing
-from holds.deciding.decisions import ItemChoice
 from holds.models import ACTION_WORDS, DecisionItem, Hold
 from reviewqueue.sql import expressions
 from reviewqueue.viewer import Viewer
@@ -104,48 +103,3 @@ def _alone_words(hold: Hold, found: rounds.Standing) -> tuple[str, str] | None:
         return alone.default_words(need, hold, now)
     tally = alone.day_tally(need.policy, policies.cap_day(now))
     return alone.waiting_words(need, hold, now, tally, approvable="approve" in hold.actions)
-
-
-@dataclasses.dataclass(frozen=True)
-class LinkStanding:
-    """What a one-tap link's page says of four eyes (``holds/act.html``): the round it shows, why the viewer may not
-    give this approval ("" when they may), and what their approval would do."""
-
-    standing: rounds.Standing
-    round_shown: int
-    refusal: str
-    effect: str
-
-
-def link_standing(hold: Hold, viewer, action: str) -> LinkStanding:
-    """Where a hold's approvals stand for ``viewer`` opening a link to ``action`` it (approve every item as the agent
-    asked, or reject every item). A reject is sent at once under any policy; an approval joins the open round only
-    when that round approved every item as asked, else the hold page must show what changed."""
-    found = rounds.standing(hold)
-    shown = rounds.shown(found.approvals)
-    if action != DecisionItem.Action.APPROVE or not found.needs_several:
-        return LinkStanding(found, shown, "", "")
-    if refusal := found.refusal_for(viewer):
-        return LinkStanding(found, shown, refusal, "")
-    as_asked = [ItemChoice(item.item_id, DecisionItem.Action.APPROVE) for item in hold.items.all()]
-    if found.approvals and not approving.same_decision(found.approvals[0].items, as_asked):
-        refusal = "The approvals so far change what the agent asked: check the decision on the hold page."
-        return LinkStanding(found, shown, refusal, "")
-    if not found.approvals:
-        effect = f"Your approval is the first of {found.required}: nothing is sent until another person approves."
-    elif len(found.approvals) + 1 >= found.round_needs:
-        effect = f"{found.summary}. Yours is the last approval needed: the decision is then sent."
-    else:
-        effect = f"{found.summary}. Your approval counts; more are needed before anything is sent."
-    return LinkStanding(found, shown, "", effect)
-
-
-def recorded_words(hold: Hold, viewer) -> str:
-    """ "1 of 2 approvals: yours is recorded; the next approval can come from Finance leads", while ``viewer``'s
-    approval waits in the open round for more; "" otherwise."""
-    found = rounds.standing(hold)
-    if not any(approval.approver_id == viewer.pk for approval in found.approvals):
-        return ""
-    group = found.later_group
-    later = group.name if group else "another reviewer"
-    return f"{found.badge}: yours is recorded; the next approval can come from {later}"

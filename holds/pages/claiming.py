@@ -5,7 +5,8 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
-from holds.deciding import claims, decidable, presence
+from holds import lifecycle
+from holds.deciding import decidable, presence
 from holds.models import Hold
 from holds.pages import guards, hold_page
 
@@ -20,8 +21,7 @@ def hold_heartbeat(request, pk):
     if not closed:
         presence.forget_ended(request.user, now)
         presence.note_viewing(hold, request.user, now)
-        if claims.keep_alive(hold, request.user, now, presence.live_window()):
-            hold.claim_expires_at = now + presence.live_window()  # as keep_alive stored it: no need to read it back
+        lifecycle.keep_claim(hold, request.user, now, presence.live_window())
     context = hold_page.presence_context(hold, request.user, now) | {
         "closed": closed,
         "on_summary": request.POST.get("summary") == "yes",
@@ -35,7 +35,7 @@ def claim_hold(request, pk):
     """ "I'll take this": the reviewer starts deciding. From the page's script the heartbeat keeps the claim alive."""
     hold = guards.hold_or_404(request, pk, Hold.objects.select_related("claimed_by"))
     now = timezone.now()
-    claims.claim(hold, request.user, now, lasting=presence.live_window() if request.htmx else None)
+    lifecycle.claim(hold, request.user, now, lasting=presence.live_window() if request.htmx else None)
     if not request.htmx:
         return redirect("hold", pk=hold.pk)
     return render(request, "holds/_presence.html", hold_page.presence_context(hold, request.user, now))
@@ -47,7 +47,7 @@ def leave_hold(request, pk):
     """The page closed (its ``pagehide`` beacon): the reviewer is no longer looking, nor deciding."""
     hold = guards.hold_or_404(request, pk)
     presence.leave(hold, request.user)
-    claims.release(hold, request.user)
+    lifecycle.release_claim(hold, request.user)
     return HttpResponse(status=204)
 
 
@@ -58,7 +58,7 @@ def take_over(request, pk):
     hold = guards.hold_or_404(request, pk, Hold.objects.select_related("claimed_by"))
     if request.method != "POST":
         return render(request, "holds/take_over.html", {"hold": hold, "claimant": hold.claimant(timezone.now())})
-    claims.take_over(hold, request.user)
+    lifecycle.take_over(hold, request.user)
     return redirect("hold", pk=hold.pk)
 
 
@@ -66,5 +66,5 @@ def take_over(request, pk):
 @require_POST
 def release(request, pk):
     hold = guards.hold_or_404(request, pk)
-    claims.release(hold, request.user)
+    lifecycle.release_claim(hold, request.user)
     return redirect("queue")

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 from holds.deciding import describe
 from holds.models import Hold
-from reviewqueue.jsonvalues import amount_keys
+from reviewqueue.agent_numbers import amount_keys
 
 URGENT = timedelta(minutes=15)
 
@@ -27,7 +27,7 @@ COUNTDOWN = {
 
 
 def amounts(hold: Hold) -> list[str]:
-    """The amounts the hold's items carry at their top level (``jsonvalues.amount_keys``), as the agent wrote them
+    """The amounts the hold's items carry at their top level (``agent_numbers.amount_keys``), as the agent wrote them
     (``describe.amount_text``)."""
     return [describe.amount_text(item.data, key) for item in hold.items.all() for key in amount_keys(item.data)]
 

@@ -17,13 +17,12 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
-from audit import events as audit_events
-from audit.models import EventKind
-from holds.models import Decision, Hold
+from holds import lifecycle
+from holds.models import Hold
 from holds.queue import listing as holds_queue
 from notifications import notify
 from notifications.models import Notification
-from reviewqueue import changes, sweeping
+from reviewqueue import sweeping
 
 BATCH = 500
 EXPIRY, REMINDERS = "expiry", "reminders"  # the names their failures are counted under (``reviewqueue.sweeping``)
@@ -42,44 +41,11 @@ def sweep(now: datetime | None = None) -> list[Hold]:
                 .exclude(pk__in=failed)
                 .order_by("expires_at", "pk")[:BATCH]
             )
-            closed = sweeping.batched(EXPIRY, due, lambda holds: _expire(holds, now))
-        for hold in closed:
-            hold.status, hold.closed_at, hold.expired_here_at = Hold.Status.EXPIRED, now, now
+            closed = sweeping.batched(EXPIRY, due, lambda holds: lifecycle.expire(holds, now))
         failed |= {hold.pk for hold in due} - {hold.pk for hold in closed}
         expired += closed
         if len(due) < BATCH:
             return expired
-
-
-def _expire(due: list[Hold], now: datetime) -> list[Hold]:
-    """Close ``due`` (locked by the caller) and tell the auditors.
-
-    The locked rows are ours alone until commit, so the one update closes exactly
-    them; on SQLite, which has no row locks, the database-wide write lock does the same.
-    """
-    Hold.objects.filter(pk__in=[hold.pk for hold in due], status=Hold.Status.OPEN).update(
-        status=Hold.Status.EXPIRED,
-        closed_at=now,
-        expired_here_at=now,
-        claimed_by=None,
-        claimed_at=None,
-        claim_expires_at=None,
-    )
-    decided = set(
-        Decision.objects.filter(hold__in=due).exclude(state__in=Decision.NOT_LIVE).values_list("hold", flat=True)
-    )
-    notify.expired([hold for hold in due if hold.pk not in decided])
-    notify.resolve_for_holds([hold.pk for hold in due], notify.RESOLVED_BY_CLOSING, "expired", now)
-    audit_events.record_many(audit_events.Entry(EventKind.EXPIRED, hold=hold) for hold in due)
-    changes.publish("hold", due)
-    return due
-
-
-def expired_on_platform(hold: Hold) -> None:
-    """Sync learned the platform expired a hold before our sweep did: end its claim and tell the auditors once."""
-    Hold.objects.filter(pk=hold.pk).update(claimed_by=None, claimed_at=None, claim_expires_at=None)
-    if not hold.live_decision():
-        notify.expired([hold])
 
 
 def remind(now: datetime | None = None, among: QuerySet[Hold] | None = None) -> list[Hold]:

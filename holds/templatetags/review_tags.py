@@ -3,7 +3,7 @@ from django import template
 from holds.deciding import describe
 from holds.models import ACTION_WORDS
 from reviewqueue import runlinks
-from reviewqueue.jsonvalues import display
+from reviewqueue.showing import display
 
 register = template.Library()
 

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from holds.mirror import sync
 from holds.models import Decision, DecisionItem, Hold
-from reviewqueue.jsonvalues import MAX_NESTING, TOO_DEEP
+from reviewqueue.showing import MAX_NESTING, TOO_DEEP
 from tests.helpers.api import bearer, token_of
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_delivery")]

@@ -111,12 +111,12 @@ def test_the_same_reviewer_cannot_count_twice_on_the_page_or_by_a_forged_post(
 
 
 def test_a_take_over_does_not_let_the_first_approver_count_again(alice, bob, large_refunds, refund, immediate_delivery):
-    from holds.deciding import claims
+    from holds import lifecycle
 
     confirm(signed_in(alice), refund, **lowered_to(refund, "1000.00"))
     first = Approval.objects.get()
-    claims.claim(refund, bob)
-    claims.take_over(refund, alice)  # alice takes the hold from the second approver
+    lifecycle.claim(refund, bob)
+    lifecycle.take_over(refund, alice)  # alice takes the hold from the second approver
 
     alices_try = signed_in(alice).post(reverse("hold-approve", args=[refund.pk]), {"approval": first.pk})
     bobs_try = signed_in(bob).post(reverse("hold-approve", args=[refund.pk]), {"approval": first.pk})

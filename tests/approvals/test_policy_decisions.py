@@ -12,7 +12,8 @@ from django.utils import timezone
 
 from approvals.models import Approval, ApprovalPolicy, PolicyDecision
 from audit.models import AuditEvent
-from holds.deciding import by_policy, claims, decisions
+from holds import lifecycle
+from holds.deciding import by_policy, decisions
 from holds.mirror import sync
 from holds.models import Decision, Hold
 from notifications.models import Notification
@@ -193,9 +194,9 @@ def test_a_disabled_policy_approves_nothing(refund):
 def test_a_reviewer_claiming_the_hold_during_the_wait_stops_it(refund, alice):
     small_refunds(auto_wait_minutes=10)
     with time_machine.travel(refund.first_seen_at + timedelta(minutes=2), tick=False):
-        claims.claim(refund, alice)
+        lifecycle.claim(refund, alice)
     with time_machine.travel(refund.first_seen_at + timedelta(minutes=3), tick=False):
-        claims.release(refund, alice)
+        lifecycle.release_claim(refund, alice)
 
     assert approve_at(refund.first_seen_at + timedelta(minutes=11)) == []
     assert not Decision.objects.filter(hold=refund).exists()

@@ -18,7 +18,8 @@ from django.utils import timezone
 
 from audit import chain, describe
 from audit.models import AuditEvent, EventKind
-from holds.deciding import claims, decisions
+from holds import lifecycle
+from holds.deciding import decisions
 from holds.deciding.decisions import ItemChoice
 from holds.handover import assignments, notes
 from holds.mirror import sync
@@ -230,9 +231,9 @@ def test_a_second_sync_records_no_hold_again(samples, platform_client):
 def test_claiming_taking_over_and_releasing_are_recorded(samples, alice, bob):
     hold = samples["h_12"]
 
-    claims.claim(hold, alice)
-    claims.take_over(hold, bob)
-    claims.release(hold, bob)
+    lifecycle.claim(hold, alice)
+    lifecycle.take_over(hold, bob)
+    lifecycle.release_claim(hold, bob)
 
     assert [
         (e.kind, e.actor_name)

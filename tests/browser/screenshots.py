@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from holds.deciding import claims
+from holds import lifecycle
 from tests.helpers import browser as chromium
 from tests.helpers.browser import VIEWPORTS
 from tests.helpers.processes import ROOT
@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_the_readme_pictures_show_the_sample_queue_at_a_desk_on_a_phone_and_a_hold(
     browser, live_server, samples, alice, bob
 ):
-    assert claims.claim(samples["h_17"], bob), "a queue in use: bob is deciding one hold"
+    assert lifecycle.claim(samples["h_17"], bob), "a queue in use: bob is deciding one hold"
     IMAGES.mkdir(parents=True, exist_ok=True)
 
     made = [

@@ -12,7 +12,8 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from audit.models import AuditEvent
-from holds.deciding import claims, decisions, review
+from holds import lifecycle
+from holds.deciding import decisions, review
 from holds.handover import assignments, notes
 from holds.models import Decision, Hold
 from notifications import notify
@@ -45,7 +46,7 @@ def site(browser, live_server, samples, alice, bob, audrey, platform_client, imm
         assert decisions.deliver(decision.pk, platform_client) is None, "every decision reaches the platform"
 
     claimed = Hold.objects.filter(status=Hold.Status.OPEN).exclude(pk=samples["h_13"].pk).first()
-    assert claims.claim(claimed, bob)
+    assert lifecycle.claim(claimed, bob)
     # Hand-offs for the hold pages and the statistics' tables: an assignment to a person, one to a group, a note.
     assignments.assign(claimed, bob, "Can you check the order history?", by=alice)
     assignments.assign(samples["h_13"], Group.objects.create(name="Finance leads"), "", by=alice)

@@ -17,7 +17,8 @@ from django.utils import timezone
 
 from approvals.models import Approval
 from audit.models import AuditEvent, EventKind
-from holds.deciding import claims, decisions
+from holds import lifecycle
+from holds.deciding import decisions
 from holds.links import action_links
 from holds.mirror import sync
 from holds.models import ActionLinkUse, Decision, Hold
@@ -411,7 +412,7 @@ def test_four_eyes_through_two_links_records_one_approval_each_and_the_second_se
 def test_a_claim_held_by_someone_else_is_refused_with_their_name_and_the_link_still_works_later(samples, alice, bob):
     hold = samples["h_12"]
     link = reverse("action-link", args=[action_links.make(hold, "approve", alice)])
-    claims.claim(hold, bob)
+    lifecycle.claim(hold, bob)
     alices = signed_in(alice)
 
     page = alices.get(link).content.decode()
@@ -420,7 +421,7 @@ def test_a_claim_held_by_someone_else_is_refused_with_their_name_and_the_link_st
     assert "Bob Brown" in page and "is reviewing this hold now" in page and ">Send</button>" not in page
     assert sent.status_code == 409 and "Bob Brown is reviewing this hold" in sent.content.decode()
     assert not Decision.objects.exists() and not ActionLinkUse.objects.exists()
-    claims.release(hold, bob)
+    lifecycle.release_claim(hold, bob)
     assert alices.post(link, {"round": "0"}).status_code == 302 and len(sent_decisions(hold)) == 1
 
 

@@ -1,4 +1,4 @@
-"""The one reader of numbers the agent writes in item data (``jsonvalues.read_number``).
+"""The one reader of numbers the agent writes in item data (``agent_numbers.read_number``).
 
 It reads amounts written every way agents write them, gives both readings of one it cannot read for
 certain, and calls everything else unreadable, so that what reads it can fail closed. Hypothesis throws
@@ -14,8 +14,9 @@ from django.db import models
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reviewqueue import jsonvalues
-from reviewqueue.jsonvalues import LARGEST_NUMBER, TOTAL, amount_reading, carried, grouped, read_number
+from approvals import verdicts
+from reviewqueue import agent_numbers
+from reviewqueue.agent_numbers import LARGEST_NUMBER, TOTAL, amount_reading, carried, grouped, read_number
 
 
 @pytest.mark.parametrize(
@@ -178,7 +179,7 @@ def test_amounts_each_held_whose_total_no_column_holds_are_in_doubt_as_their_tot
     doubtful = found.doubtful()
     assert found.sure_total() is None and doubtful.path == TOTAL
     assert doubtful.doubt() == "'12,000,000,000,000,000' is more than an amount can be"
-    assert found.verdict(lambda number: number <= 50).doubt == doubtful.doubt()
+    assert verdicts.of(found, lambda number: number <= 50).doubt == doubtful.doubt()
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
@@ -188,15 +189,16 @@ def test_every_amount_read_for_certain_and_every_sure_total_fits_the_amount_colu
     found = carried([data, data])
 
     assert all(
-        jsonvalues.fits_amount_columns(amount.reading.counted)
+        agent_numbers.fits_amount_columns(amount.reading.counted)
         for amount in found.amounts
         if amount.reading.counted is not None
     )
-    assert found.sure_total() is None or jsonvalues.fits_amount_columns(found.sure_total())
+    assert found.sure_total() is None or agent_numbers.fits_amount_columns(found.sure_total())
 
 
 def test_every_decimal_column_is_an_amount_column_of_the_readers_size():
-    """The bound is defined once: every DecimalField is declared with ``jsonvalues``' size, which the reader checks."""
+    """The bound is defined once: every DecimalField is declared with ``agent_numbers``' size, which the reader
+    checks."""
     sizes = {
         f"{model._meta.label}.{field.name}": (field.max_digits, field.decimal_places)
         for model in apps.get_models()
@@ -204,4 +206,4 @@ def test_every_decimal_column_is_an_amount_column_of_the_readers_size():
         if isinstance(field, models.DecimalField)
     }
 
-    assert sizes and set(sizes.values()) == {(jsonvalues.AMOUNT_DIGITS, jsonvalues.AMOUNT_PLACES)}, sizes
+    assert sizes and set(sizes.values()) == {(agent_numbers.AMOUNT_DIGITS, agent_numbers.AMOUNT_PLACES)}, sizes

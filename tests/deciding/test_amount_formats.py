@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from approvals.models import Approval, ApprovalPolicy
 from holds.deciding import decisions, review
 from holds.models import Decision
-from reviewqueue.jsonvalues import read_number
+from reviewqueue.agent_numbers import read_number
 from tests.helpers.approval_history import mirrored
 from tests.helpers.approvals_setup import decision_posts, signed_in
 from tests.helpers.reviewing import review_form, through_summary

@@ -7,7 +7,8 @@ import time_machine
 from django.utils import timezone
 
 from audit.models import AuditEvent, EventKind
-from holds.deciding import claims, decisions
+from holds import lifecycle
+from holds.deciding import decisions
 from holds.deciding.decisions import ItemChoice
 from holds.mirror import sync
 from holds.models import Decision, Hold
@@ -86,7 +87,7 @@ def test_the_summary_leaves_out_by_name_every_hold_that_cannot_be_approved(
     Hold.objects.filter(pk=reject_only.pk).update(actions=["reject"])
     Hold.objects.filter(pk=expired.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
     decisions.submit(decided, bob, [ItemChoice("call_3", "reject")])
-    claims.claim(claimed, bob)
+    lifecycle.claim(claimed, bob)
 
     summary = alice_client.post(BULK, selected([fine, reject_only, expired, decided, claimed], "approve"))
 

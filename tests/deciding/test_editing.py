@@ -17,7 +17,8 @@ from holds.deciding.editing import (
     read_fields,
     validate_item,
 )
-from reviewqueue.jsonvalues import ABSENT, display
+from reviewqueue.agent_json import ABSENT
+from reviewqueue.showing import display
 
 REFUND = {
     "order_id": "A-1001",

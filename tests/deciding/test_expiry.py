@@ -34,9 +34,9 @@ def notifications(event, hold=None):
 
 def test_a_hold_past_its_expiry_leaves_the_queue_and_its_claim_ends(samples, alice, audrey):
     hold = expire_soon(samples["h_12"], 2)
-    from holds.deciding import claims
+    from holds import lifecycle
 
-    claims.claim(hold, alice)
+    lifecycle.claim(hold, alice)
 
     with time_machine.travel(hold.expires_at + timedelta(seconds=1)):
         expired = expiry.sweep()
@@ -80,10 +80,10 @@ def test_two_sweeps_at_once_expire_each_hold_once_and_send_one_message(samples, 
 
 
 def test_a_reminder_goes_to_the_reviewer_holding_the_claim_once(samples, alice, bob):
-    from holds.deciding import claims
+    from holds import lifecycle
 
     hold = expire_soon(samples["h_12"], 14)
-    claims.claim(hold, alice)
+    lifecycle.claim(hold, alice)
     for other in samples.values():
         if other.pk != hold.pk:
             Hold.objects.filter(pk=other.pk).update(expires_at=timezone.now() + timedelta(hours=5))

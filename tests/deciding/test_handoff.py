@@ -409,11 +409,11 @@ def test_n_opens_the_holds_assigned_to_me_first(alice, bob, billing, support):
 
 
 def test_n_skips_a_hold_assigned_to_me_that_someone_else_is_deciding(alice, bob, billing, support):
-    from holds.deciding import claims
+    from holds import lifecycle
 
     Hold.objects.filter(pk=billing.pk).update(expires_at=support.expires_at - timedelta(minutes=30))
     assignments.assign(support, bob, "", by=alice)
-    claims.claim(support, alice)
+    lifecycle.claim(support, alice)
 
     assert signed_in(bob).get(reverse("next-hold")).url == reverse("hold", args=[billing.pk])
 

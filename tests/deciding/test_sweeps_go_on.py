@@ -25,7 +25,7 @@ from notifications import notify
 from notifications import tasks as notification_tasks
 from notifications.models import Notification
 from operations.models import SweepStats
-from reviewqueue import jsonvalues
+from reviewqueue import agent_numbers
 from teams import scopes
 from tests.helpers import escalation as escalating
 from tests.helpers.approvals_setup import signed_in
@@ -114,7 +114,7 @@ def test_a_hold_that_still_fails_the_policies_sweep_is_counted_and_the_others_ar
     refunds_alone()
     small = add_refund(platform_client, platform_state, "h_small", "20.00")
     huge = add_refund(platform_client, platform_state, "h_huge", HUGE)
-    monkeypatch.setattr(jsonvalues, "fits_amount_columns", lambda number: True)
+    monkeypatch.setattr(agent_numbers, "fits_amount_columns", lambda number: True)
 
     first = by_policy.approve_due(timezone.now() + timedelta(seconds=1))
     later = add_refund(platform_client, platform_state, "h_later", "30.00")

@@ -11,7 +11,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from audit.models import AuditEvent, EventKind
-from holds.deciding import claims, decisions
+from holds import lifecycle
+from holds.deciding import decisions
 from holds.deciding.decisions import ItemChoice
 from holds.mirror import sync
 from holds.models import Decision, Hold
@@ -219,7 +220,7 @@ def test_another_reviewer_gets_a_blank_form_after_an_undo(alice_client, client, 
     confirm(alice_client, hold, **{amount: "20.00"})
     decision = Decision.objects.get(hold=hold)
     decisions.withdraw(decision.pk, decision.reviewer)
-    claims.release(hold, decision.reviewer)  # alice walks away; bob opens the hold
+    lifecycle.release_claim(hold, decision.reviewer)  # alice walks away; bob opens the hold
     client.force_login(bob)
 
     form = fields_of(client.get(reverse("hold", args=[hold.pk])).content.decode(), "decide-form")

@@ -9,7 +9,7 @@ import redis
 from django.db import transaction
 from django.test import RequestFactory
 
-from holds.deciding import claims
+from holds import lifecycle
 from holds.models import Hold
 from live import streams, views
 from reviewqueue import changes, roles
@@ -54,13 +54,13 @@ def test_a_claim_is_published_once_its_transaction_commits_and_never_when_it_rol
     hold = next(iter(samples.values()))
 
     with pytest.raises(RuntimeError), transaction.atomic():
-        claims.claim(hold, alice)
+        lifecycle.claim(hold, alice)
         assert published(channel, wait=0.2) == []  # not before the commit
         raise RuntimeError("the request failed after the claim")
     assert published(channel, wait=0.3) == []
     assert Hold.objects.get(pk=hold.pk).claimed_by is None
 
-    claims.claim(hold, alice)
+    lifecycle.claim(hold, alice)
     (event,) = published(channel)
     assert '"kind":"claim"' in event and f"[{hold.pk}," in event
 
@@ -78,7 +78,7 @@ def test_an_event_carries_ids_and_scope_fields_never_the_agents_words(channel, p
 def test_nothing_is_published_with_live_events_off(settings, samples, channel, alice):
     settings.LIVE_EVENTS = False
 
-    claims.claim(next(iter(samples.values())), alice)
+    lifecycle.claim(next(iter(samples.values())), alice)
 
     assert published(channel, wait=0.3) == [] and changes.latest_id() == 0
 
@@ -103,8 +103,8 @@ def test_of_two_teams_streams_each_hears_of_its_own_teams_hold_and_never_of_the_
     billing_reviewer, support_reviewer, billing_hold, support_hold = teams
     billing_stream, support_stream = open_stream(billing_reviewer), open_stream(support_reviewer)
 
-    claims.claim(support_hold, support_reviewer)
-    claims.claim(billing_hold, billing_reviewer)
+    lifecycle.claim(support_hold, support_reviewer)
+    lifecycle.claim(billing_hold, billing_reviewer)
 
     heard = support_stream.next()
     assert (heard.kind, heard.data) == ("claim", {"holds": [support_hold.pk]})
@@ -125,10 +125,10 @@ def test_a_stream_is_served_unbuffered_uncompressed_and_uncached(open_stream, al
 
 def test_a_reconnecting_page_gets_what_it_missed_after_its_last_event_id(open_stream, samples, alice):
     first, second, third = list(samples.values())[:3]
-    claims.claim(first, alice)
+    lifecycle.claim(first, alice)
     seen = changes.latest_id()
-    claims.claim(second, alice)
-    claims.claim(third, alice)
+    lifecycle.claim(second, alice)
+    lifecycle.claim(third, alice)
 
     stream = open_stream(alice, since=0, last_event_id=seen)  # the header wins over the page's since
 
@@ -142,7 +142,7 @@ def test_a_page_that_missed_more_than_the_buffer_keeps_is_told_to_refresh(open_s
     monkeypatch.setattr(changes, "BUFFERED_EVENTS", 2)
     since = changes.latest_id()
     for hold in list(samples.values())[:4]:
-        claims.claim(hold, alice)
+        lifecycle.claim(hold, alice)
 
     stream = open_stream(alice, since=since)
 
@@ -233,11 +233,11 @@ def test_a_page_names_its_stream_from_the_last_event_and_without_live_events_non
 def test_after_redis_lost_the_counter_the_new_events_still_reach_an_open_stream(open_stream, samples, alice, settings):
     first, second = list(samples.values())[:2]
     stream = open_stream(alice, since=changes.latest_id())
-    claims.claim(first, alice)
+    lifecycle.claim(first, alice)
     assert stream.next().kind == "claim"  # the stream is live, its replay over, before Redis loses the counter
     redis.Redis.from_url(settings.REDIS_URL).delete(changes.COUNTER_KEY, changes.BUFFER_KEY)
 
-    claims.claim(second, alice)
+    lifecycle.claim(second, alice)
 
     heard = stream.next()
     assert (heard.kind, heard.id, heard.data) == ("claim", 1, {"holds": [second.pk]})

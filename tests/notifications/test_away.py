@@ -9,7 +9,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from audit.models import AuditEvent, EventKind
-from holds.deciding import claims, decisions
+from holds import lifecycle
+from holds.deciding import decisions
 from holds.handover import assignments, notes
 from notifications import away, notify
 from notifications.models import Notification
@@ -133,7 +134,7 @@ def test_a_delegate_who_gave_the_first_approval_cannot_give_the_second_for_the_p
 ):
     away.save(alice, timezone.now() + timedelta(days=1), bob, by=alice)
     decisions.submit(refund, bob, [decisions.ItemChoice("call_1", "approve")])
-    claims.release(refund, bob)
+    lifecycle.release_claim(refund, bob)
 
     with pytest.raises(decisions.DecisionRefused, match="another person must give the next one"):
         decisions.submit(refund, bob, [decisions.ItemChoice("call_1", "approve")])

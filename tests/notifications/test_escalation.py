@@ -15,7 +15,7 @@ from approvals import escalation
 from approvals.models import Approval, Escalation
 from audit import describe
 from audit.models import AuditEvent
-from holds.deciding import claims
+from holds import lifecycle
 from holds.models import Hold, PeriodicRun
 from holds.sweeps import expiry
 from notifications import subscriptions
@@ -82,7 +82,7 @@ def test_the_minutes_count_again_from_when_a_lapsed_claim_ended(refund, fiona, a
     settings.CLAIM_MINUTES = 10
     policy(escalate_after_minutes=20)
     with time_machine.travel(refund.first_seen_at + timedelta(minutes=5), tick=False):
-        claims.claim(refund, alice)  # lapses at minute 15
+        lifecycle.claim(refund, alice)  # lapses at minute 15
 
     while_claimed = sweep_at(refund.first_seen_at + timedelta(minutes=14))
     past_arrival_plus_20 = sweep_at(refund.first_seen_at + timedelta(minutes=21))
@@ -95,9 +95,9 @@ def test_the_minutes_count_again_from_when_a_lapsed_claim_ended(refund, fiona, a
 def test_a_hold_claimed_for_19_minutes_then_released_waits_the_whole_minutes_again(refund, fiona, alice):
     policy(escalate_after_minutes=20)
     with time_machine.travel(refund.first_seen_at + timedelta(minutes=1), tick=False):
-        claims.claim(refund, alice, lasting=timedelta(hours=1))
+        lifecycle.claim(refund, alice, lasting=timedelta(hours=1))
     with time_machine.travel(refund.first_seen_at + timedelta(minutes=20), tick=False):
-        claims.release(refund, alice)
+        lifecycle.release_claim(refund, alice)
 
     right_after = sweep_at(refund.first_seen_at + timedelta(minutes=21))
     twenty_minutes_after_the_release = sweep_at(refund.first_seen_at + timedelta(minutes=40, seconds=1))
@@ -124,7 +124,7 @@ def test_the_percent_rule_escalates_even_a_claimed_hold_once_that_share_of_its_l
     policy(escalate_after_minutes=None, escalate_at_percent=75)
     lifetime = refund.expires_at - refund.created_at
     with time_machine.travel(refund.created_at + lifetime * 0.7, tick=False):
-        claims.claim(refund, alice, lasting=timedelta(hours=2))
+        lifecycle.claim(refund, alice, lasting=timedelta(hours=2))
 
     too_early = sweep_at(refund.created_at + lifetime * 0.74)
     made = sweep_at(refund.created_at + lifetime * 0.76)

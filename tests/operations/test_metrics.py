@@ -11,7 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from holds.deciding import decisions
 from holds.deciding.decisions import ItemChoice
 from holds.handover import assignments, notes
-from holds.mirror import sync
+from holds.mirror import sync, writing
 from holds.models import Decision, Hold, SyncState
 from notifications.models import Notification
 from operations import auditcheck
@@ -162,7 +162,7 @@ def test_a_sync_whose_counters_cannot_be_written_still_fails_with_its_own_error(
     from django.db import connection
 
     platform_state.add_hold("default", {})
-    monkeypatch.setattr(sync, "_store_listed", lambda *arguments: 1 / 0)
+    monkeypatch.setattr(writing, "store_listed", lambda *arguments: 1 / 0)
     with connection.cursor() as cursor:  # the counters' table is gone: recording the sync fails for real
         cursor.execute("ALTER TABLE operations_syncstats RENAME TO operations_syncstats_away")
     try:

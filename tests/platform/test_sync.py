@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 
 from audit import chain
 from audit.models import AuditChainHead, AuditEvent
-from holds.mirror import sync
+from holds.mirror import inserting, sync, writing
 from holds.models import FilterValue, Hold, HoldItem, QuarantinedHold, SyncState
 from holds.sweeps import expiry
 from tests.helpers.waiting import wait_until
@@ -132,7 +132,7 @@ def test_a_failure_on_a_later_page_closes_nothing_and_the_next_sync_completes_th
     sync.sync_env(platform_client, "default")
     platform_state.expire("default", "h_gone")
     monkeypatch.setattr("holds.mirror.platform.PAGE_SIZE", 2)
-    monkeypatch.setattr(sync, "WRITE_BATCH", 2)  # each page is a batch, written as it arrives
+    monkeypatch.setattr(writing, "WRITE_BATCH", 2)  # each page is a batch, written as it arrives
     for _ in range(5):
         platform_state.add_hold("default", {})
     platform_state.push_faults([{"delay": 0}, {"drop": True}])
@@ -278,15 +278,15 @@ def test_copy_writes_exactly_the_rows_the_orm_writes_hostile_text_included(
     platform_state.generate("default", 30)
     frozen = datetime(2026, 11, 30, 3, 0, 0, 123456, tzinfo=UTC)
     monkeypatch.setattr("django.utils.timezone.now", lambda: frozen)
-    monkeypatch.setattr(sync, "WRITE_BATCH", 7)  # several batches, each chained onto the one before
+    monkeypatch.setattr(writing, "WRITE_BATCH", 7)  # several batches, each chained onto the one before
     positions = sequences_at()
     with transaction.atomic(), CaptureQueriesContext(connection) as orm_queries:
-        monkeypatch.setattr(sync, "_inserts_by_copy", lambda: False)
+        monkeypatch.setattr(inserting, "_inserts_by_copy", lambda: False)
         through_the_orm = sync.sync_env(platform_client, "default")
         written_by_the_orm = mirrored_rows()
         transaction.set_rollback(True)
     restore_sequences(positions)
-    monkeypatch.setattr(sync, "_inserts_by_copy", lambda: True)
+    monkeypatch.setattr(inserting, "_inserts_by_copy", lambda: True)
 
     with CaptureQueriesContext(connection) as captured:
         through_copy = sync.sync_env(platform_client, "default")
@@ -323,7 +323,7 @@ def test_one_hostile_hold_neither_blocks_the_others_nor_breaks_the_database(plat
 
 def test_an_unexpected_failure_is_recorded_not_reported_as_success(platform_client, platform_state, monkeypatch):
     platform_state.add_hold("default", {})
-    monkeypatch.setattr(sync, "_store_listed", lambda *arguments: 1 / 0)
+    monkeypatch.setattr(writing, "store_listed", lambda *arguments: 1 / 0)
 
     with pytest.raises(ZeroDivisionError):
         sync.sync_env(platform_client, "default")
@@ -348,13 +348,13 @@ def test_a_hold_expired_here_while_sync_writes_its_change_stays_closed(platform_
     sync.sync_env(platform_client, "default")
     platform_state.get_hold("default", hold_id)["question"] = "Refund 12.00?"
     expires_at = Hold.objects.get(hold_id=hold_id).expires_at
-    write_batch = sync._write_batch
+    write_batch = writing.write_batch
 
     def sweep_then_write(*arguments):  # the sweep runs after sync read the open holds, before it writes
         assert [hold.hold_id for hold in expiry.sweep(expires_at + timedelta(seconds=1))] == [hold_id]
         return write_batch(*arguments)
 
-    monkeypatch.setattr(sync, "_write_batch", sweep_then_write)
+    monkeypatch.setattr(writing, "write_batch", sweep_then_write)
     result = sync.sync_env(platform_client, "default")
 
     hold = Hold.objects.get(hold_id=hold_id)
@@ -366,13 +366,13 @@ def test_a_hold_expired_here_while_sync_writes_its_change_stays_closed(platform_
 def test_an_expiry_learned_by_sync_tells_the_auditors_and_ends_the_claim(
     platform_client, platform_state, alice, audrey
 ):
-    from holds.deciding import claims
+    from holds import lifecycle
     from notifications.models import Notification
 
     hold_id = platform_state.add_hold("default", {})["hold_id"]
     sync.sync_env(platform_client, "default")
     hold = Hold.objects.get(hold_id=hold_id)
-    claims.claim(hold, alice)
+    lifecycle.claim(hold, alice)
     platform_state.expire("default", hold_id)
 
     sync.sync_env(platform_client, "default")

@@ -8,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from holds.mirror import sync
+from holds.mirror import mirrored, sync, writing
 from holds.models import Hold, QuarantinedHold, SyncState
 from simulator.state import PlatformState
 
@@ -328,7 +328,7 @@ def test_a_mirrored_hold_that_turns_unreadable_stays_open_as_it_was(platform_cli
 
 def test_a_value_the_database_refuses_quarantines_only_its_hold(platform_client, platform_state, monkeypatch):
     # Past the index limit on purpose: random text does not compress, so PostgreSQL refuses the index entry.
-    monkeypatch.setattr(sync, "MAX_INDEXED_LENGTH", 10_000)
+    monkeypatch.setattr(mirrored, "MAX_INDEXED_LENGTH", 10_000)
     unindexable = "call_" + "".join(chr(0x4E00 + (n * 7919) % 20000) for n in range(3000))
     hostile = hundred_holds_around(platform_state, item(id=unindexable))
 
@@ -391,7 +391,7 @@ def test_the_banner_names_whose_error_stops_the_sync(
         def broken(*arguments):
             raise RuntimeError("connection to db.internal:5432 refused for user rq")
 
-        monkeypatch.setattr(sync, "_store_listed", broken)
+        monkeypatch.setattr(writing, "store_listed", broken)
         with pytest.raises(RuntimeError):
             sync.sync_env(platform_client, "default")
 

@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-from holds.mirror import platform, sync
+from holds.mirror import platform, sync, writing
 from holds.models import Hold
 from reviewqueue.readahead import read_ahead
 
@@ -16,12 +16,12 @@ def test_the_first_batch_is_written_while_the_last_page_is_still_being_listed(
     platform_client, platform_state, monkeypatch
 ):
     monkeypatch.setattr(platform, "PAGE_SIZE", 2)
-    monkeypatch.setattr(sync, "WRITE_BATCH", 2)
+    monkeypatch.setattr(writing, "WRITE_BATCH", 2)
     for _ in range(6):
         platform_state.add_hold("default", {})
     first_batch_written = threading.Event()
     listing_waited = []
-    original_open_page, original_store_listed = platform.PlatformClient.open_page, sync._store_listed
+    original_open_page, original_store_listed = platform.PlatformClient.open_page, writing.store_listed
 
     def open_page_held_back(client, env, cursor=None):
         if cursor and len([r for r in platform_state.requests if r["path"].endswith("/holds")]) == 2:
@@ -34,7 +34,7 @@ def test_the_first_batch_is_written_while_the_last_page_is_still_being_listed(
         return stored
 
     monkeypatch.setattr(platform.PlatformClient, "open_page", open_page_held_back)
-    monkeypatch.setattr(sync, "_store_listed", store_listed)
+    monkeypatch.setattr(writing, "store_listed", store_listed)
 
     result = sync.sync_env(platform_client, "default")
 

@@ -4,7 +4,7 @@ from django.db import transaction
 from approvals.models import RememberAllowance
 from audit import events
 from audit.models import EventKind
-from reviewqueue import jsonvalues, readers
+from reviewqueue import agent_numbers, readers
 from teams import scopes
 
 
@@ -28,7 +28,7 @@ class Command(BaseCommand):
             raise CommandError("--daily-cap must be at least 1")
         try:
             cap_amount = readers.decimal(
-                daily_cap_amount, "--daily-cap-amount", jsonvalues.AMOUNT_DIGITS, jsonvalues.AMOUNT_PLACES
+                daily_cap_amount, "--daily-cap-amount", agent_numbers.AMOUNT_DIGITS, agent_numbers.AMOUNT_PLACES
             )
         except readers.BadValue as error:
             raise CommandError(str(error)) from None

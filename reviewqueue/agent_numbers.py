@@ -1,70 +1,28 @@
-"""Agent-written JSON as every app handles it: made storable in PostgreSQL, walked, compared, shown, read as amounts.
+"""Numbers and amounts in agent-written data, read failing closed.
 
 The one reader of agent numbers is ``read_number``; the one walk of the amounts a hold carries is
-``carried`` (``amounts_in`` for one item), and what a test of them concludes is a ``Verdict`` that
-fails closed: it holds of every amount and the total, each read for certain, or only possibly. Every
-rule that lets a hold through with fewer people (approvals.policies, holds.deciding.rules) and the
-queue's stored amount (holds.mirror.amounts) read amounts through these, so they agree on which keys
-carry an amount (``is_amount_key``), which name a currency (``is_currency_key``) or what the agent acts
-on (``is_identifying_key``), and on what is in doubt (``Amount.doubt``): unreadable, two readings,
-below zero, nested too deep, more than an amount column holds (alone or all together), or not certainly in
-the currency asked for.
+``carried`` (``amounts_in`` for one item). Every rule that lets a hold through with fewer people
+(approvals.policies, holds.deciding.rules) and the queue's stored amount (holds.mirror.amounts) read
+amounts through these, so they agree on which keys carry an amount (``is_amount_key``), which name a
+currency (``is_currency_key``) or what the agent acts on (``is_identifying_key``), and on what is in
+doubt (``Amount.doubt``): unreadable, two readings, below zero, nested too deep, more than an amount
+column holds (alone or all together), or not certainly in the currency asked for.
 """
 
 import dataclasses
 import functools
-import json
 import math
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from decimal import Decimal
-from enum import Enum
 from typing import Any
 
-from django.conf import settings  # read when asked (lazily): jsonvalues stays importable without Django set up
+from django.conf import settings  # read when asked (lazily): this module stays importable without Django set up
 
 from reviewqueue import processcache, readers
-from reviewqueue.readers import UNSTORABLE
+from reviewqueue.showing import display, shortened
 
-__all__ = [
-    "ABSENT",
-    "MAX_NESTING",
-    "TOO_DEEP",
-    "UNSTORABLE",
-    "Amount",
-    "Carried",
-    "Reading",
-    "Verdict",
-    "amount_keys",
-    "amount_reading",
-    "fits_amount_columns",
-    "amounts_in",
-    "carried",
-    "currency_named",
-    "is_amount_key",
-    "is_currency_key",
-    "is_identifying_key",
-    "key_words",
-    "display",
-    "escape_surrogates",
-    "grouped",
-    "grouped_number",
-    "may_need_storable",
-    "nested_within",
-    "read_number",
-    "same_json",
-    "scalars",
-    "showable",
-    "storable",
-]
-
-EXACT_FLOAT_LIMIT = 1e16
-# Arrays and objects one inside another: the most the API reads in a body, and shows of agent JSON. Deeper
-# nesting is no tool call's arguments; serializers and recursive walks cannot take any depth (pydantic stops at 255).
-MAX_NESTING = 32
-TOO_DEEP = f"(nested more than {MAX_NESTING} levels deep: not shown)"  # what stands for the deeper part
-SURROGATE = re.compile(r"[\ud800-\udfff]")
 # A number as agents write one, once its digits are ASCII (see ``read_number``): a sign, a currency
 # sign or code before or after, digits with points and commas, an exponent. A code is in capitals,
 # as ISO 4217 writes it: "1.5 mil" is no amount of a currency "mil", and stays unreadable.
@@ -74,138 +32,25 @@ WRITTEN_NUMBER = re.compile(
     r"(?:\s*(?P<after>[A-Z]{3}|[^\w\s.,+-]))?",
     re.ASCII,
 )
+
 WRAPPER_KEYS = ("value", "amount")  # {"value": "1500.00"}: one number in an object of its own
+
 DEEPEST_WRAPPING = 2  # [{"value": "1500.00"}]; deeper is no amount anyone means
+
 LONGEST_NUMBER = 100  # characters: longer text is no amount anyone means
+
 LARGEST_NUMBER = Decimal(10) ** 30  # beyond it, a number is no amount either, and would take pages to show
+
 # Every column an amount is kept in (a hold's largest for the queue, a policy's decision counted in its daily cap, a
 # remembered approval's bounds) is a DecimalField of this size, declared with these; an amount none could hold is in
 # doubt (``amount_reading``), so it goes to people rather than fail the write that would store it.
 AMOUNT_DIGITS, AMOUNT_PLACES = 20, 4
+
 AMOUNT_LIMIT = Decimal(10) ** (AMOUNT_DIGITS - AMOUNT_PLACES)  # the first amount no amount column holds
+
 AMOUNT_STEP = Decimal(1).scaleb(-AMOUNT_PLACES)  # what an amount column rounds to
+
 MINUS_SIGNS = str.maketrans({"\u2212": "-", "\ufe63": "-", "\uff0d": "-"})
-# What JSON text shows of a value ``storable`` would change: a NUL or a surrogate, escaped (ASCII-only
-# JSON; a surrogate may be half of a pair such as an emoji's) or as itself; -0.0; or a float of 1e16 or
-# more, which Python writes with "e+". Text may match by chance; then ``storable`` merely changes nothing.
-MAYBE_UNSTORABLE = re.compile(r"\\u0000|\\u[dD][89a-fA-F]|-0\.0|[eE]\+|[\x00\ud800-\udfff]")
-
-
-class Absent(Enum):
-    """The value of a key that one side of a comparison does not have."""
-
-    ABSENT = "absent"
-
-
-ABSENT = Absent.ABSENT
-
-
-def storable(value):
-    """``value`` as PostgreSQL's text and jsonb will store it and give it back.
-
-    They refuse NUL and lone surrogates, which carry no meaning a reviewer needs
-    but would fail the whole transaction: those become U+FFFD (dict keys too).
-    jsonb also prints a float such as 1e16 as the integer 10000000000000000 and
-    -0.0 as 0.0, so those are normalised the same way, and a hash made over the
-    value before storing still matches what is read back.
-    """
-    if isinstance(value, str):
-        return UNSTORABLE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {storable(key): storable(nested) for key, nested in value.items()}
-    if isinstance(value, list):
-        return [storable(nested) for nested in value]
-    if isinstance(value, float):
-        if value == 0:
-            return 0.0
-        if abs(value) >= EXACT_FLOAT_LIMIT and value.is_integer():
-            return int(
-                Decimal(repr(value))
-            )  # the number JSON writes (1e+308), as jsonb reads it: not the float's binary value
-    return value
-
-
-def nested_within(value: Any) -> Any:
-    """``value`` as it is shown: each array or object nested more than ``MAX_NESTING`` levels replaced by the marker
-    ``TOO_DEEP`` (``value`` itself, uncopied, when it nests no deeper)."""
-    if not readers.nested_deeper_than(value, MAX_NESTING):
-        return value
-    return _cut_below(value, MAX_NESTING)
-
-
-def _cut_below(value: Any, levels: int) -> Any:
-    # Recursion no deeper than MAX_NESTING: the value's deeper containers are never entered.
-    if not isinstance(value, dict | list):
-        return value
-    if levels == 0:
-        return TOO_DEEP
-    if isinstance(value, dict):
-        return {key: _cut_below(nested, levels - 1) for key, nested in value.items()}
-    return [_cut_below(nested, levels - 1) for nested in value]
-
-
-def may_need_storable(json_text: str) -> bool:
-    """Whether the value ``json_text`` was dumped from might change under ``storable``: a quick check sparing most
-    values the walk."""
-    if "-0.0" in json_text or "e+" in json_text or "E+" in json_text or "\x00" in json_text:
-        return True
-    # Substring tests take a fifth of the pattern's time: it runs only on text with an escape or beyond ASCII.
-    return ("\\u" in json_text or not json_text.isascii()) and MAYBE_UNSTORABLE.search(json_text) is not None
-
-
-def scalars(value) -> list:
-    """Every number, string, boolean and null inside ``value``, depth first."""
-    found = []
-    _add_scalars(value, found)
-    return found
-
-
-def _add_scalars(value, found: list) -> None:
-    # Appending to one list costs a third of what nested generators do: sync walks every item's data.
-    if isinstance(value, dict):
-        value = value.values()
-    elif not isinstance(value, list):
-        found.append(value)
-        return
-    for nested in value:
-        if isinstance(nested, dict | list):
-            _add_scalars(nested, found)
-        else:
-            found.append(nested)
-
-
-def same_json(first: Any, second: Any) -> bool:
-    """Equal as JSON: "49.90" differs from "49.9" and 1 from true or 1.0, but an object's key order does not count."""
-    if first is ABSENT or second is ABSENT:
-        return first is second
-    return _canonical(first) == _canonical(second)
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
-
-
-def display(value: Any) -> str:
-    """A value as a summary shows it: text as written, anything else as one line of JSON."""
-    if value is ABSENT:
-        return "(absent)"
-    if isinstance(value, str):
-        return showable(value)
-    return escape_surrogates(json.dumps(value, ensure_ascii=False))
-
-
-def showable(text: str) -> str:
-    """Text a page can carry unchanged: NUL and lone surrogates (valid in JSON strings) become U+FFFD.
-
-    Browsers would replace a NUL themselves, and a lone surrogate cannot be encoded as UTF-8:
-    the same characters PostgreSQL refuses, so one pattern serves both.
-    """
-    return UNSTORABLE.sub("\ufffd", text)
-
-
-def escape_surrogates(json_text: str) -> str:
-    """JSON text with lone surrogates written as \\u escapes, so that it reads back to the same strings."""
-    return SURROGATE.sub(lambda found: f"\\u{ord(found[0]):04x}", json_text)
 
 
 def grouped(value: Any) -> str | None:
@@ -240,7 +85,7 @@ class Reading:
         """Why the value is not read for certain, after its key: "'1,500' could be 1.5 or 1,500" ("" when certain)."""
         if self.exact is not None:
             return ""
-        written = f"'{_cut(display(self.value))}'"
+        written = f"'{_written(display(self.value))}'"
         if self.too_large:
             return f"{written} is more than an amount can be"
         return f"{written} could be {self.either}" if self.readings else f"{written} could not be read"
@@ -318,20 +163,29 @@ def _sized(value: Any, *numbers: Decimal, mark: str = "") -> Reading:
     return Reading(value, readings=numbers, mark=mark)
 
 
-def _cut(text: str, limit: int = 40) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+WRITTEN_LIMIT = 40  # characters of an unreadable value a doubt quotes
+
+
+def _written(text: str) -> str:
+    return shortened(text, WRITTEN_LIMIT)
 
 
 # Which keys of item data carry what. A key is read as words, whatever its case and spelling ("refundAmount",
 # "Refund_Amount ", "AMOUNT" are all amounts): see ``key_words``.
 WORD_BREAK = re.compile(r"[\s_\-.]+|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
 AMOUNT_WORDS = frozenset(
     {"amount", "amounts", "total", "totals", "subtotal", "price", "prices", "cents"}
 )  # a key ending in one is an amount
+
 CURRENCY_WORDS = frozenset({"currency", "ccy"})
+
 TOTAL = "all amounts together"  # how a verdict names the hold's total
+
 CENTS_WORD = "cents"  # "amount_cents": hundredths, scaled to the amount they make
+
 NESTED_KEYS_LOOKED_AT = 1000  # keys of deeper nesting searched for an amount nobody reads, before giving up (doubt)
+
 # The currencies a sign may stand for: "$" alone names no currency for certain.
 CURRENCY_SIGNS = {
     "$": frozenset({"USD", "CAD", "AUD", "NZD", "SGD", "HKD", "MXN", "ARS", "CLP", "COP", "TWD"}),
@@ -349,6 +203,7 @@ CURRENCY_SIGNS = {
     "₦": frozenset({"NGN"}),
     "₱": frozenset({"PHP"}),
 }
+
 CURRENCY_CODE = re.compile(r"[A-Za-z]{3}", re.ASCII)
 
 
@@ -457,7 +312,7 @@ class Amount:
         certain = not (self.too_deep or self.reading.exact is None or self.reading.exact < 0)
         if certain and (not currency or self.currencies == frozenset({currency})):
             return ""  # the common case, said without writing the value out
-        written = f"'{_cut(display(self.reading.value))}'"
+        written = f"'{_written(display(self.reading.value))}'"
         if self.too_deep:
             return f"{written} is nested too deep to be read"
         if self.reading.exact is None:
@@ -469,24 +324,6 @@ class Amount:
         if len(self.currencies) > 1:
             return f"{written} could be in another currency than {currency}"
         return f"{written} is not in {currency}, which the policy is for"
-
-
-@dataclasses.dataclass(frozen=True)
-class Verdict:
-    """What a test of a hold's amounts concluded, failing closed.
-
-    ``every``: it holds for every amount and the total, each read for certain: only then may it let a hold
-    through with fewer people. ``some``: it holds for at least one of them, or one is in doubt: enough for it
-    to make a hold need more people. ``path`` names the amount that decided (``TOTAL`` for the total): the
-    largest amount that passes, else the total if it passes, else the largest amount; either ``number``
-    (read for certain) or ``doubt`` (why it is in doubt, ``Amount.doubt``) says what it was.
-    """
-
-    every: bool
-    some: bool
-    path: str
-    doubt: str = ""
-    number: Decimal | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -517,26 +354,6 @@ class Carried:
     def sure_total(self, currency: str = "") -> Decimal | None:
         """The total when no amount is in doubt for a policy for ``currency`` (0 without amounts), else None."""
         return None if self.doubtful(currency) else (self.total or Decimal(0))
-
-    def verdict(self, passes: Callable[[Decimal], bool], currency: str = "") -> Verdict | None:
-        """Whether ``passes`` holds of these amounts and their total, failing closed (see ``Verdict``); None without
-        amounts: a test of amounts says nothing of a hold that carries none."""
-        if not self.amounts:
-            return None
-        if (doubtful := self.doubtful(currency)) is not None:
-            return Verdict(every=False, some=True, path=doubtful.path, doubt=doubtful.doubt(currency))
-        named = [(amount.path, amount.reading.exact) for amount in self.amounts]
-        passing = [(path, number) for path, number in named if passes(number)]
-        if self.totalled and len(self.amounts) > 1:  # said after the amounts: one that passes names itself first
-            total = (TOTAL, self.total)
-            named.append(total)
-            passing += [total] if passes(self.total) else []
-        path, number = _largest([pair for pair in passing if pair[0] != TOTAL] or passing or named)
-        return Verdict(every=len(passing) == len(named), some=bool(passing), path=path, number=number)
-
-
-def _largest(named: list[tuple[str, Decimal]]) -> tuple[str, Decimal]:
-    return max(named, key=lambda pair: pair[1])
 
 
 def carried(item_data: Iterable[Any], key: str | None = None) -> Carried:

@@ -1,0 +1,297 @@
+"""A hold's life in named actions: one function per thing that happens to a hold.
+
+Each does, in one transaction, the row's change, its audit event, resolving the
+notifications the change makes moot, and announcing it (``reviewqueue.changes``), in
+the manner of zulip's ``do_*`` actions and saleor's ``order/actions.py``. Every change
+of a hold's ``status``, ``closed_at`` or claim is written here and nowhere else
+(``tests/test_architecture.py`` holds the rest of the code to it), so that how a hold is
+mirrored, claimed, released and closed reads in one place.
+
+Claims say who is reviewing a hold now, so that two reviewers do not work on it at
+once. A claim is explicit time-based state on the hold (who, since when, until when).
+It starts when a reviewer starts deciding (merely opening a hold is presence, see
+``holds.deciding.presence``), and ends on a decision, a release, an expiry, or when it
+times out: after ``CLAIM_MINUTES`` when taken without JavaScript, else a minute after
+the page's last heartbeat (``keep_claim``), so a closed page frees the hold within a
+minute. Once a claim ends, ``claim_expires_at`` keeps when it did (escalation counts a
+hold's minutes without a claim from then, see ``approvals.escalation``; a policy reads
+that a person claimed it at all, see ``approvals.alone``). Every change is a
+compare-and-set update, so two reviewers opening the same hold at once cannot both
+win. A decision takes the claim in its own transaction (``take_claim_for_decision``): a
+reviewer decides only a hold whose claim is theirs or nobody's.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+from typing import NamedTuple
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Case, F, Q, Value, When
+from django.utils import timezone
+
+from audit import events as audit_events
+from audit.models import EventKind
+from holds.mirror import inserting, mirrored, platform
+from holds.models import Decision, Hold, HoldItem
+from notifications import notify
+from reviewqueue import changes
+
+logger = logging.getLogger(__name__)
+
+# What the audit trail records of a hold the platform closed without us.
+_ENDED_ELSEWHERE = {Hold.Status.EXPIRED: EventKind.EXPIRED, Hold.Status.DECIDED: EventKind.DECIDED_ELSEWHERE}
+
+
+# Mirroring what the platform says.
+
+
+def mirror_listed(env: str, new: list[mirrored.Listed], changed: dict[int, mirrored.Listed]) -> set[int]:
+    """Insert the ``new`` holds sync listed and update the ``changed`` ones (by pk), with their items and the new
+    holds' ``hold_seen`` events, in one transaction. Returns the pks of the changed holds written: one closed here
+    (by the expiry sweep, say) since the open holds were read is left closed."""
+    now = timezone.now()
+    with transaction.atomic():
+        still_open = _lock_open(changed)
+        holds = [
+            mirrored.mirror(Hold(pk=pk, env=env), listed.hold, listed.digest, now)
+            for pk, listed in changed.items()
+            if pk in still_open
+        ]
+        if holds:
+            Hold.objects.bulk_update(holds, mirrored.MIRRORED_FIELDS, batch_size=500)
+            HoldItem.objects.filter(hold__in=[hold.pk for hold in holds]).delete()
+            items = [item for hold in holds for item in mirrored.items_of(hold, changed[hold.pk].hold)]
+            HoldItem.objects.bulk_create(items, batch_size=2000)
+        if new:  # last in the transaction, as they end with the audit events: the chain's lock is held only briefly
+            inserting.insert_new(env, new, now)
+        # The new holds' ids are not read back: their pages are not open yet, and the queue needs only their scope.
+        arrived = [_Arrived(None, env, listed.hold.agent, listed.hold.capability) for listed in new]
+        changes.publish("hold", holds + arrived)
+    return still_open
+
+
+class _Arrived(NamedTuple):
+    """What ``changes.publish`` reads of a new hold, without the cost of a model instance each."""
+
+    pk: None
+    env: str
+    agent: str
+    capability: str
+
+
+def _lock_open(changed: dict[int, mirrored.Listed]) -> set[int]:
+    """The pks of ``changed`` still open, whose rows stay locked until the transaction ends.
+
+    The lock keeps the expiry sweep and a decision from closing a hold between this
+    check and its update, which would reopen it.
+    """
+    if not changed:
+        return set()
+    locked = Hold.objects.select_for_update().filter(pk__in=list(changed), status=Hold.Status.OPEN).order_by("pk")
+    return set(locked.values_list("pk", flat=True))
+
+
+def record(hold: Hold, remote: platform.Hold) -> None:
+    """Save what the platform says of one mirrored hold (after a fetch or a decision's answer).
+
+    Should its ids now be past storing, only its status and decision are saved: the
+    rest stays as mirrored, so that recording how it ended never fails.
+    """
+    problem = mirrored.unstorable_ids(remote)
+    if problem:
+        logger.warning("hold %s: keeping the mirrored ids, as the platform's now cannot be stored: %s", hold, problem)
+        mirrored.mirror_ending(hold, mirrored.prepared(remote).hold, timezone.now())
+        hold.save(update_fields=mirrored.ENDING_FIELDS)
+        changes.publish("hold", [hold])
+        return
+    listed = mirrored.prepared(remote)
+    mirrored.mirror(hold, listed.hold, listed.digest, timezone.now())
+    with transaction.atomic():
+        hold.save(update_fields=mirrored.MIRRORED_FIELDS)
+        hold.items.all().delete()
+        HoldItem.objects.bulk_create(mirrored.items_of(hold, listed.hold))
+        changes.publish("hold", [hold])
+
+
+def record_changed(hold: Hold, remote: platform.Hold) -> bool:
+    """Mirror anew a hold still open on the platform whose payload changed, unless it closed here since it was read.
+    Returns whether it was written."""
+    with transaction.atomic():
+        if not Hold.objects.select_for_update().filter(pk=hold.pk, status=Hold.Status.OPEN).exists():
+            return False  # closed here (decided, expired) since it was read: left closed
+        record(hold, remote)
+    return True
+
+
+def close(hold: Hold, final: platform.Hold) -> None:
+    """The platform says the hold ended (decided elsewhere, expired, cancelled): save how, put an expiry or a decision
+    made elsewhere on the audit trail, resolve what people were asked to act on and, for a hold open here that the
+    platform expired, end its claim and tell the auditors."""
+    with transaction.atomic():
+        was = hold.status
+        record(hold, final)
+        if hold.status == was:
+            return
+        _resolve_notifications(hold)
+        if hold.status in _ENDED_ELSEWHERE:
+            audit_events.record(
+                _ENDED_ELSEWHERE[hold.status],
+                hold=hold,
+                payload={"decided_by": hold.decided_by, "decided_at": hold.decided_at},
+            )
+        if was == Hold.Status.OPEN and hold.status == Hold.Status.EXPIRED:
+            end_claim(hold, timezone.now())
+            if not hold.live_decision():
+                notify.expired([hold])
+
+
+def expire(due: list[Hold], now: datetime) -> list[Hold]:
+    """Close the ``due`` holds, locked by the caller, as expired here: their claims end, the auditors hear of those
+    no live decision answers, and what people were asked to act on is resolved. Returns them, as closed.
+
+    The locked rows are the caller's alone until commit, so the one update closes exactly
+    them; on SQLite, which has no row locks, the database-wide write lock does the same.
+    """
+    with transaction.atomic():
+        Hold.objects.filter(pk__in=[hold.pk for hold in due], status=Hold.Status.OPEN).update(
+            status=Hold.Status.EXPIRED, closed_at=now, expired_here_at=now, **_claim_ended(now)
+        )
+        decided = set(
+            Decision.objects.filter(hold__in=due).exclude(state__in=Decision.NOT_LIVE).values_list("hold", flat=True)
+        )
+        notify.expired([hold for hold in due if hold.pk not in decided])
+        notify.resolve_for_holds([hold.pk for hold in due], notify.RESOLVED_BY_CLOSING, "expired", now)
+        audit_events.record_many(audit_events.Entry(EventKind.EXPIRED, hold=hold) for hold in due)
+        changes.publish("hold", due)
+    for hold in due:
+        hold.status, hold.closed_at, hold.expired_here_at = Hold.Status.EXPIRED, now, now
+        hold.claimed_by, hold.claimed_at = None, None
+    return due
+
+
+def close_gone(hold: Hold) -> None:
+    """The platform has no such hold (any more): close it as gone, keeping when it closed here if it did."""
+    now = timezone.now()
+    was = hold.status
+    hold.status, hold.closed_at, hold.last_synced_at = Hold.Status.GONE, hold.closed_at or now, now
+    with transaction.atomic():
+        hold.save(update_fields=["status", "closed_at", "last_synced_at"])
+        if was == Hold.Status.OPEN:
+            _resolve_notifications(hold)
+        changes.publish("hold", [hold])
+
+
+def _resolve_notifications(hold: Hold) -> None:
+    """The platform says the hold ended: resolve what people were asked to act on (see ``notify.resolve_for_holds``)."""
+    if hold.status == Hold.Status.DECIDED:
+        who = f" by {hold.decided_by}" if hold.decided_by else ""
+        notify.resolve_for_holds([hold.pk], notify.RESOLVED_BY_DECISION, f"decided{who} on the platform")
+    elif hold.status != Hold.Status.OPEN:
+        notify.resolve_for_holds([hold.pk], notify.RESOLVED_BY_CLOSING, hold.get_status_display().lower())
+
+
+# Claims.
+
+
+def claim_duration() -> timedelta:
+    return timedelta(minutes=settings.CLAIM_MINUTES)
+
+
+def _unclaimed(now: datetime) -> Q:
+    """Holds nobody is reviewing now: never claimed, released, or the claim timed out."""
+    return Q(claimed_by__isnull=True) | Q(claim_expires_at__isnull=True) | Q(claim_expires_at__lte=now)
+
+
+def claim(hold: Hold, user, now: datetime | None = None, lasting: timedelta | None = None) -> bool:
+    """Claim an open hold for ``user`` unless someone else's claim is running; True when ``user`` holds it.
+
+    It lasts ``CLAIM_MINUTES``, or ``lasting`` for a page whose heartbeat will keep it alive.
+    """
+    now = now or timezone.now()
+    until = now + (lasting or claim_duration())
+    renewed = Hold.objects.filter(
+        pk=hold.pk, status=Hold.Status.OPEN, claimed_by=user, claim_expires_at__gt=now
+    ).update(claim_expires_at=until)
+    with transaction.atomic():
+        taken = renewed or Hold.objects.filter(_unclaimed(now), pk=hold.pk, status=Hold.Status.OPEN).update(
+            claimed_by=user, claimed_at=now, claim_expires_at=until
+        )
+        if taken and not renewed:
+            audit_events.record(EventKind.CLAIMED, actor=user, hold=hold)
+            changes.publish("claim", [hold])
+    hold.refresh_from_db(fields=["claimed_by", "claimed_at", "claim_expires_at"])
+    return bool(taken)
+
+
+def keep_claim(hold: Hold, user, now: datetime, lasting: timedelta) -> bool:
+    """Renew ``user``'s running claim for ``lasting`` from now (the page's heartbeat); False when it is not theirs.
+    ``hold`` is given the new end, as stored (no need to read it back).
+
+    A claim that lapsed is not taken again here: someone may have taken it meanwhile,
+    and the page then offers to claim anew.
+    """
+    kept = Hold.objects.filter(pk=hold.pk, status=Hold.Status.OPEN, claimed_by=user, claim_expires_at__gt=now).update(
+        claim_expires_at=now + lasting
+    )
+    if kept:
+        hold.claim_expires_at = now + lasting
+    return bool(kept)
+
+
+def take_claim_for_decision(hold: Hold, user, now: datetime) -> bool:
+    """Take the hold's claim for ``user``'s decision, which ends it; False when someone else's claim is running.
+
+    Call it in the transaction that stores the decision, with the hold's row locked:
+    the compare-and-set and the decision then stand or fall together, so a claim
+    taken over or a second reviewer deciding at the same moment cannot slip between.
+    """
+    return bool(
+        Hold.objects.filter(_unclaimed(now) | Q(claimed_by=user), pk=hold.pk).update(
+            claimed_by=None, claimed_at=None, claim_expires_at=now
+        )
+    )
+
+
+def take_over(hold: Hold, user, now: datetime | None = None) -> None:
+    """Take an open hold's claim from whoever holds it (the reviewer confirmed)."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        previous = Hold.objects.select_for_update(of=("self",)).select_related("claimed_by").get(pk=hold.pk).claimed_by
+        taken = Hold.objects.filter(pk=hold.pk, status=Hold.Status.OPEN).update(
+            claimed_by=user, claimed_at=now, claim_expires_at=now + claim_duration()
+        )
+        if taken:
+            previous_name = previous.get_username() if previous else ""
+            audit_events.record(EventKind.TAKEN_OVER, actor=user, hold=hold, payload={"from": previous_name})
+            changes.publish("claim", [hold])
+    hold.refresh_from_db(fields=["claimed_by", "claimed_at", "claim_expires_at"])
+
+
+def release_claim(hold: Hold, user) -> None:
+    """End ``user``'s claim on a hold, if they hold it."""
+    with transaction.atomic():
+        ended = Hold.objects.filter(pk=hold.pk, claimed_by=user).update(
+            claimed_by=None, claimed_at=None, claim_expires_at=timezone.now()
+        )
+        if ended:
+            audit_events.record(EventKind.RELEASED, actor=user, hold=hold)
+            changes.publish("claim", [hold])
+    hold.refresh_from_db(fields=["claimed_by", "claimed_at", "claim_expires_at"])
+
+
+def end_claim(hold: Hold, now: datetime) -> None:
+    """End whoever's claim a hold has, as its closing or a policy's decision does."""
+    Hold.objects.filter(pk=hold.pk, claimed_by__isnull=False).update(**_claim_ended(now))
+
+
+def _claim_ended(now: datetime) -> dict:
+    """The claim's columns once it ended ``now``: nobody's, with ``claim_expires_at`` keeping when, for a hold that
+    had a claim (a hold never claimed keeps none, which ``approvals.alone`` reads)."""
+    return {
+        "claimed_by": None,
+        "claimed_at": None,
+        "claim_expires_at": Case(When(claimed_by__isnull=False, then=Value(now)), default=F("claim_expires_at")),
+    }
