@@ -305,6 +305,12 @@ CELERY_TASK_IGNORE_RESULT = True
 # A reviewer's request must not hang on a down broker: the decision is stored
 # already, and the periodic re-queue sends it once the broker is back.
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
+# The worker and beat outlive their broker: a lost connection is retried with Celery's backoff (2 s more each
+# time, up to 30 s) for ever, at startup too, and the worker consumes again once Redis is back. What Redis lost
+# is queued again by beat's re-queues from the rows in PostgreSQL.
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
