@@ -351,8 +351,11 @@ UNDO_SECONDS = env.integer("UNDO_SECONDS", 10)  # 0: no undo window, a decision 
 REMEMBER_MAX_HOURS = env.integer("REMEMBER_MAX_HOURS", 7 * 24)
 DELIVERY_RETRY_BASE_SECONDS = env.seconds("DELIVERY_RETRY_BASE_SECONDS", 2.0)
 DELIVERY_RETRY_MAX_SECONDS = env.seconds("DELIVERY_RETRY_MAX_SECONDS", 300.0)
-# Often, so that a decision whose worker died is sent again within a minute (holds/deciding/decisions.py).
-CELERY_BEAT_SCHEDULE["requeue-decisions"] = {"task": "holds.tasks.requeue_due_decisions", "schedule": 10.0}
+# How soon what a lost task was to send is sent again (reviewqueue/backoff.py): a decision or notification this long
+# past its due time or lease counts as lost (Redis lost its task, or its worker died), and beat looks for such
+# decisions this often. Short, so that a lost delivery is re-sent within a minute; a needless re-queue is harmless.
+REQUEUE_SECONDS = env.seconds("REQUEUE_SECONDS", 10.0)
+CELERY_BEAT_SCHEDULE["requeue-decisions"] = {"task": "holds.tasks.requeue_due_decisions", "schedule": REQUEUE_SECONDS}
 
 # The API (api/): requests a token may make a minute before it is answered 429 (counted in the cache, Redis).
 API_RATE_PER_MINUTE = env.integer("API_RATE_PER_MINUTE", 120, minimum=1)
