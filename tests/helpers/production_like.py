@@ -167,5 +167,17 @@ def posted_decisions(platform: httpx.Client) -> list[dict]:
     ]
 
 
+def slow_down(platform: httpx.Client, seconds: float, decisions: int) -> None:
+    """The platform answers each of the next ``decisions`` decision POSTs ``seconds`` late."""
+    platform.post("/_control/faults", json={"faults": [{"delay": seconds, "path_contains": "/decision"}] * decisions})
+
+
+def decisions_under_way(platform: httpx.Client, slowed: int) -> int:
+    """How many decision POSTs the platform received and has not answered yet, ``slowed`` having been slowed down:
+    each took its delay when it arrived, and is recorded when answered."""
+    pending = platform.post("/_control/faults", json={"faults": []}).json()["pending"]
+    return slowed - pending - len(posted_decisions(platform))
+
+
 def platform_hold(platform: httpx.Client, hold_id: str) -> dict:
     return platform.get(f"/v0/envs/default/holds/{hold_id}", headers={"Authorization": f"Bearer {API_KEY}"}).json()
