@@ -1,6 +1,6 @@
 """The app as production runs it, on a PostgreSQL and a Redis of the caller's own (``tests.helpers.own_services``):
-gunicorn, a Celery worker with its prefork pool, Celery beat, and the simulated platform in a process of its own; and a
-reviewer deciding through its pages. For the fault test and ``bench.faults``.
+gunicorn, uvicorn for the pages' event streams, a Celery worker with its prefork pool, Celery beat, and the simulated
+platform in a process of its own; and a reviewer deciding through its pages. For the fault test and ``bench.faults``.
 """
 
 import contextlib
@@ -30,6 +30,7 @@ class App:
         self.platform_port = free_port()
         self.platform_url = f"http://127.0.0.1:{self.platform_port}"
         self.web_url = f"http://127.0.0.1:{self.web_port}"
+        self.events_url = f"http://127.0.0.1:{free_port()}"
         self.environment = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "tests.settings",
@@ -67,6 +68,9 @@ class App:
                           "--no-samples", "--generate", str(self.holds))  # fmt: skip
         web = ["-m", "gunicorn", "reviewqueue.wsgi", "--bind", f"127.0.0.1:{self.web_port}", "--workers", "2"]
         self.start("web", *web)
+        events_port = self.events_url.rsplit(":", 1)[1]
+        events = ["-m", "uvicorn", "reviewqueue.asgi:application", "--host", "127.0.0.1", "--port", events_port]
+        self.start("events", *events, "--no-access-log")
         self.start("worker", "-m", "celery", "-A", "reviewqueue", "worker", "--loglevel", "INFO", "--concurrency", "2")
         self.start_forked("beat", "celery", "-A", "reviewqueue", "beat", "--loglevel", "INFO")
 
@@ -124,6 +128,12 @@ def reject(web: httpx.Client, pk: int) -> httpx.Response:
     return web.post(
         f"/holds/{pk}/reject", data={"comment": "not now"}, headers={"X-CSRFToken": web.cookies["csrftoken"]}
     )
+
+
+def first_event(events_url: str, web: httpx.Client) -> tuple[int, str]:
+    """The status of a page's event stream, opened with ``web``'s session, and what it sent first."""
+    with httpx.stream("GET", f"{events_url}/events/", cookies=web.cookies, timeout=10) as response:
+        return response.status_code, next(response.iter_text(), "")
 
 
 def answers(client: httpx.Client, path: str) -> bool:

@@ -1,8 +1,9 @@
 """An operator's bad day: Redis and then PostgreSQL restart under the running app, and nothing beneath it stops it.
 
 A production-like setup on a PostgreSQL cluster and a Redis server of the test's own (so that killing them touches
-no other test): gunicorn, a Celery worker with its prefork pool and Celery beat, as docs/operating.md runs them, and
-the simulated platform in a process of its own, answering every decision slowly. Reviewers decide through the pages.
+no other test): gunicorn, uvicorn for the event streams, a Celery worker with its prefork pool and Celery beat, as
+docs/operating.md runs them, and the simulated platform in a process of its own, answering every decision slowly.
+Reviewers decide through the pages.
 """
 
 import time
@@ -19,6 +20,7 @@ from tests.helpers.production_like import (
     answers,
     applied,
     decisions_under_way,
+    first_event,
     idempotency_keys,
     open_hold_ids,
     platform_hold,
@@ -82,6 +84,7 @@ def test_the_worker_and_beat_live_through_a_redis_and_a_postgres_restart_and_eve
     slow_down(platform, PLATFORM_ANSWER_SECONDS, SLOWED)
     holds = wait_until(lambda: len(ids := open_hold_ids(own_postgres.url)) == 12 and ids, timeout=60, interval=0.5)
     web = wait_until(lambda: signed_in(app.web_url, reviewer), timeout=30, interval=0.2)
+    wait_until(lambda: answers(httpx.Client(base_url=app.events_url), "/healthz"), timeout=30, interval=0.2)
     started = app.pids()
 
     # Redis dies while deliveries are queued and under way, and comes back empty.
@@ -91,10 +94,12 @@ def test_the_worker_and_beat_live_through_a_redis_and_a_postgres_restart_and_eve
     own_redis_server.kill()
     during_redis_outage = [reject(web, pk) for pk in holds[4:7]]  # stored; their tasks cannot be queued
     queue_without_redis = web.get("/")
+    events_without_redis = first_event(app.events_url, web)
     own_redis_server.start()
     redis_back = time.monotonic()
     wait_until(lambda: applied(own_postgres.url) >= set(holds[:7]), timeout=RECOVERY_SECONDS, interval=0.2)
     redis_recovery = time.monotonic() - redis_back
+    events_after_redis = first_event(app.events_url, web)
 
     # PostgreSQL restarts (pg_ctl -m fast) while deliveries are under way.
     for pk in holds[7:12]:
@@ -106,6 +111,7 @@ def test_the_worker_and_beat_live_through_a_redis_and_a_postgres_restart_and_eve
     own_postgres.start()
     postgres_back = time.monotonic()
     right_after = [web.get("/") for _ in range(3)]
+    events_after_postgres = first_event(app.events_url, web)
     wait_until(lambda: applied(own_postgres.url) == set(holds), timeout=RECOVERY_SECONDS, interval=0.2)
     postgres_recovery = time.monotonic() - postgres_back
 
@@ -113,6 +119,9 @@ def test_the_worker_and_beat_live_through_a_redis_and_a_postgres_restart_and_eve
     assert "Unrecoverable error" not in app.log("worker")
     assert [answer.status_code for answer in during_redis_outage] == [302, 302, 302]
     assert queue_without_redis.status_code == 200
+    assert events_without_redis[0] == 503  # the pages poll meanwhile
+    for status, first in (events_after_redis, events_after_postgres):
+        assert status == 200 and "event: hello" in first
     assert [answer.status_code for answer in during_postgres_outage] == [503, 503, 503]
     assert all(b"cannot reach its database" in answer.content for answer in during_postgres_outage)
     assert [probe.status_code for probe in probes] == [200, 503]
