@@ -18,7 +18,16 @@ import redis
 
 from tests.helpers.processes import free_port
 
-PG_BIN = Path(os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin"))
+
+def _newest_server_programs() -> Path:
+    """PG_BIN, else Debian's newest PostgreSQL (its pg_dump reads the suite's server, whatever its version)."""
+    if os.environ.get("PG_BIN"):
+        return Path(os.environ["PG_BIN"])
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda path: int(path.parts[-3]))
+    return found[-1].parent if found else Path("/usr/lib/postgresql/15/bin")
+
+
+PG_BIN = _newest_server_programs()
 DATABASE = "reviewqueue"
 
 
