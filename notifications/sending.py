@@ -137,6 +137,6 @@ def due_for_requeue(now: datetime | None = None) -> list[int]:
     )
     return list(
         Notification.objects.filter(
-            status=Notification.Status.PENDING, next_attempt_at__lt=now - backoff.REQUEUE_GRACE
+            status=Notification.Status.PENDING, next_attempt_at__lt=now - backoff.requeue_grace()
         ).values_list("pk", flat=True)[:500]
     )

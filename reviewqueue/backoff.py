@@ -5,10 +5,13 @@ from datetime import timedelta
 
 from django.conf import settings
 
-# A task due this long ago and still not run was lost (broker or worker down): queue it again.
-# Short, so that a lost delivery is re-sent within a minute; a needless re-queue is harmless,
-# since every send first takes its row by compare-and-set.
-REQUEUE_GRACE = timedelta(seconds=10)
+
+def requeue_grace() -> timedelta:
+    """A task due this long ago and still not run was lost (broker or worker down): queue it again.
+
+    ``REQUEUE_SECONDS``; a needless re-queue is harmless, since every send first takes its row by compare-and-set.
+    """
+    return timedelta(seconds=settings.REQUEUE_SECONDS)
 
 
 def retry_delay(attempts: int) -> float:

@@ -311,6 +311,12 @@ CELERY_TASK_IGNORE_RESULT = True
 # A reviewer's request must not hang on a down broker: the decision is stored
 # already, and the periodic re-queue sends it once the broker is back.
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
+# The worker and beat outlive their broker: a lost connection is retried with Celery's backoff (2 s more each
+# time, up to 30 s) for ever, at startup too, and the worker consumes again once Redis is back. What Redis lost
+# is queued again by beat's re-queues from the rows in PostgreSQL.
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
@@ -351,8 +357,11 @@ UNDO_SECONDS = env.integer("UNDO_SECONDS", 10)  # 0: no undo window, a decision 
 REMEMBER_MAX_HOURS = env.integer("REMEMBER_MAX_HOURS", 7 * 24)
 DELIVERY_RETRY_BASE_SECONDS = env.seconds("DELIVERY_RETRY_BASE_SECONDS", 2.0)
 DELIVERY_RETRY_MAX_SECONDS = env.seconds("DELIVERY_RETRY_MAX_SECONDS", 300.0)
-# Often, so that a decision whose worker died is sent again within a minute (holds/deciding/decisions.py).
-CELERY_BEAT_SCHEDULE["requeue-decisions"] = {"task": "holds.tasks.requeue_due_decisions", "schedule": 10.0}
+# How soon what a lost task was to send is sent again (reviewqueue/backoff.py): a decision or notification this long
+# past its due time or lease counts as lost (Redis lost its task, or its worker died), and beat looks for such
+# decisions this often. Short, so that a lost delivery is re-sent within a minute; a needless re-queue is harmless.
+REQUEUE_SECONDS = env.seconds("REQUEUE_SECONDS", 10.0)
+CELERY_BEAT_SCHEDULE["requeue-decisions"] = {"task": "holds.tasks.requeue_due_decisions", "schedule": REQUEUE_SECONDS}
 
 # The API (api/): requests a token may make a minute before it is answered 429 (counted in the cache, Redis).
 API_RATE_PER_MINUTE = env.integer("API_RATE_PER_MINUTE", 120, minimum=1)

@@ -17,3 +17,6 @@ urlpatterns = [
     path("", include("operations.urls")),
     path("", include("holds.urls")),
 ]
+
+# A database that cannot be reached answers 503 with a plain page (operations/outage.py); other errors stay 500.
+handler500 = "operations.outage.server_error"

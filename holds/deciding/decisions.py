@@ -496,7 +496,7 @@ def due_for_requeue(now: datetime | None = None) -> list[int]:
     """Decisions still sending past their due time or lease, plus the grace: their task was lost or its worker died."""
     now = now or timezone.now()
     return list(
-        Decision.objects.filter(state=Decision.State.SENDING, next_attempt_at__lt=now - backoff.REQUEUE_GRACE)
+        Decision.objects.filter(state=Decision.State.SENDING, next_attempt_at__lt=now - backoff.requeue_grace())
         .order_by("next_attempt_at")
         .values_list("pk", flat=True)[:500]
     )

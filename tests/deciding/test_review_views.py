@@ -446,18 +446,19 @@ def test_a_decision_made_while_redis_is_down_is_stored_and_waits(
 ):
     from reviewqueue.celery import app
 
-    def connect_to(url):
-        app.conf.broker_url = url
+    def publish_to(url):
+        # The URL tasks are sent to; None: broker_url's again. (Setting broker_url itself is ignored by Celery 5.6,
+        # which reads the namespaced CELERY_BROKER_URL of the settings first.)
+        app.conf.broker_write_url = url
         app._pool = app.amqp._producer_pool = None  # drop pooled connections to the old URL
 
     hold = samples["h_12"]
-    reachable = app.conf.broker_url
-    connect_to("redis://127.0.0.1:9/0")  # nothing listens on the discard port
+    publish_to("redis://127.0.0.1:9/0")  # nothing listens on the discard port
     try:
         with django_capture_on_commit_callbacks(execute=True):
             response = confirm(alice_client, hold)
     finally:
-        connect_to(reachable)
+        publish_to(None)
 
     decision = Decision.objects.get(hold=hold)
     assert response.status_code == 302

@@ -52,6 +52,13 @@ class Process:
     def __init__(self, process: multiprocessing.Process):
         self._process = process
 
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    def poll(self) -> int | None:
+        return self._process.exitcode
+
     def kill(self) -> None:
         self._process.kill()
 

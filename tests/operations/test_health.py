@@ -1,16 +1,19 @@
 """A load balancer and Kubernetes can ask whether Review Queue is alive and whether it is ready to serve."""
 
+import contextlib
 import ipaddress
 import json
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import IntegrityError, InterfaceError, OperationalError, connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from holds.models import SyncState
 from holds.sweeps import heartbeat
+from operations import outage
 
 pytestmark = pytest.mark.django_db
 
@@ -113,19 +116,26 @@ def test_a_down_broker_is_reported_without_its_url_or_password(client, everythin
     assert b"hunter2secret" not in response.content and b"127.0.0.1:1" not in response.content
 
 
-def test_a_down_database_is_reported_as_down_without_its_dsn(client, settings):
+@contextlib.contextmanager
+def database_refusing(**settings_dict):
+    """The database refuses connections (nothing listens on its port) until the block ends."""
     from django.db import connections
 
     broken = connections["default"]
     saved = dict(broken.settings_dict)
     broken.close()
-    broken.settings_dict.update(PORT="1", PASSWORD="s3cr3t-password")
+    broken.settings_dict.update(PORT="1", **settings_dict)
     try:
-        response = readyz(client)
+        yield
     finally:
         broken.close()
         broken.settings_dict.clear()
         broken.settings_dict.update(saved)
+
+
+def test_a_down_database_is_reported_as_down_without_its_dsn(client, settings):
+    with database_refusing(PASSWORD="s3cr3t-password"):
+        response = readyz(client)
 
     assert response.status_code == 503
     body = json.loads(response.content)
@@ -136,6 +146,37 @@ def test_a_down_database_is_reported_as_down_without_its_dsn(client, settings):
         and b"5432" not in response.content
         and b"port" not in response.content.lower()
     )
+
+
+def test_while_the_database_is_down_pages_answer_a_plain_503_and_the_probes_answer(alice_client):
+    """The first requests after a real PostgreSQL restart are served: tests/operations/test_faults.py."""
+    alice_client.raise_request_exception = False  # as a server answers: through handler500
+    probe = Client()  # as a load balancer or Kubernetes asks: without a session
+
+    with database_refusing():
+        queue = alice_client.get("/")
+        api = alice_client.get("/api/v1/holds", headers={"Authorization": "Bearer not-checked-yet"})
+        alive = probe.get("/healthz")
+        ready = probe.get("/readyz")
+
+    assert queue.status_code == 503 and queue["Retry-After"] == "5"
+    assert b"cannot reach its database" in queue.content and b"Traceback" not in queue.content
+    assert api.status_code == 503 and api["Content-Type"].startswith("application/problem+json")
+    assert alive.status_code == 200 and alive.json() == {"status": "alive"}
+    assert ready.status_code == 503 and ready.json() == {"status": "not ready"}
+
+
+def test_other_errors_stay_a_500(rf):
+    def answer_to(error: Exception):
+        try:
+            raise error
+        except Exception:
+            return outage.server_error(rf.get("/"))
+
+    assert answer_to(OperationalError("connection refused")).status_code == 503
+    assert answer_to(InterfaceError("connection already closed")).status_code == 503
+    assert answer_to(IntegrityError("duplicate key")).status_code == 500
+    assert answer_to(ValueError("a bug")).status_code == 500
 
 
 def test_anyone_learns_only_whether_it_is_ready_and_the_metrics_scrapers_learn_why(
