@@ -56,6 +56,7 @@ BENCHES = {
         + ["--rounds", "1", "--duration", "1", "--port", "{port}"],
         r"bench\.live: the queue page",
     ),
+    "faults": (["--rounds", "1", "--decisions", "1", "--outage", "1"], r"Redis +[\d.]+ +[\d.]+\nPostgreSQL +[\d.]+"),
     "metrics": (["--holds", "50", "--events", "200", "--decisions", "20", "--scrapes", "2"], r"/metrics +median"),
     "profile": (["--requests", "3", "--top", "5"], r"## /: [\d.]+ ms a request under the profiler"),
     "queue": (["--holds", "50", "--requests", "3"], r"first page +[\d.]+ ms"),
@@ -70,7 +71,8 @@ BENCHES = {
 }
 # The platform's timeouts bound how long a decision's attempt holds it (decisions.attempt_lease), which bench.recovery
 # waits out after killing the worker: shortened, but longer than the 3 s the bench delays the platform's answer.
-SHORTER_LEASE = {"AGENTOS_CONNECT_TIMEOUT": "1", "AGENTOS_READ_TIMEOUT": "4"}
+# REQUEUE_SECONDS: how soon beat finds a lost delivery, shortened too.
+SHORTER_LEASE = {"AGENTOS_CONNECT_TIMEOUT": "1", "AGENTOS_READ_TIMEOUT": "4", "REQUEUE_SECONDS": "2"}
 WRK = Path("/usr/bin/wrk")  # where bench/http.py runs it from
 
 
@@ -183,7 +185,7 @@ def bench_database(bench_databases, request):
     redis.Redis.from_url(os.environ["REDIS_URL"]).flushdb()
 
 
-QUICK = sorted(set(BENCHES) - {"container", "http", "live", "profile", "recovery"})
+QUICK = sorted(set(BENCHES) - {"container", "faults", "http", "live", "profile", "recovery"})
 
 
 @pytest.mark.parametrize("name", QUICK)
@@ -191,8 +193,8 @@ def test_a_bench_runs_on_tiny_sizes(name, bench_database, bench_databases):
     run_bench(name, bench_database, bench_databases)
 
 
-@pytest.mark.parametrize("name", ["recovery"])
-def test_the_recovery_bench_runs_with_a_short_attempt_lease(name, bench_database, bench_databases):
+@pytest.mark.parametrize("name", ["recovery", "faults"])
+def test_the_benches_of_lost_deliveries_run_with_a_short_attempt_lease(name, bench_database, bench_databases):
     run_bench(name, bench_database, bench_databases, **SHORTER_LEASE)
 
 

@@ -14,10 +14,14 @@ The flush keeps the rows that migrating wrote: the content types and permissions
 the database as migrated, where a truncate left the roles gone for the tests after it.
 """
 
+import time
+
+from django.db import OperationalError
 from django.db.backends.postgresql import base, operations
 
 from reviewqueue import roles
 
+FLUSH_ATTEMPTS = 3
 KEPT_TABLES = {"django_content_type", "auth_permission"}
 KEPT_ROWS = {"auth_group": f"name IN ('{roles.REVIEWERS}', '{roles.AUDITORS}')"}
 
@@ -32,6 +36,17 @@ class DatabaseOperations(operations.DatabaseOperations):
             if table not in KEPT_TABLES
         ]
         return ["SET LOCAL session_replication_role = replica", *deletes]
+
+    def execute_sql_flush(self, sql_list):
+        """Flush, and again should the flush lose a deadlock: a live server's thread may still be answering a page
+        the test left (a heartbeat claiming a hold) while the rows go, and PostgreSQL then cancels one of the two."""
+        for attempt in range(FLUSH_ATTEMPTS):
+            try:
+                return super().execute_sql_flush(sql_list)
+            except OperationalError as error:
+                if "deadlock detected" not in str(error) or attempt == FLUSH_ATTEMPTS - 1:
+                    raise
+                time.sleep(0.2)
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
