@@ -227,9 +227,10 @@ def test_a_decision_whose_worker_died_mid_post_is_sent_again_with_the_same_key(
     celery_processes, samples, alice, platform_state
 ):
     hold = samples["h_12"]
-    quick_timeouts = {"AGENTOS_CONNECT_TIMEOUT": "1", "AGENTOS_READ_TIMEOUT": "3"}  # a short lease: a short test
+    # A short lease, and beat looking for lost deliveries often: a short test.
+    quick_timeouts = {"AGENTOS_CONNECT_TIMEOUT": "1", "AGENTOS_READ_TIMEOUT": "3", "REQUEUE_SECONDS": "2"}
     platform_state.push_faults([{"delay": 2, "path_contains": "/decision"}])
-    celery_processes("beat")
+    celery_processes("beat", REQUEUE_SECONDS="2")
     doomed = celery_processes("worker", **quick_timeouts)
 
     decision = decisions.submit(hold, alice, approve_all(hold))
