@@ -117,7 +117,8 @@ def test_a_like_hold_is_approved_once_by_itself_named_for_its_owner(
     assert submitted.payload["policy"]["remembered_by"] == "alice"
     assert submitted.actor_label == "policy ‘remembered by alice’, owned by alice"
     page = signed_in(alice).get(reverse("hold", args=[like.pk])).content.decode()
-    until = timezone.localtime(policy.valid_until).strftime("%H:%M")
+    until = timezone.localtime(policy.valid_until)  # its time, with its date once it is not today's
+    until = until.strftime("%H:%M" if until.date() == timezone.localdate() else "%Y-%m-%d %H:%M")
     assert f"Approved by Alice Adams&#x27;s remembered approval (until {until})" in page
 
 
