@@ -192,6 +192,13 @@ def bench_database(bench_databases, request):
 
 
 QUICK = sorted(set(BENCHES) - {"container", "http", "live", "profile", "recovery"})
+# The four that serve through gunicorn, start containers or wait out an attempt's lease take 20 to 30 s each, which
+# the suite's six minutes cannot hold beside the rest: they run with BENCH_SMOKE=all (after a change to bench/ or to
+# what they start), and the suite runs their scenarios in tests/operations/test_container.py and
+# tests/platform/test_delivery.py.
+HEAVY = pytest.mark.skipif(
+    os.environ.get("BENCH_SMOKE") != "all", reason="a heavy bench: BENCH_SMOKE=all runs its smoke run too"
+)
 
 
 @pytest.mark.parametrize("name", QUICK)
@@ -199,11 +206,13 @@ def test_a_bench_runs_on_tiny_sizes(name, bench_database, bench_databases):
     run_bench(name, bench_database, bench_databases)
 
 
+@HEAVY
 @pytest.mark.parametrize("name", ["recovery"])
 def test_the_recovery_bench_runs_with_a_short_attempt_lease(name, bench_database, bench_databases):
     run_bench(name, bench_database, bench_databases, **SHORTER_LEASE)
 
 
+@HEAVY
 @pytest.mark.skipif(not WRK.exists(), reason="wrk is missing (.ci/run and bin/test install it)")
 @pytest.mark.parametrize("name", ["http"])
 def test_the_load_bench_runs_then_the_profile_on_its_database(name, bench_database, bench_databases):
@@ -212,12 +221,14 @@ def test_the_load_bench_runs_then_the_profile_on_its_database(name, bench_databa
     run_bench("profile", bench_database, bench_databases)
 
 
+@HEAVY
 @pytest.mark.skipif(not WRK.exists(), reason="wrk is missing (.ci/run and bin/test install it)")
 @pytest.mark.parametrize("name", ["live"])
 def test_the_live_updates_bench_runs(name, bench_database, bench_databases):
     run_bench(name, bench_database, bench_databases)
 
 
+@HEAVY
 @pytest.mark.skipif(not podman_installed(), reason="podman, runc or mmdebstrap is missing (.ci/run installs them)")
 @pytest.mark.timeout(BUILD_TIMEOUT + 2 * TIMEOUT)
 @pytest.mark.parametrize("name", ["container"])
