@@ -14,12 +14,11 @@ from approvals.models import Approval, ApprovalPolicy, PolicyDecision
 from audit.models import AuditEvent
 from holds import lifecycle
 from holds.deciding import by_policy, decisions
-from holds.mirror import sync
 from holds.models import Decision, Hold
 from notifications.models import Notification
 from people.models import Preference
 from reviewqueue import roles
-from tests.helpers.approvals_setup import decision_posts, signed_in
+from tests.helpers.approvals_setup import add_refund, decision_posts, signed_in
 from tests.helpers.concurrently import at_once
 from tests.helpers.users import make_user
 from tests.helpers.waiting import wait_until
@@ -43,20 +42,6 @@ def small_refunds(**fields) -> ApprovalPolicy:
         "approvals_required": 0,
     }
     return ApprovalPolicy.objects.create(**(defaults | fields))
-
-
-def add_refund(platform_client, platform_state, hold_id, amount, **fields) -> Hold:
-    platform_state.add_hold(
-        "default",
-        {
-            "hold_id": hold_id,
-            "capability": "refund",
-            "items": [{"id": "A-1", "title": "refund", "data": {"order_id": "A-1", "amount": amount}}],
-            **fields,
-        },
-    )
-    sync.sync_env(platform_client, "default")
-    return Hold.objects.get(hold_id=hold_id)
 
 
 @pytest.fixture

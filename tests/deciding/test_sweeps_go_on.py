@@ -18,7 +18,6 @@ from approvals import escalation, policies
 from approvals.models import ApprovalPolicy, Escalation, PolicyDecision
 from holds import tasks
 from holds.deciding import by_policy, decisions
-from holds.mirror import sync
 from holds.models import Decision, Hold
 from holds.sweeps import expiry
 from notifications import notify
@@ -28,26 +27,12 @@ from operations.models import SweepStats
 from reviewqueue import agent_numbers
 from teams import scopes
 from tests.helpers import escalation as escalating
-from tests.helpers.approvals_setup import signed_in
+from tests.helpers.approvals_setup import add_refund, signed_in
 from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.django_db
 
 HUGE = "100000000000000000.00"  # 10^17: more than any amount column holds (< 10^16)
-
-
-def add_refund(platform_client, platform_state, hold_id, amount, **fields) -> Hold:
-    platform_state.add_hold(
-        "default",
-        {
-            "hold_id": hold_id,
-            "capability": "refund",
-            "items": [{"id": "A-1", "title": "refund", "data": {"order_id": "A-1", "amount": amount}}],
-            **fields,
-        },
-    )
-    sync.sync_env(platform_client, "default")
-    return Hold.objects.get(hold_id=hold_id)
 
 
 def refunds_alone() -> ApprovalPolicy:

@@ -4,10 +4,12 @@ fixtures)."""
 from django.test import Client
 from django.urls import reverse
 
+from holds.mirror import sync
+from holds.models import Hold
 from tests.helpers.forms import fields_of
 from tests.helpers.reviewing import confirm, field_name
 
-__all__ = ["approve_as_it_is", "confirm", "decision_posts", "lowered_to", "signed_in"]
+__all__ = ["add_refund", "approve_as_it_is", "confirm", "decision_posts", "lowered_to", "signed_in"]
 
 
 def signed_in(user) -> Client:
@@ -27,3 +29,18 @@ def approve_as_it_is(client, hold):
 
 def decision_posts(platform_state):
     return [r for r in platform_state.requests if r["method"] == "POST" and r["path"].endswith("/decision")]
+
+
+def add_refund(platform_client, platform_state, hold_id, amount, **fields) -> Hold:
+    """A refund hold of ``amount`` on order A-1 asked on the platform and mirrored by a sync (``fields`` add to it)."""
+    platform_state.add_hold(
+        "default",
+        {
+            "hold_id": hold_id,
+            "capability": "refund",
+            "items": [{"id": "A-1", "title": "refund", "data": {"order_id": "A-1", "amount": amount}}],
+            **fields,
+        },
+    )
+    sync.sync_env(platform_client, "default")
+    return Hold.objects.get(hold_id=hold_id)
