@@ -23,6 +23,11 @@ def modules_in(package: str) -> list[Path]:
     return sorted(path for path in (ROOT / package).rglob("*.py") if "migrations" not in path.parts)
 
 
+def app_modules() -> list[Path]:
+    """Every module of every app the architecture page places in a layer (``reviewqueue`` included)."""
+    return [path for layer in layers() for app in layer for path in modules_in(app)]
+
+
 def imported_modules(path: Path) -> set[str]:
     """The dotted names a module imports anywhere in it, inside functions too; ``from a import b`` counts as ``a.b``."""
     package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
@@ -118,9 +123,7 @@ def test_every_process_level_cache_is_registered_for_the_tests_to_forget():
     """A ``functools`` cache outside ``reviewqueue/processcache.py`` would keep one test's answers for the next."""
     found = {
         str(path.relative_to(ROOT)): lines
-        for layer in layers()
-        for app in layer
-        for path in modules_in(app)
+        for path in app_modules()
         if path != ROOT / "reviewqueue" / "processcache.py"
         and (lines := sorted(node.lineno for node in ast.walk(ast.parse(path.read_text())) if _functools_cache(node)))
     }
@@ -141,9 +144,7 @@ def test_hand_written_sql_runs_only_in_the_sql_modules():
     sql_modules = ROOT / "reviewqueue" / "sql"
     found = {
         str(path.relative_to(ROOT)): lines
-        for layer in layers()
-        for app in layer
-        for path in modules_in(app)
+        for path in app_modules()
         if sql_modules not in path.parents
         and (lines := sorted(node.lineno for node in ast.walk(ast.parse(path.read_text())) if _runs_sql(node)))
     }
@@ -177,9 +178,7 @@ def test_sql_is_written_only_in_the_sql_modules():
     sql_modules = ROOT / "reviewqueue" / "sql"
     found = {
         str(path.relative_to(ROOT)): lines
-        for layer in layers()
-        for app in layer
-        for path in modules_in(app)
+        for path in app_modules()
         if sql_modules not in path.parents and (lines := sql_written(path.read_text()))
     }
 
@@ -233,9 +232,7 @@ def test_no_module_hangs_private_state_on_a_user():
     make an answer depend on which copy of the user a caller holds. Its own fields a module may set, and save."""
     found = {
         str(path.relative_to(ROOT)): lines
-        for layer in layers()
-        for app in layer
-        for path in modules_in(app)
+        for path in app_modules()
         if (
             lines := sorted(
                 node.lineno
@@ -261,9 +258,7 @@ def test_only_the_tasks_modules_import_a_tasks_module():
     """Domain code queues work by task name through ``reviewqueue/queueing.py``; the tasks modules import the domain."""
     found = {
         str(path.relative_to(ROOT)): sorted(tasks)
-        for layer in layers()
-        for app in layer
-        for path in modules_in(app)
+        for path in app_modules()
         if path.name != "tasks.py"
         and (tasks := {name for name in imported_modules(path) if "tasks" in name.split(".")})
     }
@@ -466,9 +461,7 @@ def test_no_views_module_is_over_300_lines():
     in a module named for what they do, or pages that want a module each."""
     found = {
         str(path.relative_to(ROOT)): lines
-        for layer in layers()
-        for app in layer
-        for path in modules_in(app)
+        for path in app_modules()
         if is_views_module(path) and (lines := len(path.read_text().splitlines())) > VIEWS_MOST_LINES
     }
 
@@ -689,9 +682,7 @@ def test_a_holds_status_closing_and_claim_are_written_only_by_its_lifecycle():
     lifecycle = ROOT / "holds" / "lifecycle.py"
     found = {
         f"{path.relative_to(ROOT)}:{node.lineno}"
-        for layer in layers()
-        for app in layer
-        for path in modules_in(app)
+        for path in app_modules()
         if path != lifecycle
         for node in ast.walk(ast.parse(path.read_text()))
         if _writes_a_holds_life(node)
