@@ -72,15 +72,18 @@ def sweep(now: datetime | None = None, among: QuerySet[Hold] | None = None) -> l
     if among is not None:
         due_holds = due_holds.filter(pk__in=among.values("pk"))
 
-    def due_now(hold: Hold) -> Due | None:
-        requirement = policies.requirement(hold, every_policy)
-        reason = due_reason(requirement.policy, hold, now) if requirement else ""
-        return Due(hold, requirement.policy, reason) if reason else None
+    def due_now(holds: list[Hold]) -> list[Due]:
+        found = []
+        for hold in holds:
+            requirement = policies.requirement(hold, every_policy)
+            if reason := due_reason(requirement.policy, hold, now) if requirement else "":
+                found.append(Due(hold, requirement.policy, reason))
+        return found
 
     due, after = [], 0
     while len(due) < BATCH:
         page = list(due_holds.filter(pk__gt=after).prefetch_related("items")[:BATCH])
-        due += [found for _, found in sweeping.each(SWEEP, page, due_now) if found is not None]
+        due += sweeping.batched(SWEEP, page, due_now)  # a page in one savepoint, each hold alone should it fail
         if len(page) < BATCH:
             break
         after = page[-1].pk
