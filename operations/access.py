@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import hmac
-import ipaddress
 
 from django.conf import settings
 
-from reviewqueue.forwarded import client_ip
+from reviewqueue import forwarded
 
 
 def metrics_enabled() -> bool:
@@ -20,8 +19,5 @@ def may_scrape(request) -> bool:
         scheme, _, token = request.headers.get("Authorization", "").partition(" ")
         if scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), settings.METRICS_TOKEN.encode()):
             return True
-    address = client_ip(request)
-    if address is None or not settings.METRICS_ALLOWED_IPS:
-        return False
-    client = ipaddress.ip_address(address)
-    return any(client in network for network in settings.METRICS_ALLOWED_IPS)
+    client = forwarded.route(request).client  # the address itself: no need to write it out and read it back
+    return client is not None and any(client in network for network in settings.METRICS_ALLOWED_IPS)
