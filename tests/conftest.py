@@ -226,6 +226,19 @@ def smtp_server():
 
 
 @pytest.fixture
+def mail(smtp_server, settings):
+    """Mail sent in this process through SMTP to a real aiosmtpd server; answers its inbox."""
+    controller, inbox = smtp_server
+    settings.MAILERS = {
+        "default": {
+            "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+            "OPTIONS": {"host": "127.0.0.1", "port": controller.port, "timeout": 5},
+        }
+    }
+    return inbox
+
+
+@pytest.fixture
 def webhook_receiver():
     """An HTTP receiver on 127.0.0.1 answering the queued statuses (then 200) and keeping each request."""
     received, statuses = [], []

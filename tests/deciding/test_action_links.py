@@ -34,17 +34,10 @@ SITE = "https://review.example.com"
 
 
 @pytest.fixture
-def mail(smtp_server, settings):
-    """Mail sent in this process through SMTP to a real aiosmtpd server; answers its inbox."""
-    controller, inbox = smtp_server
-    settings.MAILERS = {
-        "default": {
-            "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
-            "OPTIONS": {"host": "127.0.0.1", "port": controller.port, "timeout": 5},
-        }
-    }
+def mail(mail, settings):
+    """The root conftest's inbox, with the links' site address set."""
     settings.SITE_URL = SITE
-    return inbox
+    return mail
 
 
 class _Links(HTMLParser):

@@ -112,18 +112,6 @@ def test_every_event_is_worded_in_the_recipients_time_zone(samples, alice, bob, 
     assert "Nobody decided before 2099-01-01 09:00 UTC;" in webhook.body
 
 
-@pytest.fixture
-def mail(smtp_server, settings):
-    controller, inbox = smtp_server
-    settings.MAILERS = {
-        "default": {
-            "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
-            "OPTIONS": {"host": "127.0.0.1", "port": controller.port, "timeout": 5},
-        }
-    }
-    return inbox
-
-
 def test_agent_written_text_comes_out_as_text_in_every_channel(samples, alice, bob, mail, settings):
     settings.SITE_URL = SITE
     hold = samples["h_16"]  # the hostile fixture
