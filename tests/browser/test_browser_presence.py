@@ -53,6 +53,8 @@ def test_bob_decides_every_hold_alice_only_looked_at_and_n_walks_him_through_the
         bob_page.keyboard.press("a")
         chromium.send_with_keyboard(bob_page)
         expect(bob_page.locator(".state.applied")).to_be_visible(timeout=15000)
+        # The page the decision lands on may show it applied before its deferred app.js runs: "n" waits for that.
+        bob_page.wait_for_load_state("domcontentloaded")
         with bob_page.expect_navigation():
             bob_page.keyboard.press("n")
 
