@@ -1,6 +1,6 @@
 """Four eyes: counting approvals until a hold's policy is satisfied, and only then deciding.
 
-``holds.deciding.decisions.submit``, which every decision passes (a single decision, a bulk one, a
+``holds.lifecycle.decide``, which every decision passes (a single decision, a bulk one, a
 forged POST), calls ``count`` with the hold's row locked; nothing here runs outside that lock.
 The rules:
 
@@ -51,7 +51,6 @@ from approvals.models import Approval
 from audit import events as audit_events
 from audit.models import EventKind
 from holds.models import DecisionChannel, DecisionItem, Hold
-from reviewqueue import changes
 from reviewqueue.agent_json import same_json
 from teams import scopes
 
@@ -168,8 +167,8 @@ def withdraw(approval_id: int, approver, now: datetime, reclaim: Callable[[Hold]
     """Take back ``approver``'s own approval in its undo window (``UNDO_SECONDS``), while it is the open round's last.
 
     Nothing was sent for it, so nothing is lost: the round is one approval short again and the
-    approver gets the hold's claim back, as after the Undo of a decision: ``reclaim(hold)`` gives it
-    (``holds.deciding.decisions.withdraw_approval`` passes the claims'), under the hold's lock, before the audit
+    approver gets the hold's claim back, as after the Undo of a decision: ``reclaim(hold)`` gives it and announces
+    the change (``holds.lifecycle.withdraw_approval`` passes the claims'), under the hold's lock, before the audit
     records the withdrawal. Raises ``NotCounted``
     for anyone else's approval, one a later approval or a decision built on, or once the window ended.
     """
@@ -186,7 +185,6 @@ def withdraw(approval_id: int, approver, now: datetime, reclaim: Callable[[Hold]
         approval = current[-1]
         approval.delete()
         reclaim(hold)
-        changes.publish("approval", [hold])
         audit_events.record(
             EventKind.APPROVAL_WITHDRAWN,
             actor=approver,

@@ -37,7 +37,7 @@ def main() -> None:
     from django.conf import settings
     from django.utils import timezone
 
-    from holds.deciding import decisions
+    from holds.deciding import decisions, delivery
     from holds.mirror import platform, sync
     from holds.models import Decision, Hold
     from reviewqueue import roles
@@ -77,7 +77,7 @@ def main() -> None:
         celery.stop()
     print(
         f"kill to applied over {len(recoveries)} rounds: median {statistics.median(recoveries):.1f} s, "
-        f"max {max(recoveries):.1f} s (attempt lease {decisions.attempt_lease().total_seconds():.0f} s)"
+        f"max {max(recoveries):.1f} s (attempt lease {delivery.attempt_lease().total_seconds():.0f} s)"
     )
 
 

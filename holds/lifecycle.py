@@ -5,7 +5,8 @@ notifications the change makes moot, and announcing it (``reviewqueue.changes``)
 the manner of zulip's ``do_*`` actions and saleor's ``order/actions.py``. Every change
 of a hold's ``status``, ``closed_at`` or claim is written here and nowhere else
 (``tests/test_architecture.py`` holds the rest of the code to it), so that how a hold is
-mirrored, claimed, released and closed reads in one place.
+mirrored, claimed, decided, released and closed reads in one place. So does a decision's life:
+made (``decide``), undone (``withdraw``), answered by the platform (``delivered``, ``delivery_retried``).
 
 Claims say who is reviewing a hold now, so that two reviewers do not work on it at
 once. A claim is explicit time-based state on the hold (who, since when, until when).
@@ -18,7 +19,7 @@ hold's minutes without a claim from then, see ``approvals.escalation``; a policy
 that a person claimed it at all, see ``approvals.alone``). Every change is a
 compare-and-set update, so two reviewers opening the same hold at once cannot both
 win. A decision takes the claim in its own transaction (``take_claim_for_decision``): a
-reviewer decides only a hold whose claim is theirs or nobody's.
+reviewer decides only a hold whose claim is theirs or nobody's (``decide``).
 """
 
 from __future__ import annotations
@@ -32,10 +33,15 @@ from django.db import transaction
 from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
+from approvals import approving, remembering
+from approvals.models import Approval
 from audit import events as audit_events
+from audit import payloads
 from audit.models import EventKind
+from holds.deciding import decision_rows
+from holds.deciding.deciders import decider_name
 from holds.mirror import inserting, mirrored, platform
-from holds.models import Decision, Hold, HoldItem
+from holds.models import Decision, DecisionChannel, Hold, HoldItem
 from notifications import notify
 from reviewqueue import changes
 
@@ -244,8 +250,8 @@ def keep_claim(hold: Hold, user, now: datetime, lasting: timedelta) -> bool:
 def take_claim_for_decision(hold: Hold, user, now: datetime) -> bool:
     """Take the hold's claim for ``user``'s decision, which ends it; False when someone else's claim is running.
 
-    Call it in the transaction that stores the decision, with the hold's row locked:
-    the compare-and-set and the decision then stand or fall together, so a claim
+    ``decide`` calls it in the transaction that stores the decision, with the hold's row
+    locked: the compare-and-set and the decision then stand or fall together, so a claim
     taken over or a second reviewer deciding at the same moment cannot slip between.
     """
     return bool(
@@ -295,3 +301,148 @@ def _claim_ended(now: datetime) -> dict:
         "claimed_at": None,
         "claim_expires_at": Case(When(claimed_by__isnull=False, then=Value(now)), default=F("claim_expires_at")),
     }
+
+
+# Deciding.
+
+
+class ClaimedByOther(Exception):
+    """Someone else's claim on the hold is running (``Hold.claimant`` says whose)."""
+
+
+def decide(locked: Hold, reviewer, choices: list, now: datetime, round_shown=None, channel=DecisionChannel.PAGE):
+    """``reviewer``'s ``choices`` for ``locked``, whose row the caller locked and found decidable: its claim taken
+    (else ``ClaimedByOther``), counted under four eyes (``approvals.approving.count``, which raises ``NotCounted``)
+    and, once the round is complete, stored as the hold's live decision, sent once its undo window (``UNDO_SECONDS``)
+    is over. Returns the decision, or the approval (``Approval``) when the round is not complete yet."""
+    undo_until = now + timedelta(seconds=settings.UNDO_SECONDS) if settings.UNDO_SECONDS else None
+    with transaction.atomic():
+        if not take_claim_for_decision(locked, reviewer, now):
+            raise ClaimedByOther
+        counted = approving.count(locked, reviewer, choices, now, round_shown, channel)
+        if not counted.complete:
+            changes.publish("approval", [locked])
+            return counted.approval
+        decision = decision_rows.create(locked, counted.choices, counted.approvals, now, reviewer, "", undo_until)
+        _store(decision, counted.approvals, now, channel, counted.target_minutes)
+    return decision
+
+
+def decide_by_policy(locked: Hold, decider, choices: list, now: datetime, linked: list, target_minutes=None):
+    """A policy's own ``Decision`` (``decider``, a ``holds.deciding.decisions.PolicyDecider``) of ``locked``, stored
+    as ``decide`` stores one: a claim still running ends with it, and so does the open round, ``linked`` approvals."""
+    with transaction.atomic():
+        end_claim(locked, now)
+        decision = decision_rows.create(locked, choices, linked, now, None, decider.name, None)
+        _store(decision, linked, now, decider.channel, target_minutes, decider)
+    return decision
+
+
+def _store(decision: Decision, approvals: list, now: datetime, channel: str, target_minutes, decider=None) -> None:
+    """The audit of a decision made (with the ``channel`` it came through and the ``target_minutes`` its policy set,
+    if any: the statistics count it late against that), what it makes moot resolved, and its announcement."""
+    locked, reviewer = decision.hold, decision.reviewer
+    payload = {"items": payloads.decision_items(decision), "channel": channel}
+    if target_minutes:
+        payload["target_minutes"] = target_minutes
+    if approvals:
+        payload["approvals"] = [
+            {"approval": a.pk, "approver": a.approver.get_username(), "at": a.created_at.isoformat()} for a in approvals
+        ]
+    if decider:
+        payload["policy"] = {"name": decider.name, "last_changed_by": decider.changed_by, "kind": decider.kind}
+        if decider.remembered_by:
+            payload["policy"]["remembered_by"] = decider.remembered_by
+    audit_events.record(EventKind.DECISION_SUBMITTED, actor=reviewer, hold=locked, decision=decision, payload=payload)
+    notify.resolve_for_holds([locked.pk], notify.RESOLVED_BY_DECISION, f"decided by {decider_name(decision)}", now)
+    changes.publish("decision", [locked])
+
+
+def withdraw(decision_id: int, hold_pk: int, reviewer, now: datetime) -> Decision:
+    """Withdraw ``reviewer``'s decision of the hold ``hold_pk`` in its undo window (``decision_rows.withdraw``): it is
+    never sent, a round it completed is open again one approval short (``approving.uncount``), and the hold is theirs
+    to decide again, with its claim. Returns the decision as it is now: withdrawn (twice is harmless), or on its way."""
+    with transaction.atomic():
+        # Locks in decide's order (the hold, its decision, the audit head), so the two never deadlock.
+        hold = Hold.objects.select_for_update().get(pk=hold_pk)
+        withdrawn = decision_rows.withdraw(decision_id, now)
+        decision = Decision.objects.select_related("hold").get(pk=decision_id)
+        if not withdrawn:
+            return decision
+        uncounted = approving.uncount(decision)
+        remembering.undone(hold, reviewer, now)  # an approval remembered with it is taken back with it
+        claim(hold, reviewer, now)
+        if hold.status == Hold.Status.OPEN:
+            notify.reopen_for_hold(hold.pk, since=decision.created_at)
+        payload = {"items": payloads.decision_items(decision)}
+        if uncounted:
+            payload["approval_withdrawn"] = uncounted.pk
+        audit_events.record(EventKind.WITHDRAWN, actor=reviewer, hold=decision.hold, decision=decision, payload=payload)
+        changes.publish("decision", [hold])
+    return decision
+
+
+def withdraw_approval(approval_id: int, approver, now: datetime) -> Approval:
+    """Take back ``approver``'s own approval in its undo window (``approving.withdraw``, which raises ``NotCounted``):
+    the round is one approval short again, and the hold's claim theirs, as after the Undo of a decision."""
+
+    def reclaim(hold: Hold) -> None:
+        claim(hold, approver, now)
+        changes.publish("approval", [hold])
+
+    return approving.withdraw(approval_id, approver, now, reclaim=reclaim)
+
+
+# The platform's answer to a decision's delivery.
+
+
+def delivered(decision: Decision, state: str, outcome: str, message: str, final=None, attempts=None) -> None:
+    """The platform's last word on ``decision``: applied or not (``state``, ``outcome``, its ``message``), after
+    ``attempts`` (else one more than so far), with the hold as it then described it (``final``, if it did). What it
+    made moot is resolved; one not applied is announced. One that another attempt finished first keeps its state."""
+    now = timezone.now()
+    attempts = attempts or decision.attempts + 1
+    with transaction.atomic():
+        if final:
+            record(decision.hold, final)
+        if not decision_rows.finish(decision, state, outcome, message, attempts, now):
+            return
+        changes.publish("decision", [decision.hold])
+        if state == Decision.State.NOT_APPLIED:
+            decision.refresh_from_db()
+            notify.not_applied(decision)
+            notify.resolve_for_holds([decision.hold_id], notify.RESOLVED_BY_DELIVERY, "not applied", now)
+        else:
+            moot = notify.RESOLVED_BY_DECISION | notify.RESOLVED_BY_DELIVERY
+            notify.resolve_for_holds([decision.hold_id], moot, f"decided by {decider_name(decision)}", now)
+        result = {"outcome": outcome, "message": message}
+        audit_events.record_many(
+            [
+                audit_events.Entry(
+                    EventKind.DELIVERY_ATTEMPT,
+                    hold=decision.hold,
+                    decision=decision,
+                    payload={"attempt": attempts, **result},
+                ),
+                audit_events.Entry(
+                    EventKind.APPLIED if state == Decision.State.APPLIED else EventKind.NOT_APPLIED,
+                    hold=decision.hold,
+                    decision=decision,
+                    payload=result,
+                ),
+            ]
+        )
+
+
+def delivery_retried(decision: Decision, error: str, attempts: int, next_attempt_at: datetime, now: datetime) -> None:
+    """An attempt the platform did not answer (``error``): ``decision`` goes again, with the same key, at
+    ``next_attempt_at``."""
+    with transaction.atomic():
+        decision_rows.retry(decision, error, attempts, next_attempt_at, now)
+        changes.publish("decision", [decision.hold])
+        audit_events.record(
+            EventKind.DELIVERY_ATTEMPT,
+            hold=decision.hold,
+            decision=decision,
+            payload={"attempt": attempts, "outcome": "retry", "message": error},
+        )

@@ -5,7 +5,7 @@ from celery.signals import task_prerun
 from django.conf import settings
 from django.utils import timezone
 
-from holds.deciding import by_policy, decisions
+from holds.deciding import by_policy, delivery
 from holds.mirror import platform, sync
 from holds.sweeps import arrivals, expiry, heartbeat
 from reviewqueue import sweeping
@@ -35,20 +35,20 @@ def sync_holds() -> list[dict]:
 def deliver_decision(decision_id: int) -> float | None:
     """Post a stored decision; retry with backoff (and the same key) while the platform is unavailable."""
     with platform.PlatformClient.from_settings() as client:
-        return decisions.deliver(decision_id, client)
+        return delivery.deliver(decision_id, client)
 
 
 @shared_task
 def requeue_due_decisions() -> list[int]:
     """Queue again the decisions whose delivery task was lost (broker or worker down at the time), each alone
     (``reviewqueue.sweeping``)."""
-    due = decisions.due_for_requeue()
+    due = delivery.due_for_requeue()
     return [pk for pk, _ in sweeping.each("delivery_requeue", due, deliver_decision.delay, sweeping.decision_of)]
 
 
 @shared_task
 def alert_undelivered_decisions() -> int:
-    return len(decisions.alert_undelivered())
+    return len(delivery.alert_undelivered())
 
 
 @shared_task

@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from holds.deciding import decidable, decisions
+from holds.deciding import decidable, deciders
 from holds.links import action_links
 from holds.models import Decision, DecisionChannel, DecisionItem, Hold
 from notifications import hold_links, notify, slack_api, webhook_formats
@@ -93,7 +93,7 @@ def decided_words(decision: Decision) -> str:
     """ "Approved by Alice Adams at 12:03", "Rejected by Bob Brown at 12:04: <reason>", "Decided by …" (edits)."""
     items = list(decision.items.all())
     actions = {item.action for item in items}
-    who, when = decisions.decider_name(decision), wording.moment(decision.created_at)
+    who, when = deciders.decider_name(decision), wording.moment(decision.created_at)
     if actions == {DecisionItem.Action.APPROVE}:
         return f"Approved by {who} at {when}"
     if actions == {DecisionItem.Action.REJECT}:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from holds.deciding import decisions
+from holds.deciding import delivery
 from notifications import sending
 from reviewqueue.celery import app as celery_app
 
@@ -294,7 +294,7 @@ def test_no_app_imports_another_apps_pages_or_tasks():
 def test_every_task_queued_or_scheduled_by_name_exists():
     """Queued and scheduled by name, a task renamed or moved must fail here, not pile up unknown at the workers."""
     celery_app.loader.import_default_modules()  # the tasks modules, as a worker imports them
-    named = {decisions.DELIVERY_TASK, sending.SEND_TASK} | {
+    named = {delivery.DELIVERY_TASK, sending.SEND_TASK} | {
         entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()
     }
 
@@ -741,3 +741,4 @@ def _names_life_columns(fields: ast.AST) -> bool:
     names |= {node.attr for node in ast.walk(fields) if isinstance(node, ast.Attribute)}
     names |= {node.id for node in ast.walk(fields) if isinstance(node, ast.Name)}
     return bool(names & (LIFE_COLUMNS | LIFE_FIELD_LISTS))
+

@@ -68,7 +68,7 @@ BENCHES = {
         r"median ratio to the floor",
     ),
 }
-# The platform's timeouts bound how long a decision's attempt holds it (decisions.attempt_lease), which bench.recovery
+# The platform's timeouts bound how long a decision's attempt holds it (delivery.attempt_lease), which bench.recovery
 # waits out after killing the worker: shortened, but longer than the 3 s the bench delays the platform's answer.
 # REQUEUE_SECONDS: how soon beat finds a lost delivery, shortened too.
 SHORTER_LEASE = {"AGENTOS_CONNECT_TIMEOUT": "1", "AGENTOS_READ_TIMEOUT": "4", "REQUEUE_SECONDS": "2"}

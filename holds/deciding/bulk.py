@@ -31,7 +31,7 @@ from approvals import approving, rounds
 from approvals.models import Approval
 from approvals.policies import all_policies
 from audit.chain import canonical
-from holds.deciding import decidable, decisions, describe, review
+from holds.deciding import decidable, deciders, decisions, describe, review
 from holds.deciding.decisions import ItemChoice
 from holds.models import Decision, DecisionChannel, DecisionItem, Hold, HoldItem
 from reviewqueue import readers
@@ -154,7 +154,7 @@ def _left_out_reason(hold: Hold, action: str, reviewer, now: datetime) -> str:
         return f"This hold does not allow {action}."
     claimant = hold.claimant(now)
     if claimant and claimant != reviewer:
-        return f"{decisions.reviewer_name(claimant)} is reviewing this hold; open it to take it over."
+        return f"{deciders.reviewer_name(claimant)} is reviewing this hold; open it to take it over."
     return ""
 
 

@@ -42,7 +42,7 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from holds.deciding import decidable, decisions, review
+from holds.deciding import decidable, deciders, decisions, review
 from holds.models import ActionLinkUse, Decision, DecisionChannel, DecisionItem, Hold
 from notifications.hold_links import ActionLinks
 from people import wording
@@ -187,7 +187,7 @@ def _check_state(link: Link, hold: Hold, now: datetime) -> None:
         did = "sent its decision" if use.decision_id else "gave an approval"
         raise Refused(
             USED,
-            f"This link was used already: {decisions.reviewer_name(use.user)} {did} with it at "
+            f"This link was used already: {deciders.reviewer_name(use.user)} {did} with it at "
             f"{wording.moment(use.used_at)}. Nothing more was sent.",
             hold,
             use,
@@ -195,7 +195,7 @@ def _check_state(link: Link, hold: Hold, now: datetime) -> None:
     if live := hold.live_decision():
         raise Refused(
             DECIDED,
-            f"Decided by {decisions.decider_name(live)} at {wording.moment(live.created_at)}: this link sends nothing.",
+            f"Decided by {deciders.decider_name(live)} at {wording.moment(live.created_at)}: this link sends nothing.",
             hold,
         )
     if closed := decidable.closed_reason(hold, now):

@@ -15,7 +15,7 @@ from api import tasks as api_tasks
 from api import tokens
 from api.models import ApiToken
 from audit.models import AuditEvent
-from holds.deciding import decisions
+from holds.deciding import delivery
 from holds.models import Decision, Hold
 from reviewqueue import roles
 from tests.helpers.api import approve_every_item, bearer, token_of
@@ -39,7 +39,7 @@ def decide(client, secret, hold, body=None, **headers):
 
 def deliver_all(platform_client):
     for pk in Decision.objects.filter(state="sending").values_list("pk", flat=True):
-        decisions.deliver(pk, platform_client)
+        delivery.deliver(pk, platform_client)
 
 
 def test_a_token_made_by_createtoken_lists_reads_and_decides_a_hold(client, samples, alice, platform_client):

@@ -6,7 +6,7 @@ import io
 import pytest
 from django.urls import reverse
 
-from holds.deciding import decisions, describe
+from holds.deciding import decisions, delivery, describe
 from holds.deciding.decisions import ItemChoice
 from holds.mirror import sync
 from holds.models import Decision, Hold
@@ -197,7 +197,7 @@ def test_the_status_lists_what_was_sent_and_reloads_the_run_once_applied(
     status = reverse("decision-status", args=[hold.pk])
 
     sending = alice_client.get(status, HTTP_HX_REQUEST="true")
-    decisions.deliver(decision.pk, platform_client)
+    delivery.deliver(decision.pk, platform_client)
     applied = alice_client.get(status, HTTP_HX_REQUEST="true")
 
     html = applied.content.decode()
@@ -217,7 +217,7 @@ def test_the_run_panel_shows_the_run_moved_on_after_the_decision(
     run = reverse("run-context", args=[hold.pk])
     before = alice_client.get(run).content.decode()
     confirm(alice_client, hold)
-    decisions.deliver(Decision.objects.get(hold=hold).pk, platform_client)
+    delivery.deliver(Decision.objects.get(hold=hold).pk, platform_client)
 
     after = alice_client.get(run).content.decode()  # the snapshot is seconds old, but older than the decision
 

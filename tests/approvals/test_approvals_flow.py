@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from approvals.models import Approval
 from audit.models import AuditEvent, EventKind
-from holds.deciding import decisions
+from holds.deciding import delivery
 from holds.models import Decision, Hold
 from reviewqueue import roles
 from tests.helpers.approvals_setup import approve_as_it_is, confirm, decision_posts, lowered_to, signed_in
@@ -71,7 +71,7 @@ def test_the_second_approval_sends_one_decision_naming_both_approvers(
 
     response = approve_as_it_is(signed_in(bob), refund)
     decision = Decision.objects.get(hold=refund)
-    decisions.deliver(decision.pk, platform_client)
+    delivery.deliver(decision.pk, platform_client)
 
     submitted = AuditEvent.objects.get(kind=EventKind.DECISION_SUBMITTED)
     assert response.status_code == 302
@@ -143,7 +143,7 @@ def test_changing_the_decision_restarts_the_count_and_someone_who_has_not_approv
     )
     approve_as_it_is(signed_in(carol), refund)
     decision = Decision.objects.get()
-    decisions.deliver(decision.pk, platform_client)
+    delivery.deliver(decision.pk, platform_client)
 
     assert (restarted.payload["round"], restarted.payload["position"], restarted.payload["restarted"]) == (2, 1, True)
     assert "1 of 2 approvals: bob approved 1,200.00 → 900.00" in carols_page
@@ -161,7 +161,7 @@ def test_a_later_approver_who_rejects_sends_the_reject_at_once_with_their_commen
 
     confirm(signed_in(bob), refund, **{"item-0-action": "reject", "item-0-comment": "Refund policy caps at 500"})
     decision = Decision.objects.get()
-    decisions.deliver(decision.pk, platform_client)
+    delivery.deliver(decision.pk, platform_client)
 
     assert decision.reviewer == bob and decision.approvals.get().approver == alice
     assert decision_posts(platform_state)[0]["body"] == {

@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from approvals import approving
 from approvals.models import Approval
-from holds.deciding import decisions
+from holds.deciding import decisions, delivery
 from holds.models import Decision
 from reviewqueue import roles
 from tests.helpers.approval_history import raise_on_the_platform
@@ -37,7 +37,7 @@ def test_an_approval_given_before_the_platform_changed_the_hold_no_longer_counts
     bob_approves_anew = confirm(bobs, changed)
     approve_as_it_is(signed_in(carol), changed)
     decision = Decision.objects.get()
-    decisions.deliver(decision.pk, platform_client)
+    delivery.deliver(decision.pk, platform_client)
 
     assert changed.payload_digest != alices_approval.payload_digest == refund.payload_digest
     assert "The hold changed on the platform since the earlier approvals" in bobs_page
@@ -105,7 +105,7 @@ def test_after_a_restart_the_earlier_approver_may_not_approve_the_new_round_but_
         reverse("hold-reject", args=[refund.pk]), fields_of(page, "reject-only-form") | {"comment": "Too much"}
     )
     decision = Decision.objects.get()
-    decisions.deliver(decision.pk, platform_client)
+    delivery.deliver(decision.pk, platform_client)
 
     assert "You approved this hold before, and a person approves a hold once" in page
     assert 'id="approve-as-is-form"' not in page and 'id="decide-form"' not in page and 'id="reject-only-form"' in page
@@ -176,7 +176,7 @@ def test_after_the_policy_is_lowered_to_one_the_round_says_so_and_the_next_appro
     bobs_page = signed_in(bob).get(reverse("hold", args=[refund.pk])).content.decode()
     approve_as_it_is(signed_in(bob), refund)
     decision = Decision.objects.get()
-    decisions.deliver(decision.pk, platform_client)
+    delivery.deliver(decision.pk, platform_client)
 
     assert "1 approval given: alice approved 1,200.00 → 1,000.00" in bobs_page and "1 of 1" not in bobs_page
     assert "Yours is the last approval needed" in bobs_page

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from approvals import policies
 from approvals.models import Approval, ApprovalPolicy
-from holds.deciding import by_policy, decisions, rules
+from holds.deciding import by_policy, decisions, delivery, rules
 from holds.mirror import sync
 from holds.models import Decision, Hold
 from tests.helpers.approvals_setup import decision_posts
@@ -259,7 +259,7 @@ def test_one_approval_decides_only_where_every_reading_needs_one_person(
 
     made = decisions.submit(hold, alice, [decisions.ItemChoice(f"i{n}", "approve") for n in range(len(items))])
     if isinstance(made, Decision):
-        decisions.deliver(made.pk, platform_client)
+        delivery.deliver(made.pk, platform_client)
 
     needs_two = brute_force_people(meanings, 1) == 2
     if needs_two:

@@ -13,7 +13,7 @@ from django.utils import timezone
 from approvals.models import Approval, ApprovalPolicy, PolicyDecision
 from audit.models import AuditEvent
 from holds import lifecycle
-from holds.deciding import by_policy, decisions
+from holds.deciding import by_policy, decisions, delivery
 from holds.models import Decision, Hold
 from notifications.models import Notification
 from people.models import Preference
@@ -93,7 +93,7 @@ def test_a_0_people_policy_approves_a_matching_hold_exactly_once_and_names_itsel
 
     made = approve_at(refund.first_seen_at + timedelta(seconds=1))
     again = approve_at(refund.first_seen_at + timedelta(minutes=5))
-    decisions.deliver(made[0].pk, platform_client)
+    delivery.deliver(made[0].pk, platform_client)
 
     assert again == []
     decision = Decision.objects.get(hold=refund)
@@ -256,7 +256,7 @@ def test_the_default_outcome_reaches_the_platform_before_the_expiry_once_even_wi
     with time_machine.travel(due + timedelta(seconds=5), tick=False):
         beats = at_once(by_policy.send_default_outcomes, by_policy.send_default_outcomes)
         decision = Decision.objects.get(hold=refund)
-        decisions.deliver(decision.pk, platform_client)
+        delivery.deliver(decision.pk, platform_client)
     later = defaults_at(due + timedelta(minutes=1))
 
     assert too_early == [] and later == []
@@ -350,7 +350,7 @@ def test_a_policys_decision_shows_as_approved_by_policy_on_the_hold_page_the_aud
 ):
     small_refunds()
     [decision] = approve_at(timezone.now())
-    decisions.deliver(decision.pk, platform_client)
+    delivery.deliver(decision.pk, platform_client)
     settings.METRICS_TOKEN = "scrape-token-0123456789abcdef"
     people = signed_in(audrey)
 

@@ -14,7 +14,7 @@ from approvals import remembering
 from approvals.models import ApprovalPolicy, PolicyDecision, RememberAllowance
 from approvals.remembering import Offer
 from audit.models import AuditEvent
-from holds.deciding import by_policy, decisions
+from holds.deciding import by_policy, decisions, delivery
 from holds.mirror import sync
 from holds.models import Decision, Hold
 from notifications.models import NotificationSettings
@@ -106,7 +106,7 @@ def test_a_like_hold_is_approved_once_by_itself_named_for_its_owner(
 
     made = approve_due_at(like.first_seen_at + timedelta(seconds=1))
     again = approve_due_at(like.first_seen_at + timedelta(seconds=20))
-    decisions.deliver(made[0].pk, platform_client)
+    delivery.deliver(made[0].pk, platform_client)
 
     assert [decision.hold for decision in made] == [like] and again == []
     decision = Decision.objects.get(hold=like)

@@ -19,7 +19,7 @@ from django.utils import timezone
 from audit import chain, describe
 from audit.models import AuditEvent, EventKind
 from holds import lifecycle
-from holds.deciding import decisions
+from holds.deciding import decisions, delivery
 from holds.deciding.decisions import ItemChoice
 from holds.handover import assignments, notes
 from holds.mirror import sync
@@ -338,7 +338,7 @@ def test_an_undone_decision_records_withdrawn_with_what_was_never_sent(samples, 
 def test_an_applied_delivery_records_the_attempt_and_the_outcome(samples, alice, platform_client):
     decision = decisions.submit(samples["h_12"], alice, [ItemChoice("A-1001", "approve")])
 
-    decisions.deliver(decision.pk, platform_client)
+    delivery.deliver(decision.pk, platform_client)
 
     attempt = only(EventKind.DELIVERY_ATTEMPT, decision=decision)
     assert attempt.outcome == "applied" and attempt.actor is None
@@ -349,9 +349,9 @@ def test_a_delivery_retried_then_applied_records_both_attempts(samples, alice, p
     decision = decisions.submit(samples["h_12"], alice, [ItemChoice("A-1001", "approve")])
     platform_state.push_faults([{"status": 503, "path_contains": "/decision"}])
 
-    delay = decisions.deliver(decision.pk, platform_client)
+    delay = delivery.deliver(decision.pk, platform_client)
     with time_machine.travel(timezone.now() + timedelta(seconds=delay)):
-        decisions.deliver(decision.pk, platform_client)
+        delivery.deliver(decision.pk, platform_client)
 
     assert [event.outcome for event in trail(EventKind.DELIVERY_ATTEMPT, decision=decision)] == ["retry", "applied"]
 
@@ -362,7 +362,7 @@ def test_decided_elsewhere_records_not_applied_with_who_decided_instead(
     decision = decisions.submit(samples["h_12"], alice, [ItemChoice("A-1001", "approve")])
     platform_state.decide_elsewhere("default", "h_12", "bob@example.com")
 
-    decisions.deliver(decision.pk, platform_client)
+    delivery.deliver(decision.pk, platform_client)
 
     event = only(EventKind.NOT_APPLIED, decision=decision)
     assert event.outcome == "decided_elsewhere"

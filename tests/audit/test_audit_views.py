@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from audit import events, queries
 from audit.models import AuditEvent, EventKind
-from holds.deciding import decisions
+from holds.deciding import decisions, delivery
 from holds.deciding.decisions import ItemChoice
 from holds.models import Decision, Hold
 from reviewqueue import readers, roles
@@ -45,7 +45,7 @@ def decided(samples, alice, platform_client):
         ),
     ]
     decision = decisions.submit(samples["h_13"], alice, choices)
-    decisions.deliver(decision.pk, platform_client)
+    delivery.deliver(decision.pk, platform_client)
     decision.refresh_from_db()
     return decision
 

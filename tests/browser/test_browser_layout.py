@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from audit.models import AuditEvent
 from holds import lifecycle
-from holds.deciding import decisions, review
+from holds.deciding import delivery, review
 from holds.handover import assignments, notes
 from holds.models import Decision, Hold
 from notifications import notify
@@ -43,7 +43,7 @@ def site(browser, live_server, samples, alice, bob, audrey, platform_client, imm
     confirm(reviewer, samples["h_15"], **_rejected(samples["h_15"], "It was used for three months."))
     confirm(reviewer, samples["h_14"], **{field_name(samples["h_14"], 0, "amount"): "20.00"})
     for decision in Decision.objects.all():
-        assert decisions.deliver(decision.pk, platform_client) is None, "every decision reaches the platform"
+        assert delivery.deliver(decision.pk, platform_client) is None, "every decision reaches the platform"
 
     claimed = Hold.objects.filter(status=Hold.Status.OPEN).exclude(pk=samples["h_13"].pk).first()
     assert lifecycle.claim(claimed, bob)

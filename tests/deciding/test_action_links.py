@@ -15,10 +15,11 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from approvals import approving
 from approvals.models import Approval
 from audit.models import AuditEvent, EventKind
 from holds import lifecycle
-from holds.deciding import decisions
+from holds.deciding import deciders, decisions
 from holds.links import action_links
 from holds.mirror import sync
 from holds.models import ActionLinkUse, Decision, Hold
@@ -394,7 +395,7 @@ def test_four_eyes_through_two_links_records_one_approval_each_and_the_second_se
     posted(signed_in(fiona), reverse("action-link", args=[action_links.make(refund, "approve", fiona)]))
 
     decision = Decision.objects.get()
-    assert decision.reviewer == fiona and decisions.approving.decided_by(decision, decisions.platform_name) == (
+    assert decision.reviewer == fiona and approving.decided_by(decision, deciders.platform_name) == (
         "alice@example.com, fiona@example.com"
     )
     given = AuditEvent.objects.filter(kind=EventKind.APPROVAL_GIVEN).order_by("sequence")

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from approvals.models import Approval, ApprovalPolicy
-from holds.deciding import decisions, review
+from holds.deciding import delivery, review
 from holds.models import Decision
 from reviewqueue.agent_numbers import read_number
 from tests.helpers.approval_history import mirrored
@@ -92,7 +92,7 @@ def test_a_refund_over_the_threshold_never_reaches_the_platform_on_one_approval(
 
         through_summary(signed_in(alice), hold, review_form(hold))
         for decision in Decision.objects.filter(hold=hold):
-            decisions.deliver(decision.pk, platform_client)
+            delivery.deliver(decision.pk, platform_client)
         reached = [post for post in decision_posts(platform_state) if f"/{hold.hold_id}/" in post["path"]]
 
         if meant > THRESHOLD:

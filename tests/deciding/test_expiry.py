@@ -6,7 +6,7 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from holds.deciding import decisions
+from holds.deciding import decisions, delivery
 from holds.deciding.decisions import ItemChoice
 from holds.mirror import sync
 from holds.models import Decision, Hold
@@ -163,7 +163,7 @@ def test_a_decision_not_applied_tells_the_reviewer_and_the_auditors(
     decision = decisions.submit(hold, alice, [ItemChoice("A-1001", "approve")])
     platform_state.decide_elsewhere("default", "h_12", "bob@example.com")
 
-    decisions.deliver(decision.pk, platform_client)
+    delivery.deliver(decision.pk, platform_client)
 
     told = notifications("not_applied", hold)
     assert set(told.values_list("user__username", flat=True)) == {"alice", "audrey"}
@@ -176,10 +176,10 @@ def test_a_decision_still_undelivered_is_announced_once(samples, alice, settings
     decisions.submit(hold, alice, [ItemChoice("A-1001", "approve")])
 
     with time_machine.travel(timezone.now() + timedelta(minutes=9)):
-        assert decisions.alert_undelivered() == []
+        assert delivery.alert_undelivered() == []
     with time_machine.travel(timezone.now() + timedelta(minutes=11)):
-        assert len(decisions.alert_undelivered()) == 1
-        assert decisions.alert_undelivered() == []
+        assert len(delivery.alert_undelivered()) == 1
+        assert delivery.alert_undelivered() == []
 
     assert notifications("undelivered", hold).filter(user=alice, channel="in_app").count() == 1
 

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from audit.models import AuditEvent, EventKind
-from holds.deciding import decisions
+from holds.deciding import decisions, delivery
 from holds.deciding.decisions import ItemChoice
 from holds.handover import assignments, notes
 from holds.models import Assignment, Hold, Note
@@ -436,7 +436,7 @@ def test_notes_never_reach_the_platform(alice, billing, platform_state, platform
     notes.add_note(billing, alice, "SECRET-NOTE-TEXT for colleagues only")
 
     decision = decisions.submit(billing, alice, approve_all(billing))
-    decisions.deliver(decision.pk, platform_client)
+    delivery.deliver(decision.pk, platform_client)
 
     assert Hold.objects.get(pk=billing.pk).decisions.get().state == "applied"
     assert platform_state.requests  # the decision's POST among them

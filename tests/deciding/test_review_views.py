@@ -8,7 +8,7 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 from django.utils import timezone
 
-from holds.deciding import decisions
+from holds.deciding import deciders, decisions, delivery
 from holds.models import Decision, Hold, SyncState
 from holds.queue import listing as queue
 from tests.helpers.forms import fields_of
@@ -464,7 +464,7 @@ def test_a_decision_made_while_redis_is_down_is_stored_and_waits(
     assert response.status_code == 302
     assert decision.state == "sending"
     assert f"could not queue delivery of decision {decision.pk}" in caplog.text
-    assert decisions.due_for_requeue(timezone.now() + timedelta(minutes=2)) == [decision.pk]
+    assert delivery.due_for_requeue(timezone.now() + timedelta(minutes=2)) == [decision.pk]
 
 
 def test_a_decision_in_flight_leaves_the_queue_at_once(alice_client, samples):
@@ -723,7 +723,7 @@ def test_two_reviewers_racing_to_decide_an_unclaimed_hold_make_one_decision(alic
         decision = Decision.objects.get(hold=hold)
         loser = "bob" if decision.reviewer == alice else "alice"
         assert sorted(answer.status_code for answer in answers.values()) == [302, 409]
-        assert f"Already decided by {decisions.reviewer_name(decision.reviewer)} at" in answers[loser].content.decode()
+        assert f"Already decided by {deciders.reviewer_name(decision.reviewer)} at" in answers[loser].content.decode()
 
 
 def test_a_reviewer_whose_claim_was_taken_over_cannot_decide(client, alice, bob, samples):

@@ -17,7 +17,7 @@ from django.utils import timezone
 from approvals import escalation, policies
 from approvals.models import ApprovalPolicy, Escalation, PolicyDecision
 from holds import tasks
-from holds.deciding import by_policy, decisions
+from holds.deciding import by_policy, decisions, delivery
 from holds.models import Decision, Hold
 from holds.sweeps import expiry
 from notifications import notify
@@ -184,7 +184,7 @@ def test_the_requeue_of_deliveries_and_the_alert_of_undelivered_ones_go_on_past_
 
     requeued = tasks.requeue_due_decisions()
     with time_machine.travel(timezone.now() + timedelta(minutes=11), tick=False):
-        alerted = decisions.alert_undelivered()
+        alerted = delivery.alert_undelivered()
 
     assert requeued == queued == [made[1].pk]
     assert alerted == [made[1]]

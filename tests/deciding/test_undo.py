@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from audit.models import AuditEvent, EventKind
 from holds import lifecycle
-from holds.deciding import decisions
+from holds.deciding import decisions, delivery
 from holds.deciding.decisions import ItemChoice
 from holds.mirror import sync
 from holds.models import Decision, Hold
@@ -50,10 +50,10 @@ def test_a_sent_decision_waits_for_the_window_before_delivery_starts(
     hold = samples["h_12"]
     decision = decisions.submit(hold, alice, approve_all(hold))
 
-    early = decisions.deliver(decision.pk, platform_client)
+    early = delivery.deliver(decision.pk, platform_client)
     nothing_posted_yet = posted_decisions(platform_state, hold) == []
     with time_machine.travel(decision.undo_until + timedelta(milliseconds=1)):
-        decisions.deliver(decision.pk, platform_client)
+        delivery.deliver(decision.pk, platform_client)
 
     decision.refresh_from_db()
     assert decision.undo_until == decision.created_at + undo_window
@@ -71,9 +71,9 @@ def test_undo_withdraws_the_decision_and_nothing_ever_reaches_the_platform(
 
     decisions.withdraw(decision.pk, alice)
     with time_machine.travel(decision.undo_until + timedelta(minutes=30)):
-        delivered = decisions.deliver(decision.pk, platform_client)
-        requeued = decisions.due_for_requeue()
-        alerted = decisions.alert_undelivered()
+        delivered = delivery.deliver(decision.pk, platform_client)
+        requeued = delivery.due_for_requeue()
+        alerted = delivery.alert_undelivered()
 
     decision.refresh_from_db()
     assert decision.state == "withdrawn" and decision.finished_at is not None
@@ -132,7 +132,7 @@ def test_undo_is_refused_once_an_attempt_started_even_by_a_clock_still_inside_th
     decision = decisions.submit(hold, alice, approve_all(hold))
     platform_state.push_faults([{"status": 503, "path_contains": "/decision"}])
     with time_machine.travel(decision.undo_until):
-        decisions.deliver(decision.pk, platform_client)  # an attempt was made; it will be retried
+        delivery.deliver(decision.pk, platform_client)  # an attempt was made; it will be retried
 
     with pytest.raises(decisions.TooLateToUndo):
         decisions.withdraw(decision.pk, alice, now=decision.undo_until - timedelta(seconds=1))
@@ -149,7 +149,7 @@ def test_without_a_window_a_decision_is_sent_at_once_and_offers_no_undo(
     decision = decisions.submit(hold, alice, approve_all(hold))
 
     page = alice_client.get(reverse("hold", args=[hold.pk])).content.decode()
-    decisions.deliver(decision.pk, platform_client)
+    delivery.deliver(decision.pk, platform_client)
 
     assert decision.undo_until is None and decision.next_attempt_at == decision.created_at
     assert "undo-form" not in page and "Sending to the platform" in page

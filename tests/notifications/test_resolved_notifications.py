@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from holds.deciding import decisions
+from holds.deciding import decisions, delivery
 from holds.deciding.decisions import ItemChoice
 from holds.mirror import sync
 from holds.models import Hold
@@ -173,10 +173,10 @@ def test_a_still_undelivered_alert_is_resolved_once_the_decision_is_applied(samp
     hold = samples["h_12"]
     decision = decisions.submit(hold, alice, approve_all(hold))
     with time_machine.travel(timezone.now() + timedelta(minutes=11)):
-        decisions.alert_undelivered()
+        delivery.alert_undelivered()
     assert in_app.unread_count(viewer_of(alice)) == 1
 
-    decisions.deliver(decision.pk, platform_client)
+    delivery.deliver(decision.pk, platform_client)
 
     alert = Notification.objects.get(event="undelivered", user=alice, channel="in_app")
     assert alert.resolved_reason == "decided by Alice Adams" and in_app.unread_count(viewer_of(alice)) == 0
@@ -190,7 +190,7 @@ def test_a_not_applied_alert_is_not_resolved_by_the_refusal_it_reports(
     decision = decisions.submit(hold, alice, approve_all(hold))
     platform_state.decide_elsewhere("default", "h_12", "bob@example.com")
 
-    decisions.deliver(decision.pk, platform_client)
+    delivery.deliver(decision.pk, platform_client)
 
     alert = Notification.objects.get(event="not_applied", user=alice, channel="in_app")
     assert alert.resolved_at is None and in_app.unread_count(viewer_of(alice)) == 1

@@ -89,7 +89,7 @@ def test_a_worker_with_log_format_json_logs_its_tasks_with_task_and_decision_ids
     worker_output = (tmp_path / "worker.log").read_text().splitlines()
 
     retry = next(line for line in lines if "not delivered" in line["message"])
-    assert retry["logger"] == "holds.deciding.decisions" and retry["level"] == "INFO"
+    assert retry["logger"] == "holds.deciding.delivery" and retry["level"] == "INFO"
     assert retry["task_name"] == "holds.tasks.deliver_decision" and len(retry["task_id"]) == 36
     # Every line the worker wrote itself (Celery's banner aside, which it prints rather than logs) is JSON.
     assert all(json.loads(line) for line in worker_output if line.startswith("{"))

@@ -8,7 +8,7 @@ from django.contrib.auth.models import Group
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
-from holds.deciding import decisions
+from holds.deciding import decisions, delivery
 from holds.deciding.decisions import ItemChoice
 from holds.handover import assignments, notes
 from holds.mirror import sync, writing
@@ -108,10 +108,10 @@ def test_decisions_are_counted_by_outcome_with_the_time_to_decide_and_to_deliver
     scraper, samples, alice, platform_client, platform_state, immediate_delivery
 ):
     applied = decisions.submit(samples["h_13"], alice, approve_all(samples["h_13"]))
-    decisions.deliver(applied.pk, platform_client)
+    delivery.deliver(applied.pk, platform_client)
     elsewhere = decisions.submit(samples["h_12"], alice, approve_all(samples["h_12"]))
     platform_state.decide_elsewhere("default", "h_12", "bob@example.com")
-    decisions.deliver(elsewhere.pk, platform_client)
+    delivery.deliver(elsewhere.pk, platform_client)
 
     metrics = scraper()
 
@@ -131,7 +131,7 @@ def test_a_decision_the_platform_keeps_refusing_is_a_delivery_in_retry_with_its_
 ):
     decision = decisions.submit(samples["h_13"], alice, approve_all(samples["h_13"]))
     platform_state.push_faults([{"status": 503}])
-    assert decisions.deliver(decision.pk, platform_client) is not None  # a retry is due
+    assert delivery.deliver(decision.pk, platform_client) is not None  # a retry is due
     Decision.objects.filter(pk=decision.pk).update(delivery_started_at=timezone.now() - timedelta(minutes=11))
 
     metrics = scraper()
@@ -275,12 +275,12 @@ def test_decision_counters_grow_scrape_by_scrape_and_catch_up_on_history_in_chun
     from operations import decisionstats
 
     first = decisions.submit(samples["h_13"], alice, approve_all(samples["h_13"]))
-    decisions.deliver(first.pk, platform_client)
+    delivery.deliver(first.pk, platform_client)
     monkeypatch.setattr(decisionstats, "FOLD_CHUNK", 3)  # the history is longer than one chunk
 
     scrapes = [scraper()["reviewqueue_decisions_total"][(("outcome", "applied"),)] for _ in range(10)]
     second = decisions.submit(samples["h_12"], alice, approve_all(samples["h_12"]))
-    decisions.deliver(second.pk, platform_client)
+    delivery.deliver(second.pk, platform_client)
     later = [scraper() for _ in range(5)][-1]  # three events a chunk: a few scrapes bring in the new ones
 
     assert scrapes[0] == 0 and scrapes[-1] == 1 and scrapes == sorted(scrapes)  # caught up, never going back

@@ -8,7 +8,7 @@ import time_machine
 from django.utils import timezone
 
 from holds import tasks
-from holds.deciding import decisions
+from holds.deciding import decisions, delivery
 from holds.deciding.decisions import ItemChoice
 from holds.models import Decision, Hold
 from reviewqueue import backoff
@@ -37,7 +37,7 @@ def test_an_applied_decision_records_the_platforms_answer(samples, alice, platfo
     ]
     decision = decisions.submit(hold, alice, choices)
 
-    assert decisions.deliver(decision.pk, platform_client) is None
+    assert delivery.deliver(decision.pk, platform_client) is None
 
     decision.refresh_from_db()
     hold.refresh_from_db()
@@ -62,7 +62,7 @@ def test_decided_elsewhere_records_who_decided_instead(samples, alice, platform_
     decision = decisions.submit(hold, alice, approve_all(hold))
     platform_state.decide_elsewhere("default", "h_12", "bob@example.com")
 
-    decisions.deliver(decision.pk, platform_client)
+    delivery.deliver(decision.pk, platform_client)
 
     decision.refresh_from_db()
     hold.refresh_from_db()
@@ -76,7 +76,7 @@ def test_a_hold_expired_early_on_the_platform_is_not_applied(samples, alice, pla
     decision = decisions.submit(hold, alice, approve_all(hold))
     platform_state.expire("default", "h_12")
 
-    decisions.deliver(decision.pk, platform_client)
+    delivery.deliver(decision.pk, platform_client)
 
     decision.refresh_from_db()
     assert decision.outcome == "expired" and "the agent was told nobody decided" in decision.outcome_message
@@ -87,7 +87,7 @@ def test_an_invalid_decision_keeps_the_platforms_message(samples, alice, platfor
     decision = decisions.submit(hold, alice, approve_all(hold))
     decision.items.update(item_id="A-9999")
 
-    decisions.deliver(decision.pk, platform_client)
+    delivery.deliver(decision.pk, platform_client)
 
     decision.refresh_from_db()
     assert decision.outcome == "invalid" and "A-9999" in decision.outcome_message
@@ -98,7 +98,7 @@ def test_an_unknown_hold_is_not_found(samples, alice, platform_client, platform_
     decision = decisions.submit(hold, alice, approve_all(hold))
     Hold.objects.filter(pk=hold.pk).update(hold_id="h_gone")
 
-    decisions.deliver(decision.pk, platform_client)
+    delivery.deliver(decision.pk, platform_client)
 
     decision.refresh_from_db()
     assert decision.outcome == "not_found"
@@ -109,9 +109,9 @@ def test_an_unavailable_platform_schedules_a_retry_with_the_same_key(samples, al
     decision = decisions.submit(hold, alice, approve_all(hold))
     platform_state.push_faults([{"status": 503, "path_contains": "/decision"}])
 
-    delay = decisions.deliver(decision.pk, platform_client)
+    delay = delivery.deliver(decision.pk, platform_client)
     with time_machine.travel(timezone.now() + timedelta(seconds=delay)):
-        decisions.deliver(decision.pk, platform_client)
+        delivery.deliver(decision.pk, platform_client)
 
     decision.refresh_from_db()
     keys = {r["headers"]["idempotency-key"] for r in posted_decisions(platform_state, hold)}
@@ -128,9 +128,9 @@ def test_a_second_attempt_while_the_first_holds_the_lease_does_nothing(
     hold = samples["h_12"]
     decision = decisions.submit(hold, alice, approve_all(hold))
     platform_state.push_faults([{"status": 503, "path_contains": "/decision"}])
-    decisions.deliver(decision.pk, platform_client)  # fails; the retry is due in half a minute
+    delivery.deliver(decision.pk, platform_client)  # fails; the retry is due in half a minute
 
-    requeued_early = decisions.deliver(decision.pk, platform_client)
+    requeued_early = delivery.deliver(decision.pk, platform_client)
 
     assert requeued_early is None
     assert len(posted_decisions(platform_state, hold)) == 1
@@ -141,8 +141,8 @@ def test_delivering_twice_posts_once(samples, alice, platform_client, platform_s
     hold = samples["h_12"]
     decision = decisions.submit(hold, alice, approve_all(hold))
 
-    decisions.deliver(decision.pk, platform_client)
-    decisions.deliver(decision.pk, platform_client)
+    delivery.deliver(decision.pk, platform_client)
+    delivery.deliver(decision.pk, platform_client)
 
     assert len(posted_decisions(platform_state, hold)) == 1
 
@@ -153,7 +153,7 @@ def test_an_unreachable_platform_until_expiry_gives_up_saying_so(samples, alice,
     Hold.objects.filter(pk=hold.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     platform_state.push_faults([{"status": 503}])
 
-    assert decisions.deliver(decision.pk, platform_client) is None
+    assert delivery.deliver(decision.pk, platform_client) is None
 
     decision.refresh_from_db()
     assert decision.outcome == "expired" and "while the platform could not be reached" in decision.outcome_message
@@ -171,10 +171,10 @@ def test_retry_delays_grow_exponentially_up_to_a_cap(settings):
 def test_decisions_stuck_in_sending_are_found_for_requeueing(samples, alice):
     hold = samples["h_12"]
     decision = decisions.submit(hold, alice, approve_all(hold))
-    fresh = decisions.due_for_requeue()
+    fresh = delivery.due_for_requeue()
     Decision.objects.filter(pk=decision.pk).update(next_attempt_at=timezone.now() - timedelta(minutes=5))
 
-    assert fresh == [] and decisions.due_for_requeue() == [decision.pk]
+    assert fresh == [] and delivery.due_for_requeue() == [decision.pk]
 
 
 @pytest.mark.django_db(transaction=True)

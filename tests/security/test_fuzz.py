@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from audit import events
 from audit.models import AuditEvent, EventKind
-from holds.deciding import decisions
+from holds.deciding import decisions, delivery
 from holds.deciding.decisions import ItemChoice
 from holds.models import Decision, Hold
 from holds.queue import listing as queue
@@ -235,7 +235,7 @@ def world(samples, alice, audrey, platform_client):
         alice,
         [ItemChoice("toolu_01A9xQ2mZ", "approve"), ItemChoice("toolu_01B7kR4pW", "reject", None, "no")],
     )
-    decisions.deliver(decision.pk, platform_client)
+    delivery.deliver(decision.pk, platform_client)
     notify.expired([samples["h_12"]])
     events.record(EventKind.SETTING_CHANGED, payload={"note": "fuzz"})
     WebhookChannel.objects.create(name="ops", url="https://hooks.example.com/ops", secret="s3cret", events=["expired"])

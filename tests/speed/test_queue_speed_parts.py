@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from holds.deciding import decisions
+from holds.deciding import decisions, delivery
 from holds.mirror import sync
 from holds.models import FilterValue, Hold
 from holds.queue import filter_values as queue_filter_values
@@ -58,7 +58,7 @@ def test_each_agent_is_offered_from_the_sync_that_brings_it_to_the_sync_after_it
     decision = decisions.submit(
         billing, alice, [decisions.ItemChoice(item.item_id, "approve") for item in billing.items.all()]
     )
-    decisions.deliver(decision.pk, platform_client)
+    delivery.deliver(decision.pk, platform_client)
     assert Hold.objects.get(hold_id=decided_here).status == Hold.Status.DECIDED
     sync.sync_env(platform_client, "default")
     assert offered(alice_client, "agent") == ["late-bot", "refund-bot", "shipping-bot"]
