@@ -742,3 +742,46 @@ def _names_life_columns(fields: ast.AST) -> bool:
     names |= {node.id for node in ast.walk(fields) if isinstance(node, ast.Name)}
     return bool(names & (LIFE_COLUMNS | LIFE_FIELD_LISTS))
 
+
+# Who announces a change to the open pages (``reviewqueue.changes.publish``): a hold's life is announced by the action
+# that changed it, in ``holds/lifecycle.py``; only the writers of what is no part of a hold's life announce their own:
+# who is looking at a hold, whom it is handed to, the notes on it, and the bell.
+PUBLISHERS = {
+    "holds/lifecycle.py",
+    "holds/deciding/presence.py",
+    "holds/handover/assignments.py",
+    "holds/handover/notes.py",
+    "notifications/notify.py",
+    "notifications/views.py",
+}
+
+
+def test_only_a_holds_lifecycle_and_the_writers_of_other_things_publish_changes():
+    found = {str(path.relative_to(ROOT)) for path in app_modules() if _publishes(ast.parse(path.read_text()))}
+
+    assert sorted(found) == sorted(PUBLISHERS)
+
+
+def test_the_publish_check_finds_each_way_of_calling_it():
+    calls = ["changes.publish('hold', [hold])", "from reviewqueue.changes import publish"]
+    left_alone = ["changes.latest_id()", "events.publish('x')", "from reviewqueue.changes import STREAM_PATH"]
+
+    assert [_publishes(ast.parse(code)) for code in calls + left_alone] == [True, True, False, False, False]
+
+
+def _publishes(tree: ast.AST) -> bool:
+    """Whether a module calls ``changes.publish`` or imports ``publish`` from ``reviewqueue.changes``."""
+    return any(
+        (
+            isinstance(node, ast.Attribute)
+            and node.attr == "publish"
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "changes"
+        )
+        or (
+            isinstance(node, ast.ImportFrom)
+            and node.module == "reviewqueue.changes"
+            and any(alias.name == "publish" for alias in node.names)
+        )
+        for node in ast.walk(tree)
+    )
