@@ -416,7 +416,17 @@ def test_the_modules_of_each_app_import_one_way():
 # The one circle across apps known today, which issue 47 ends by giving remembered approvals a model of their own
 # (another change under way): a Decision's label tells a remembered approval by the text "remembered by ", which
 # holds.models reads from approvals.wording, whose approvals.models imports holds.models. Remove it when merging it.
-CIRCLES_ACROSS_APPS_FOR_NOW = [["approvals.models", "approvals.wording", "holds.models"]]
+CIRCLES_ACROSS_APPS_FOR_NOW = [
+    [
+        "approvals.models",
+        "approvals.wording",
+        "holds.models",
+        "holds.models.decisions",
+        "holds.models.handover",
+        "holds.models.mirror",
+        "holds.models.sync_state",
+    ]
+]
 
 
 def test_no_circle_of_imports_runs_across_apps_models_included():
