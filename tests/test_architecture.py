@@ -478,6 +478,22 @@ def test_no_views_module_is_over_300_lines():
     assert found == {}
 
 
+MODULE_MOST_LINES = 450
+
+
+def test_no_module_of_the_apps_is_over_450_lines():
+    """A module past 450 lines holds more than one concern: cut it along them, as ``holds/mirror/`` and
+    ``holds/models/`` were. The apps' modules and the management commands count; migrations (Django writes them),
+    the simulator (a program apart) and the benches do not."""
+    found = {
+        str(path.relative_to(ROOT)): lines
+        for path in app_modules()
+        if (lines := len(path.read_text().splitlines())) > MODULE_MOST_LINES
+    }
+
+    assert found == {}
+
+
 def test_the_views_modules_are_found():
     """The check itself: it sees the hold pages, the one-tap link's page and the apps' ``views.py``."""
     views = {
