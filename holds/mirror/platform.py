@@ -1,9 +1,9 @@
 """The AgentOS Holds API client: the only code that knows the wire format.
 
-Everything the rest of the app knows about the platform goes through the typed
-results and the small exception hierarchy defined here, so a difference in the
-real platform (see the contract's "[assumed]" details) is a change to this
-module alone.
+Everything the rest of the app knows about the platform goes through this client
+and the typed results and errors it returns and raises (``holds/mirror/platform_types.py``),
+so a difference in the real platform (see the contract's "[assumed]" details) is a
+change to this module alone.
 
 The API key is sent as a bearer token and never put in a message, a log line or
 an exception: errors carry the method, the path and the platform's own message.
@@ -12,199 +12,48 @@ an exception: errors carry the method, the path and the platform's own message.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import logging
-import math
 import re
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 from django.conf import settings
 
+from holds.mirror import json_fields
+from holds.mirror.json_decoding import DECODER, TooDeep, decode_reading_apart
+from holds.mirror.platform_types import (
+    EXCERPT_LENGTH,
+    AppliedDecision,
+    CursorRefused,
+    DecisionItem,
+    FileDownload,
+    Hold,
+    HoldFile,
+    HoldItem,
+    HoldNotOpen,
+    InvalidDecision,
+    MalformedHold,
+    NotFound,
+    Page,
+    PlatformError,
+    PlatformUnavailable,
+    Run,
+    UnaddressableId,
+    UnreadableHold,
+)
 from reviewqueue import readers, tls
 
 logger = logging.getLogger(__name__)
 
 PAGE_SIZE = 100  # the most the platform serves per page
 MAX_NESTING = 64  # arrays and objects in a hold, one inside another: far above any tool call's arguments
-MAX_INTEGER_DIGITS = 4000  # Python refuses to read or write longer integers (4,300 digits)
-EXCERPT_LENGTH = 2000  # characters of an unreadable hold's JSON kept to show why
 ACTIONS = ("approve", "edit", "reject")
-ABSENT = object()  # a field the platform left out
 # Ids a request path cannot carry: a URL resolves "." and ".." against the path before it is
 # sent (RFC 3986), so the request would name a parent on the platform, and "" names the listing.
 UNADDRESSABLE_IDS = frozenset({"", ".", ".."})
-
-
-class PlatformError(Exception):
-    """The platform did not do what was asked."""
-
-
-class NotFound(PlatformError):
-    """No such hold, run or file (404)."""
-
-
-class UnaddressableId(NotFound):
-    """An id no request path can carry (``UNADDRESSABLE_IDS``): nothing was requested.
-
-    Counted as not found: under that id the platform has nothing this app may ask for.
-    """
-
-
-class HoldNotOpen(PlatformError):
-    """The hold is no longer open (409): ``hold`` is its current state, when the platform sent it."""
-
-    def __init__(self, message: str, hold: Hold | None):
-        super().__init__(message)
-        self.hold = hold
-
-
-class InvalidDecision(PlatformError):
-    """The platform refused the request as invalid (422, 400): ``message`` is its reason."""
-
-    def __init__(self, message: str):
-        super().__init__(message)
-        self.message = message
-
-
-class CursorRefused(PlatformError):
-    """The platform no longer accepts a listing cursor it handed out (400): list from the start instead."""
-
-
-class PlatformUnavailable(PlatformError):
-    """The platform could not answer now (429, 5xx, timeout, refused or dropped connection).
-
-    The only retryable failure: the same request may succeed later. A refused
-    API key (401/403) is counted here too, because an operator fixing the key
-    must not lose the decisions waiting to be sent.
-    """
-
-
-class MalformedHold(PlatformUnavailable):
-    """The platform sent a hold that breaks the contract; the message says how.
-
-    Retryable like any answer the platform got wrong: the agent or the platform
-    may send the hold again, fixed.
-    """
-
-
-@dataclasses.dataclass(frozen=True)
-class HoldItem:
-    id: str
-    title: str
-    data: Any
-
-
-@dataclasses.dataclass(frozen=True)
-class HoldFile:
-    id: str
-    name: str
-    content_type: str
-    size: int | None
-
-
-@dataclasses.dataclass(frozen=True)
-class AppliedDecision:
-    """The decision the platform applied, as read; ``as_received`` is its object as the platform sent it, which the
-    mirror keeps for the audit's outcome."""
-
-    items: list[dict]
-    decided_by: str
-    decided_at: datetime | None
-    as_received: dict
-
-
-@dataclasses.dataclass(frozen=True)
-class Hold:
-    """One hold as the platform describes it; ``raw`` is the payload as received."""
-
-    hold_id: str
-    run_id: str
-    agent: str
-    capability: str
-    status: str
-    question: str
-    intent: str
-    details: str
-    actions: tuple[str, ...]
-    items: tuple[HoldItem, ...]
-    files: tuple[HoldFile, ...]
-    created_at: datetime | None
-    expires_at: datetime | None
-    decision: AppliedDecision | None
-    raw: dict
-
-
-@dataclasses.dataclass(frozen=True)
-class UnreadableHold:
-    """A listed hold that breaks the contract: listed apart, so that it stops no other hold.
-
-    ``hold_id`` is the id as sent when it is text, the JSON of any other value, and
-    "" when there is none; ``excerpt`` is the start of the hold's JSON.
-    """
-
-    hold_id: str
-    reason: str
-    excerpt: str
-
-    @classmethod
-    def of(cls, payload: Any, reason: str) -> UnreadableHold:
-        hold_id = payload.get("hold_id") if isinstance(payload, dict) else None
-        if hold_id is not None and not isinstance(hold_id, str):
-            hold_id = json.dumps(hold_id, ensure_ascii=False)[:EXCERPT_LENGTH]
-        return cls(
-            hold_id=hold_id or "", reason=reason, excerpt=json.dumps(payload, ensure_ascii=False)[:EXCERPT_LENGTH]
-        )
-
-
-@dataclasses.dataclass(frozen=True)
-class Run:
-    run_id: str
-    agent: str
-    capability: str
-    status: str
-    input: Any
-    output: Any
-    created_at: datetime | None
-    raw: dict
-
-
-@dataclasses.dataclass(frozen=True)
-class DecisionItem:
-    """One item of an outgoing decision: ``data`` only for an edit."""
-
-    id: str
-    action: str
-    data: dict | None = None
-    comment: str = ""
-
-
-@dataclasses.dataclass(frozen=True)
-class Page:
-    """One page of the open listing: its holds, the cursor it was asked with (None: the start) and the next one.
-
-    [assumed] A cursor names a position in the listing and stays valid over time: listing
-    again from ``cursor`` answers this page's holds that are still open and every hold
-    asked since, so a sync may keep the cursor of the last page and list from it later
-    (the tail). The platform may still refuse one it no longer accepts: ``CursorRefused``.
-    [assumed] Holds are listed oldest first, so a new hold is always listed after the
-    holds already seen: on the last page, or past it.
-    """
-
-    holds: list[Hold | UnreadableHold]
-    cursor: str | None
-    next_cursor: str | None
-
-
-@dataclasses.dataclass(frozen=True)
-class FileDownload:
-    content_type: str
-    content_length: int | None
-    chunks: Iterator[bytes]
 
 
 def parse_hold(payload: Any) -> Hold:
@@ -217,14 +66,14 @@ def parse_hold(payload: Any) -> Hold:
     as the agent asked it. Unknown actions are dropped, as unknown fields are.
     """
     if not isinstance(payload, dict):
-        raise MalformedHold(f"the hold is {_kind(payload)}, not an object")
-    hold_id = payload.get("hold_id", ABSENT)
+        raise MalformedHold(f"the hold is {json_fields.kind(payload)}, not an object")
+    hold_id = payload.get("hold_id", json_fields.ABSENT)
     if not isinstance(hold_id, str) or not hold_id:
-        raise MalformedHold(f"hold_id is {_kind(hold_id)}, not an id")
+        raise MalformedHold(f"hold_id is {json_fields.kind(hold_id)}, not an id")
     _addressable("hold_id", hold_id)
     if readers.nested_deeper_than(payload, MAX_NESTING):
         raise MalformedHold(f"the hold nests arrays and objects more than {MAX_NESTING} levels deep")
-    items = _list(payload, "items")
+    items = json_fields.array(payload, "items")
     if not all(isinstance(item, dict) for item in items):
         raise MalformedHold("items must all be objects")
     item_ids = [_id(item, "an item id") for item in items]
@@ -232,48 +81,50 @@ def parse_hold(payload: Any) -> Hold:
         raise MalformedHold("two items have the same id")
     for item in items:
         if not isinstance(item.get("data"), dict | None):
-            raise MalformedHold(f"the data of item {item['id']!r} is {_kind(item['data'])}, not an object")
-    files = _list(payload, "files")
+            raise MalformedHold(f"the data of item {item['id']!r} is {json_fields.kind(item['data'])}, not an object")
+    files = json_fields.array(payload, "files")
     if not all(isinstance(file, dict) for file in files):
         raise MalformedHold("files must all be objects")
-    actions = _list(payload, "actions")
+    actions = json_fields.array(payload, "actions")
     if not all(isinstance(action, str) for action in actions):
         raise MalformedHold("actions must all be text")
-    run_id = _text(payload, "run_id")
+    run_id = json_fields.text(payload, "run_id")
     if run_id:  # a hold may name no run: its page then shows none, and no request is made for it
         _addressable("run_id", run_id)
     for file in files:
         _addressable("a file id", _id(file, "a file id"))
     decision = payload.get("decision")
     if not isinstance(decision, dict | None):
-        raise MalformedHold(f"decision is {_kind(decision)}, not an object")
+        raise MalformedHold(f"decision is {json_fields.kind(decision)}, not an object")
     return Hold(
         hold_id=hold_id,
         run_id=run_id,
-        agent=_text(payload, "agent"),
-        capability=_text(payload, "capability"),
-        status=_text(payload, "status") or "open",
-        question=_text(payload, "question"),
-        intent=_text(payload, "intent"),
-        details=_text(payload, "details"),
+        agent=json_fields.text(payload, "agent"),
+        capability=json_fields.text(payload, "capability"),
+        status=json_fields.text(payload, "status") or "open",
+        question=json_fields.text(payload, "question"),
+        intent=json_fields.text(payload, "intent"),
+        details=json_fields.text(payload, "details"),
         actions=tuple(action for action in actions if action in ACTIONS),
-        items=tuple(HoldItem(id=item["id"], title=_text(item, "title"), data=item.get("data")) for item in items),
+        items=tuple(
+            HoldItem(id=item["id"], title=json_fields.text(item, "title"), data=item.get("data")) for item in items
+        ),
         files=tuple(
             HoldFile(
                 id=_id(file, "a file id"),
-                name=_text(file, "name"),
-                content_type=_text(file, "content_type") or "application/octet-stream",
-                size=_size(file.get("size")),
+                name=json_fields.text(file, "name"),
+                content_type=json_fields.text(file, "content_type") or "application/octet-stream",
+                size=json_fields.size(file.get("size")),
             )
             for file in files
         ),
-        created_at=_time(payload, "created_at"),
-        expires_at=_time(payload, "expires_at"),
+        created_at=json_fields.moment(payload, "created_at"),
+        expires_at=json_fields.moment(payload, "expires_at"),
         decision=(
             AppliedDecision(
                 items=[entry for entry in decision.get("items") or () if isinstance(entry, dict)],
-                decided_by=_shown(decision.get("decided_by")),
-                decided_at=_time_or_none(decision.get("decided_at")),
+                decided_by=json_fields.shown(decision.get("decided_by")),
+                decided_at=json_fields.moment_or_none(decision.get("decided_at")),
                 as_received=decision,
             )
             if decision is not None
@@ -283,39 +134,10 @@ def parse_hold(payload: Any) -> Hold:
     )
 
 
-def _kind(value: Any) -> str:
-    """What a JSON value is, for a message: "missing", "null", "a number", "an array" …"""
-    if value is ABSENT:
-        return "missing"
-    match value:
-        case None:
-            return "null"
-        case bool():
-            return "a boolean"
-        case int() | float():
-            return "a number"
-        case str():
-            return "empty text" if not value else "text"
-        case list():
-            return "an array"
-        case dict():
-            return "an object"
-    return type(value).__name__
-
-
-def _text(payload: dict, key: str) -> str:
-    value = payload.get(key)
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise MalformedHold(f"{key} is {_kind(value)}, not text")
-    return value
-
-
 def _id(payload: dict, name: str) -> str:
-    value = payload.get("id", ABSENT)
+    value = payload.get("id", json_fields.ABSENT)
     if not isinstance(value, str) or not value:
-        raise MalformedHold(f"{name} is {_kind(value)}, not an id")
+        raise MalformedHold(f"{name} is {json_fields.kind(value)}, not an id")
     return value
 
 
@@ -325,64 +147,24 @@ def _addressable(name: str, value: str) -> None:
         raise MalformedHold(f"{name} is {value!r}, which a request path cannot carry: it would name another path")
 
 
-def _list(payload: dict, key: str) -> list:
-    value = payload.get(key)
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise MalformedHold(f"{key} is {_kind(value)}, not an array")
-    return value
-
-
-def _time(payload: dict, key: str) -> datetime | None:
-    value = payload.get(key)
-    if value is None:
-        return None
-    moment = _time_or_none(value)
-    if moment is None:
-        raise MalformedHold(f"{key} is not an ISO-8601 time: {json.dumps(value, ensure_ascii=False)[:100]}")
-    return moment
-
-
-def _time_or_none(value: Any) -> datetime | None:
-    """An aware time from ISO-8601 text (one without an offset is UTC); None for anything else."""
-    if not isinstance(value, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-    except (ValueError, OverflowError):  # overflow: a time whose offset moves it out of years 1 to 9999
-        return None
-
-
-def _size(value: Any) -> int | None:
-    """A file's size in bytes; None (unknown) for anything else, as the size only informs the reviewer."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def _shown(value: Any) -> str:
-    """Text whatever the platform sent, for what is only shown (a run, who decided), never decided on."""
-    return "" if value is None else str(value)
-
-
 def parse_run(payload: dict) -> Run:
     if not isinstance(payload, dict) or not payload.get("run_id"):
         raise PlatformUnavailable("the platform sent a run without a run_id")
     return Run(
         run_id=str(payload["run_id"]),
-        agent=_shown(payload.get("agent")),
-        capability=_shown(payload.get("capability")),
-        status=_shown(payload.get("status")),
+        agent=json_fields.shown(payload.get("agent")),
+        capability=json_fields.shown(payload.get("capability")),
+        status=json_fields.shown(payload.get("status")),
         input=payload.get("input"),
         output=payload.get("output"),
-        created_at=_time_or_none(payload.get("created_at")),
+        created_at=json_fields.moment_or_none(payload.get("created_at")),
         raw=payload,
     )
 
 
 def _error_message(response: httpx.Response) -> str:
     try:
-        error = _DECODER.decode(response.text).get("error") or {}
+        error = DECODER.decode(response.text).get("error") or {}
         message = error.get("message") or error.get("code")
     except (ValueError, AttributeError, RecursionError):
         message = None
@@ -451,7 +233,15 @@ class PlatformClient:
             cursor = page.next_cursor
 
     def open_page(self, env: str, cursor: str | None = None) -> Page:
-        """One page of ``env``'s open listing, asked with ``cursor`` (None: the first page)."""
+        """One page of ``env``'s open listing, asked with ``cursor`` (None: the first page).
+
+        [assumed] A cursor names a position in the listing and stays valid over time: listing
+        again from ``cursor`` answers this page's holds that are still open and every hold
+        asked since, so a sync may keep the cursor of the last page and list from it later
+        (the tail). The platform may still refuse one it no longer accepts: ``CursorRefused``.
+        [assumed] Holds are listed oldest first, so a new hold is always listed after the
+        holds already seen: on the last page, or past it.
+        """
         params = {"status": "open", "limit": PAGE_SIZE}
         if cursor:
             params["cursor"] = cursor
@@ -543,7 +333,7 @@ class PlatformClient:
             raise NotFound(f"{where}: {message}")
         if status == 409:
             try:
-                hold_payload = _DECODER.decode(response.text).get("hold")
+                hold_payload = DECODER.decode(response.text).get("hold")
             except (ValueError, AttributeError, RecursionError):
                 hold_payload = None
             try:
@@ -560,56 +350,23 @@ class PlatformClient:
         raise PlatformError(f"{where}: unexpected answer {status} ({message})")
 
 
-def _number_kept_as_text(read):
-    """A JSON number reader that keeps, as the text sent, a number Python or PostgreSQL cannot hold.
-
-    That is NaN and ±Infinity (which JSON does not even allow), a float beyond
-    ±1.8e308, and an integer longer than ``MAX_INTEGER_DIGITS``: the reviewer still
-    sees what the agent wrote, and the hold is stored.
-    """
-
-    def number(text: str):
-        if read is None or (read is int and len(text) > MAX_INTEGER_DIGITS):
-            return text
-        value = read(text)
-        return value if read is int or math.isfinite(value) else text
-
-    return number
-
-
-_DECODER = json.JSONDecoder(
-    parse_int=_number_kept_as_text(int),
-    parse_float=_number_kept_as_text(float),
-    parse_constant=_number_kept_as_text(None),
-)
-_SPACE = re.compile(r"[ \t\n\r]*")
-_STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
-
-
 def _decode(text: str, where: str) -> Any:
     try:
-        return _DECODER.decode(text)
+        return DECODER.decode(text)
     except ValueError:
         raise PlatformUnavailable(f"{where}: the platform did not answer JSON") from None
     except RecursionError:
         raise PlatformUnavailable(f"{where}: the platform's answer nests too deeply to read") from None
 
 
-class _TooDeep(str):
-    """The JSON text of one listed hold that nests too deeply for the decoder."""
-
-
 def _read_page(text: str, where: str) -> tuple[list, str | None]:
     """A listing page's holds (as decoded JSON) and its ``next_cursor``.
 
-    A hold that nests too deeply for the decoder fails the whole page's decoding;
-    the page is then read hold by hold, and that hold comes back as ``_TooDeep``.
+    A hold that nests too deeply for the decoder is read apart from the others and comes back as ``TooDeep``.
     """
     try:
-        page = _DECODER.decode(text)
-    except RecursionError:
-        page = _read_page_hold_by_hold(text, where)
-    except ValueError:
+        page = decode_reading_apart(text, "holds")
+    except (ValueError, RecursionError):
         raise PlatformUnavailable(f"{where}: the platform did not answer JSON") from None
     if not isinstance(page, dict):
         raise PlatformUnavailable(f"{where}: the platform's answer is not an object")
@@ -619,70 +376,12 @@ def _read_page(text: str, where: str) -> tuple[list, str | None]:
     return holds, cursor
 
 
-def _read_page_hold_by_hold(text: str, where: str) -> dict:
-    """The page's top-level object, its ``holds`` decoded one by one (too deep ones as ``_TooDeep``)."""
-    page = {}
-    try:
-        position = _expect(text, _SPACE.match(text).end(), "{")
-        while text[position] != "}":
-            key, position = _DECODER.raw_decode(text, position)
-            position = _expect(text, position, ":")
-            if key == "holds" and text[position] == "[":
-                page[key], position = _read_holds(text, position + 1)
-            else:
-                page[key], position = _DECODER.raw_decode(text, position)
-            position = _SPACE.match(text, position).end()
-            if text[position] == ",":
-                position = _SPACE.match(text, position + 1).end()
-    except (ValueError, IndexError, RecursionError):
-        raise PlatformUnavailable(f"{where}: the platform did not answer JSON") from None
-    return page
-
-
-def _read_holds(text: str, position: int) -> tuple[list, int]:
-    holds = []
-    position = _SPACE.match(text, position).end()
-    while text[position] != "]":
-        try:
-            hold, position = _DECODER.raw_decode(text, position)
-        except RecursionError:
-            end = _end_of_container(text, position)
-            hold, position = _TooDeep(text[position:end]), end
-        holds.append(hold)
-        position = _SPACE.match(text, position).end()
-        if text[position] == ",":
-            position = _SPACE.match(text, position + 1).end()
-    return holds, position + 1
-
-
-def _expect(text: str, position: int, token: str) -> int:
-    """The position after ``token`` (and the spaces around it) at ``position``; ValueError when it is not there."""
-    position = _SPACE.match(text, position).end()
-    if not text.startswith(token, position):
-        raise ValueError(f"expected {token!r} at {position}")
-    return _SPACE.match(text, position + 1).end()
-
-
-def _end_of_container(text: str, start: int) -> int:
-    """Where the array or object starting at ``start`` ends, found by counting brackets outside strings."""
-    depth = 0
-    for match in _STRING_OR_BRACKET.finditer(text, start):
-        bracket = match.group()
-        if bracket in "[{":
-            depth += 1
-        elif bracket in "]}":
-            depth -= 1
-            if depth == 0:
-                return match.end()
-    raise ValueError("an array or object that never ends")
-
-
 _HOLD_ID = re.compile(r'"hold_id"\s*:\s*("(?:[^"\\]|\\.)*")')
 
 
 def _listed(payload: Any) -> Hold | UnreadableHold:
     """One hold of a listing, or why it cannot be read."""
-    if isinstance(payload, _TooDeep):
+    if isinstance(payload, TooDeep):
         found = _HOLD_ID.search(payload)
         try:
             hold_id = json.loads(found.group(1)) if found else ""
