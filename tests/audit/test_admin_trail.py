@@ -160,7 +160,14 @@ def test_an_admin_session_leaves_the_trail_it_always_left(client, settings, rf, 
     post_form(
         client,
         group_url,
-        **scope_inline("team_scope", id=str(scope.pk), group=str(finance.pk), env_patterns="prod", DELETE="on"),
+        **scope_inline(  # the stored patterns, as a browser posts them back, and the box ticked
+            "team_scope",
+            id=str(scope.pk),
+            group=str(finance.pk),
+            env_patterns="prod\nstaging",
+            agent_patterns="refund-*",
+            DELETE="on",
+        ),
     )
     assert not TeamScope.objects.filter(group=finance).exists()
     post_form(client, reverse("admin:auth_user_change", args=[erin.pk]), groups=[str(finance.pk)])
