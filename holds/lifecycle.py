@@ -33,17 +33,13 @@ from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
 from audit import events as audit_events
-from audit.models import EventKind
+from audit.events import holding
 from holds.mirror import inserting, mirrored, platform
 from holds.models import Decision, Hold, HoldItem
 from notifications import notify
 from reviewqueue import changes
 
 logger = logging.getLogger(__name__)
-
-# What the audit trail records of a hold the platform closed without us.
-_ENDED_ELSEWHERE = {Hold.Status.EXPIRED: EventKind.EXPIRED, Hold.Status.DECIDED: EventKind.DECIDED_ELSEWHERE}
-
 
 # Mirroring what the platform says.
 
@@ -136,12 +132,10 @@ def close(hold: Hold, final: platform.Hold) -> None:
         if hold.status == was:
             return
         _resolve_notifications(hold)
-        if hold.status in _ENDED_ELSEWHERE:
-            audit_events.record(
-                _ENDED_ELSEWHERE[hold.status],
-                hold=hold,
-                payload={"decided_by": hold.decided_by, "decided_at": hold.decided_at},
-            )
+        if hold.status == Hold.Status.DECIDED:
+            audit_events.append(holding.decided_elsewhere(hold=hold))
+        elif hold.status == Hold.Status.EXPIRED:
+            audit_events.append(holding.expired(hold=hold, on_platform=True))
         if was == Hold.Status.OPEN and hold.status == Hold.Status.EXPIRED:
             end_claim(hold, timezone.now())
             if not hold.live_decision():
@@ -164,7 +158,7 @@ def expire(due: list[Hold], now: datetime) -> list[Hold]:
         )
         notify.expired([hold for hold in due if hold.pk not in decided])
         notify.resolve_for_holds([hold.pk for hold in due], notify.RESOLVED_BY_CLOSING, "expired", now)
-        audit_events.record_many(audit_events.Entry(EventKind.EXPIRED, hold=hold) for hold in due)
+        audit_events.record_many(holding.expired(hold=hold, on_platform=False) for hold in due)
         changes.publish("hold", due)
     for hold in due:
         hold.status, hold.closed_at, hold.expired_here_at = Hold.Status.EXPIRED, now, now
@@ -220,7 +214,7 @@ def claim(hold: Hold, user, now: datetime | None = None, lasting: timedelta | No
             claimed_by=user, claimed_at=now, claim_expires_at=until
         )
         if taken and not renewed:
-            audit_events.record(EventKind.CLAIMED, actor=user, hold=hold)
+            audit_events.append(holding.claimed(actor=user, hold=hold))
             changes.publish("claim", [hold])
     hold.refresh_from_db(fields=["claimed_by", "claimed_at", "claim_expires_at"])
     return bool(taken)
@@ -265,7 +259,7 @@ def take_over(hold: Hold, user, now: datetime | None = None) -> None:
         )
         if taken:
             previous_name = previous.get_username() if previous else ""
-            audit_events.record(EventKind.TAKEN_OVER, actor=user, hold=hold, payload={"from": previous_name})
+            audit_events.append(holding.taken_over(actor=user, hold=hold, previous=previous_name))
             changes.publish("claim", [hold])
     hold.refresh_from_db(fields=["claimed_by", "claimed_at", "claim_expires_at"])
 
@@ -277,7 +271,7 @@ def release_claim(hold: Hold, user) -> None:
             claimed_by=None, claimed_at=None, claim_expires_at=timezone.now()
         )
         if ended:
-            audit_events.record(EventKind.RELEASED, actor=user, hold=hold)
+            audit_events.append(holding.released(actor=user, hold=hold))
             changes.publish("claim", [hold])
     hold.refresh_from_db(fields=["claimed_by", "claimed_at", "claim_expires_at"])
 

@@ -29,8 +29,7 @@ from django.utils import timezone
 from approvals import approving, remembering
 from approvals.models import Approval
 from audit import events as audit_events
-from audit import payloads
-from audit.models import EventKind
+from audit.events import deciding
 from holds import lifecycle
 from holds.deciding import decidable
 from holds.mirror import platform
@@ -252,18 +251,17 @@ def _create(
         for position, choice in enumerate(choices)
     )
     approving.link(approvals, decision)
-    payload = {"items": payloads.decision_items(decision), "channel": channel}
-    if target_minutes:
-        payload["target_minutes"] = target_minutes
-    if approvals:
-        payload["approvals"] = [
-            {"approval": a.pk, "approver": a.approver.get_username(), "at": a.created_at.isoformat()} for a in approvals
-        ]
-    if decider:
-        payload["policy"] = {"name": decider.name, "last_changed_by": decider.changed_by, "kind": decider.kind}
-        if decider.remembered_by:
-            payload["policy"]["remembered_by"] = decider.remembered_by
-    audit_events.record(EventKind.DECISION_SUBMITTED, actor=reviewer, hold=locked, decision=decision, payload=payload)
+    audit_events.append(
+        deciding.decision_submitted(
+            actor=reviewer,
+            hold=locked,
+            decision=decision,
+            channel=channel,
+            target_minutes=target_minutes,
+            approvals=approvals,
+            policy=decider,
+        )
+    )
     notify.resolve_for_holds([locked.pk], notify.RESOLVED_BY_DECISION, f"decided by {decider_name(decision)}", now)
     countdown = (undo_until - now).total_seconds() if undo_until else 0
     transaction.on_commit(lambda: enqueue_delivery(decision.pk, countdown=countdown))
@@ -304,10 +302,9 @@ def withdraw(decision_id: int, reviewer, now: datetime | None = None) -> Decisio
         lifecycle.claim(hold, reviewer, now)
         if hold.status == Hold.Status.OPEN:
             notify.reopen_for_hold(hold.pk, since=decision.created_at)
-        payload = {"items": payloads.decision_items(decision)}
-        if uncounted:
-            payload["approval_withdrawn"] = uncounted.pk
-        audit_events.record(EventKind.WITHDRAWN, actor=reviewer, hold=decision.hold, decision=decision, payload=payload)
+        audit_events.append(
+            deciding.withdrawn(actor=reviewer, hold=decision.hold, decision=decision, approval_withdrawn=uncounted)
+        )
         changes.publish("decision", [hold])
     return decision
 
@@ -430,12 +427,8 @@ def _retry_later(decision: Decision, error: str) -> float | None:
             attempts=attempts, last_error=error, next_attempt_at=now + timedelta(seconds=delay)
         )
         changes.publish("decision", [hold])
-        audit_events.record(
-            EventKind.DELIVERY_ATTEMPT,
-            hold=decision.hold,
-            decision=decision,
-            payload={"attempt": attempts, "outcome": "retry", "message": error},
-        )
+        retry = deciding.delivery_attempt(decision=decision, attempt=attempts, outcome="retry", message=error)
+        audit_events.append(retry)
     logger.info("decision %s not delivered (%s); retrying in %.1f s", decision.pk, error, delay)
     return delay
 
@@ -462,21 +455,11 @@ def _finish(decision: Decision, state: str, outcome: str, message: str, attempts
                 f"decided by {decider_name(decision)}",
                 now,
             )
-        result = {"outcome": outcome, "message": message}
+        ended = deciding.applied if state == Decision.State.APPLIED else deciding.not_applied
         audit_events.record_many(
             [
-                audit_events.Entry(
-                    EventKind.DELIVERY_ATTEMPT,
-                    hold=decision.hold,
-                    decision=decision,
-                    payload={"attempt": attempts, **result},
-                ),
-                audit_events.Entry(
-                    EventKind.APPLIED if state == Decision.State.APPLIED else EventKind.NOT_APPLIED,
-                    hold=decision.hold,
-                    decision=decision,
-                    payload=result,
-                ),
+                deciding.delivery_attempt(decision=decision, attempt=attempts, outcome=outcome, message=message),
+                ended(decision=decision, outcome=outcome, message=message),
             ]
         )
 

@@ -25,10 +25,10 @@ from audit.models import AuditEvent
 from notifications.models import NotificationSettings, WebhookChannel
 from reviewqueue import roles
 from slackapp.models import SlackAccount
-from sso.backend import SingleSignOnBackend
 from sso.models import Identity
 from teams.models import TeamScope
-from tests.audit.test_audit_events import admin_form_data
+from tests.helpers.admin_forms import admin_form_data
+from tests.helpers.single_sign_on import sso_sign_in
 from tests.helpers.users import make_user
 from tests.oidc_provider.running import IdentityProvider
 
@@ -83,14 +83,6 @@ def delete(client, url: str):
 
 def scope_inline(prefix: str, **values) -> dict:
     return {f"{prefix}-0-{name}": value for name, value in values.items()}
-
-
-def sso_sign_in(request, claims: dict):
-    """Single sign-on's account and roles for ``claims``, as the provider's userinfo would give them."""
-    backend = SingleSignOnBackend()
-    backend.request = request
-    backend.get_userinfo = lambda access_token, id_token, payload: claims  # the provider's HTTP answer
-    return backend.get_or_create_user("access-token", "id-token", {"sub": claims["sub"]})
 
 
 def test_an_admin_session_leaves_the_trail_it_always_left(client, settings, rf, tmp_path):
