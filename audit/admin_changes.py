@@ -92,14 +92,7 @@ def policy_values(policy) -> dict:
 def changed(actor, obj, before: dict | None, message: str, change: bool) -> events.Entry:
     """The event of ``obj`` added or changed in the admin, its values having been ``before`` (None: added)."""
     model = obj._meta.label_lower
-    named = {
-        "actor": actor,
-        "model": model,
-        "object_id": str(obj.pk),
-        "object_repr": str(obj)[:200],
-        "action": "changed" if change else "added",
-        "message": message,
-    }
+    named = _named(actor, obj, "changed" if change else "added", message)
     after = values_of(model, obj.pk)
     if model == role_changes.USER_MODEL:
         moved = role_changes.user_changes(before, after)
@@ -121,14 +114,7 @@ def changed(actor, obj, before: dict | None, message: str, change: bool) -> even
 def deleted(actor, obj) -> events.Entry:
     """The event of ``obj`` deleted in the admin, with a user's roles and a policy's values as they were."""
     model = obj._meta.label_lower
-    named = {
-        "actor": actor,
-        "model": model,
-        "object_id": str(obj.pk),
-        "object_repr": str(obj)[:200],
-        "action": "deleted",
-        "message": "",
-    }
+    named = _named(actor, obj, "deleted", "")
     if model == role_changes.USER_MODEL:
         return roles_and_settings.role_changed(**named, before=role_changes.user_roles(obj.pk))
     if model == role_changes.GROUP_MODEL:
@@ -136,6 +122,18 @@ def deleted(actor, obj) -> events.Entry:
     if model == POLICY_MODEL:
         return roles_and_settings.setting_changed(**named, before=values_of(model, obj.pk))
     return roles_and_settings.setting_changed(**named)
+
+
+def _named(actor, obj, action: str, message: str) -> dict:
+    """Who changed which object how, as the admin's own log names them (its text cut as the log cuts it)."""
+    return {
+        "actor": actor,
+        "model": obj._meta.label_lower,
+        "object_id": str(obj.pk),
+        "object_repr": str(obj)[:200],
+        "action": action,
+        "message": message,
+    }
 
 
 def _unless_empty(moved: dict) -> dict | None:

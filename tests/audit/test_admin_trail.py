@@ -27,7 +27,7 @@ from reviewqueue import roles
 from slackapp.models import SlackAccount
 from sso.models import Identity
 from teams.models import TeamScope
-from tests.helpers.admin_forms import admin_form_data
+from tests.helpers.admin_forms import WEBHOOK_FORM, admin_form_data
 from tests.helpers.single_sign_on import sso_sign_in
 from tests.helpers.users import make_user
 from tests.oidc_provider.running import IdentityProvider
@@ -207,14 +207,7 @@ def test_an_admin_session_leaves_the_trail_it_always_left(client, settings, rf, 
     # A webhook: added (its secret never recorded), changed, deleted.
     client.post(
         reverse("admin:notifications_webhookchannel_add"),
-        {
-            "name": "ops",
-            "url": "https://hooks.example.com/x",
-            "format": "slack",
-            "secret": "s3cr3t-value",
-            "events": ["expired"],
-            "active": "on",
-        },
+        WEBHOOK_FORM,
     )
     webhook = WebhookChannel.objects.get(name="ops")
     post_form(client, reverse("admin:notifications_webhookchannel_change", args=[webhook.pk]), name="ops-alerts")

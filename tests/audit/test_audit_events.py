@@ -27,7 +27,7 @@ from holds.sweeps import expiry
 from notifications import sending
 from notifications.models import Notification, WebhookChannel
 from reviewqueue import roles
-from tests.helpers.admin_forms import admin_form_data
+from tests.helpers.admin_forms import WEBHOOK_FORM, admin_form_data
 from tests.helpers.users import make_user
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_delivery")]
@@ -165,14 +165,7 @@ def test_changing_a_groups_permissions_in_the_admin_is_a_role_change(root_client
 def test_a_setting_changed_in_the_admin_is_recorded_without_its_secret(root_client, root):
     root_client.post(
         reverse("admin:notifications_webhookchannel_add"),
-        {
-            "name": "ops",
-            "url": "https://hooks.example.com/x",
-            "format": "slack",
-            "secret": "s3cr3t-value",
-            "events": ["expired"],
-            "active": "on",
-        },
+        WEBHOOK_FORM,
     )
     assert WebhookChannel.objects.get(name="ops").events == ["expired"]
 

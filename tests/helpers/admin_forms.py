@@ -2,6 +2,16 @@
 
 from django.forms import MultiWidget
 
+# A webhook's add form, its secret among the values (which the audit must never record).
+WEBHOOK_FORM = {
+    "name": "ops",
+    "url": "https://hooks.example.com/x",
+    "format": "slack",
+    "secret": "s3cr3t-value",
+    "events": ["expired"],
+    "active": "on",
+}
+
 
 def admin_form_data(response) -> dict:
     """The admin change form's current values, as the browser would post them back."""
