@@ -1,8 +1,8 @@
 """Every kind of audit event is written by the code path that causes it, not by the test.
 
 The holds code paths (sync, claims, decisions, delivery, expiry, notifications) call
-``audit.events`` themselves; sign-ins and admin changes are recorded by the audit
-app's own signal receivers. Each test drives the real path and reads the trail.
+``audit.events`` themselves; sign-ins are recorded from their signals (``audit.sign_ins``), admin
+changes by the admins (``audit.admin_changes``). Each test drives the real path and reads the trail.
 """
 
 import ipaddress
