@@ -28,7 +28,7 @@ from django.utils import timezone
 
 from api.models import ApiToken
 from audit import events
-from audit.models import EventKind
+from audit.events import access
 from reviewqueue import readers, roles
 from reviewqueue.viewer import Viewer
 from teams import scopes as team_scopes
@@ -138,7 +138,7 @@ def create(user, name: str, scopes: list[str], days: int, by=None, now: datetime
             created_by=by,
             expires_at=now + timedelta(days=days),
         )
-        _audit(EventKind.TOKEN_CREATED, token, actor=by)
+        events.append(access.token_created(actor=by, token=token))
     return token, secret
 
 
@@ -164,7 +164,7 @@ def caller_for(secret: str, now: datetime | None = None) -> Caller:
 def _note_use(token: ApiToken, now: datetime) -> None:
     with transaction.atomic():
         if ApiToken.objects.filter(pk=token.pk, last_used_at__isnull=True).update(last_used_at=now):
-            _audit(EventKind.TOKEN_FIRST_USED, token, actor=token.user)
+            events.append(access.token_first_used(token=token))
         elif token.last_used_at is not None and token.last_used_at < now - LAST_USED_EVERY:
             ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
 
@@ -176,7 +176,7 @@ def revoke(token: ApiToken, by=None, now: datetime | None = None) -> bool:
         if not ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=now, revoked_by=by):
             return False
         token.revoked_at, token.revoked_by = now, by
-        _audit(EventKind.TOKEN_REVOKED, token, actor=by)
+        events.append(access.token_revoked(actor=by, token=token))
     return True
 
 
@@ -199,18 +199,3 @@ def state(token: ApiToken, now: datetime | None = None) -> str:
     if token.revoked_at is not None:
         return "revoked"
     return "expired" if token.expires_at <= (now or timezone.now()) else "active"
-
-
-def _audit(kind: str, token: ApiToken, actor=None) -> None:
-    events.record(
-        kind,
-        actor=actor,
-        payload={
-            "token": token.pk,
-            "name": token.name,
-            "hint": token.hint,
-            "scopes": token.scopes,
-            "owner": token.user.get_username(),
-            "expires_at": token.expires_at.isoformat(),
-        },
-    )

@@ -1,6 +1,6 @@
 """The admin of approval policies, and a read-only record of the approvals given.
 
-A policy's changes are audited as every admin change is (``audit.signals``), with the values
+A policy's changes are audited as every admin change is (``audit.admin_changes``), with the values
 of its changed fields before and after.
 """
 
@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 
 from approvals import policies, replay
 from approvals.models import Approval, ApprovalPolicy, RememberAllowance
+from audit.admin_changes import AuditedAdmin
 from reviewqueue import readers
 from reviewqueue.admin import CappedCountPaginator, ReadOnlyAdmin
 
@@ -112,7 +113,7 @@ class ApprovalPolicyForm(forms.ModelForm):
 
 
 @admin.register(ApprovalPolicy)
-class ApprovalPolicyAdmin(admin.ModelAdmin):
+class ApprovalPolicyAdmin(AuditedAdmin):
     form = ApprovalPolicyForm
     list_display = (
         "name",
@@ -253,7 +254,7 @@ class ApprovalAdmin(ReadOnlyAdmin):
 
 
 @admin.register(RememberAllowance)
-class RememberAllowanceAdmin(admin.ModelAdmin):
+class RememberAllowanceAdmin(AuditedAdmin):
     """Which holds' approvals reviewers may remember (none by default); each change audited as a setting change."""
 
     list_display = ("agent_pattern", "capability_pattern", "env_pattern", "daily_cap_count", "daily_cap_amount")

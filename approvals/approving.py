@@ -49,7 +49,7 @@ from django.db import IntegrityError, transaction
 from approvals import rounds
 from approvals.models import Approval
 from audit import events as audit_events
-from audit.models import EventKind
+from audit.events import deciding
 from holds.models import DecisionChannel, DecisionItem, Hold
 from reviewqueue.agent_json import same_json
 from teams import scopes
@@ -122,20 +122,10 @@ def count(
         round_number = max((approval.round for approval in approvals), default=0) + 1
         position, restarted, current = 1, bool(current), []
     approval = _store(hold, approver, choices, found, round_number, position, now)
-    audit_events.record(
-        EventKind.APPROVAL_GIVEN,
-        actor=approver,
-        hold=hold,
-        payload={
-            "approval": approval.pk,
-            "policy": approval.policy_name,
-            "round": round_number,
-            "position": position,
-            "required": required,
-            "restarted": restarted,
-            "items": _audit_items(approval.items),
-            "channel": channel,
-        },
+    audit_events.append(
+        deciding.approval_given(
+            actor=approver, hold=hold, approval=approval, required=required, restarted=restarted, channel=channel
+        )
     )
     round_approvals = [*current, approval]
     if position < required:
@@ -185,18 +175,8 @@ def withdraw(approval_id: int, approver, now: datetime, reclaim: Callable[[Hold]
         approval = current[-1]
         approval.delete()
         reclaim(hold)
-        audit_events.record(
-            EventKind.APPROVAL_WITHDRAWN,
-            actor=approver,
-            hold=hold,
-            payload={
-                "approval": approval_id,
-                "policy": approval.policy_name,
-                "round": approval.round,
-                "position": approval.position,
-                "required": approval.approvals_required,
-                "items": _audit_items(approval.items),
-            },
+        audit_events.append(
+            deciding.approval_withdrawn(actor=approver, hold=hold, approval=approval, approval_id=approval_id)
         )
     return approval
 
@@ -285,20 +265,3 @@ def _with_latest_comments(choices: list, approvals: list[Approval]) -> list:
         latest = next((comment for comment in reversed(comments) if comment), "")
         completed.append(dataclasses.replace(choice, comment=latest))
     return completed
-
-
-def _audit_items(items: list[dict]) -> list[dict]:
-    """The approval's items as ``audit.payloads.decision_items`` shapes a decision's."""
-    return [
-        {
-            key: item.get(source)
-            for key, source in (
-                ("id", "item_id"),
-                ("action", "action"),
-                ("original_data", "original_data"),
-                ("data", "data"),
-                ("comment", "comment"),
-            )
-        }
-        for item in items
-    ]

@@ -42,7 +42,7 @@ from django.utils import timezone
 from approvals import policies, signals
 from approvals.models import ApprovalPolicy, Escalation
 from audit import events as audit_events
-from audit.models import EventKind
+from audit.events import deciding
 from holds.models import Hold
 from reviewqueue import sweeping
 from teams import scopes
@@ -196,18 +196,5 @@ def _escalate(due: list[Due], members: dict[int, list], now: datetime) -> list[E
             continue  # another sweep escalated it first
         made.append((escalation, told))
     signals.holds_escalated.send(sender=None, escalations=made)
-    audit_events.record_many(
-        audit_events.Entry(
-            EventKind.ESCALATED,
-            hold=escalation.hold,
-            payload={
-                "escalation": escalation.pk,
-                "policy": escalation.policy.name,
-                "group": escalation.group_name,
-                "reason": escalation.reason,
-                "told": [person.get_username() for person in told],
-            },
-        )
-        for escalation, told in made
-    )
+    audit_events.record_many(deciding.escalated(escalation=escalation, told=told) for escalation, told in made)
     return [escalation for escalation, _ in made]

@@ -46,7 +46,7 @@ from django.utils import timezone
 from approvals import alike, policies, replay, rounds, wording
 from approvals.models import ApprovalPolicy, PolicyDecision, RememberAllowance
 from audit import events as audit_events
-from audit.models import EventKind
+from audit.events import roles_and_settings
 from holds.models import DecisionItem
 from notifications.models import NotificationSettings
 from people import naming
@@ -207,19 +207,18 @@ def remember(hold, viewer: Viewer, choices, duration_key: str, now: datetime) ->
     policy.valid_until = duration.until
     with transaction.atomic():
         policy.save()
-        audit_events.record(
-            EventKind.SETTING_CHANGED,
-            actor=viewer.user,
-            hold=hold,
-            payload={
-                "model": POLICY_MODEL,
-                "object_id": str(policy.pk),
-                "object": policy.name,
-                "action": "added",
-                "message": f"remembered approval {duration.label}, until {people_wording.moment(duration.until)}: "
+        audit_events.append(
+            roles_and_settings.setting_changed(
+                actor=viewer.user,
+                hold=hold,
+                model=POLICY_MODEL,
+                object_id=str(policy.pk),
+                object_repr=policy.name,
+                action="added",
+                message=f"remembered approval {duration.label}, until {people_wording.moment(duration.until)}: "
                 f"{made.words}",
-                "remembered": _facts(policy),
-            },
+                details={"remembered": _facts(policy)},
+            )
         )
     return policy
 
@@ -309,18 +308,17 @@ def end(policy: ApprovalPolicy, reason: str, now: datetime, actor=None) -> bool:
         if not ended:
             return False
         policies.policies_changed()
-        audit_events.record(
-            EventKind.SETTING_CHANGED,
-            actor=actor,
-            hold=policy.remembered_from,
-            payload={
-                "model": POLICY_MODEL,
-                "object_id": str(policy.pk),
-                "object": policy.name,
-                "action": "changed",
-                "message": f"remembered approval ended: {reason}",
-                "remembered": _facts(policy) | {"ended": reason},
-            },
+        audit_events.append(
+            roles_and_settings.setting_changed(
+                actor=actor,
+                hold=policy.remembered_from,
+                model=POLICY_MODEL,
+                object_id=str(policy.pk),
+                object_repr=policy.name,
+                action="changed",
+                message=f"remembered approval ended: {reason}",
+                details={"remembered": _facts(policy) | {"ended": reason}},
+            )
         )
     policy.enabled, policy.ended_at, policy.ended_reason = False, now, reason[:200]
     return True

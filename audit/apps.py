@@ -6,7 +6,7 @@ class AuditConfig(AppConfig):
     verbose_name = "Audit"
 
     def ready(self) -> None:
-        """Connect the sign-in and admin-change recorders: they live here, not in the holds code paths."""
-        from audit import signals
+        """Connect the sign-in and lockout recorders (admin changes are recorded by the admins themselves)."""
+        from audit import sign_ins
 
-        signals.connect()
+        sign_ins.connect()

@@ -2,7 +2,9 @@
 
 Plain text only: the templates escape it, and the payload's text (written by
 agents, reviewers or whoever typed a username) is never trusted as markup.
-Payloads are read with defaults, so an event missing a key still reads well.
+Payloads are read as their builders (``audit.events``) write them: a key a builder always
+writes is read as such, one it writes only sometimes with a default. A row written before its
+kind's builder wrote a key reads as its message, rather than failing the page.
 """
 
 from __future__ import annotations
@@ -42,11 +44,14 @@ class Edit:
 def summary(event: AuditEvent, names: Mapping[str, str] | None = None) -> str:
     """The event in one line; ``names`` turns a notification's recipient key ("user:4") into the person's name."""
     payload = event.payload or {}
-    if names and event.kind in (EventKind.NOTIFICATION_SENT, EventKind.NOTIFICATION_FAILED):
-        payload = {**payload, "recipient": names.get(str(payload.get("recipient")), payload.get("recipient"))}
     if event.kind in (EventKind.APPROVAL_GIVEN, EventKind.APPROVAL_WITHDRAWN):
         payload = {**payload, "approver": event.actor_label}
-    text = _summaries.get(event.kind, _message)(payload)
+    try:
+        if names and event.kind in (EventKind.NOTIFICATION_SENT, EventKind.NOTIFICATION_FAILED):
+            payload = {**payload, "recipient": names.get(str(payload["recipient"]), payload["recipient"])}
+        text = _summaries.get(event.kind, _message)(payload)
+    except (KeyError, TypeError):  # written before its builder wrote that key
+        text = _message(payload)
     # Where a decision or an approval came from, unless the usual way (the page), which a decision's page says.
     if event.kind in CHANNELLED and (channel := channel_of(payload)) and payload["channel"] != DecisionChannel.PAGE:
         text = f"{text} (through the {channel})"
@@ -66,7 +71,7 @@ class Row:
 def _whole_note(event: AuditEvent, summary_text: str) -> str:
     if event.kind != EventKind.NOTE_ADDED or not summary_text.endswith("…"):
         return ""
-    return str((event.payload or {}).get("text") or "")
+    return str((event.payload or {}).get("text") or "")  # read for every row of a page: an old one must not fail it
 
 
 def rows(events) -> list[Row]:
@@ -141,13 +146,12 @@ def _message(payload: dict) -> str:
 
 def _hold_seen(payload: dict) -> str:
     items = items_of(payload)
-    question = payload.get("question") or ""
+    question = payload["question"] or ""
     return f"{question} ({len(items)} item{'s' if len(items) != 1 else ''})" if items else question
 
 
 def _taken_over(payload: dict) -> str:
-    previous = payload.get("from") or payload.get("previous") or ""
-    return f"from {previous}" if previous else ""
+    return f"from {payload['from']}" if payload["from"] else ""
 
 
 def _submitted(payload: dict) -> str:
@@ -160,22 +164,22 @@ def _action_word(action) -> str:
 
 def _approval(payload: dict) -> str:
     """ "alice gave approval 1 of 2 under “Large refunds”: amount 1,200.00 → 1,000.00", a restart said as such."""
-    if payload.get("restarted"):
+    if payload["restarted"]:
         head = (
-            f"{payload.get('approver')} changed the earlier approvers' decision, starting round "
-            f"{payload.get('round', '?')} with {_place(payload)}{_under(payload)}"
+            f"{payload['approver']} changed the earlier approvers' decision, starting round "
+            f"{payload['round']} with {_place(payload)}{_under(payload)}"
         )
     else:
-        head = f"{payload.get('approver')} gave {_place(payload)}{_under(payload)}"
+        head = f"{payload['approver']} gave {_place(payload)}{_under(payload)}"
     return _with_items(head, payload)
 
 
 def _place(payload: dict) -> str:
-    return f"approval {payload.get('position', '?')} of {payload.get('required', '?')}"
+    return f"approval {payload['position']} of {payload['required']}"
 
 
 def _under(payload: dict) -> str:
-    return f" under “{payload['policy']}”" if payload.get("policy") else ""
+    return f" under “{payload['policy']}”" if payload["policy"] else ""
 
 
 def _with_items(head: str, payload: dict) -> str:
@@ -202,20 +206,20 @@ def _amount(key: str, value) -> str:
 
 
 def _escalated(payload: dict) -> str:
-    reason = f": {payload['reason']}" if payload.get("reason") else ""
-    told = payload.get("told")
-    if told == []:
-        reason += " — nobody in that group can see this hold"
-    elif isinstance(told, list):
+    reason = f": {payload['reason']}" if payload["reason"] else ""
+    told = payload["told"]
+    if told:
         reason += f" — told {', '.join(str(name) for name in told)}"
-    return f"to {payload.get('group') or '?'}{_under(payload)}{reason}"
+    else:
+        reason += " — nobody in that group can see this hold"
+    return f"to {payload['group'] or '?'}{_under(payload)}{reason}"
 
 
 def _approval_withdrawn(payload: dict) -> str:
     """ "alice took back approval 1 of 2 under “Large refunds” before anyone built on it: amount 1,200.00 →
     1,000.00"."""
     head = (
-        f"{payload.get('approver')} took back {_place(payload)}{_under(payload)} "
+        f"{payload['approver']} took back {_place(payload)}{_under(payload)} "
         "before anyone built on it; nothing was sent"
     )
     return _with_items(head, payload)
@@ -227,51 +231,51 @@ def _withdrawn(payload: dict) -> str:
 
 
 def _note(payload: dict) -> str:
-    return f" (note: {payload['note']})" if payload.get("note") else ""
+    return f" (note: {payload['note']})" if payload["note"] else ""
 
 
 def _assigned(payload: dict) -> str:
     """ "to bob (note: can you check?)", "to Finance leads, a group"."""
-    group = ", a group" if payload.get("assignee_kind") == "group" else ""
-    return f"to {payload.get('assignee') or '?'}{group}{_note(payload)}"
+    group = ", a group" if payload["assignee_kind"] == "group" else ""
+    return f"to {payload['assignee'] or '?'}{group}{_note(payload)}"
 
 
 def _reassigned(payload: dict) -> str:
-    return f"from {payload.get('from') or '?'} {_assigned(payload)}"
+    return f"from {payload['from'] or '?'} {_assigned(payload)}"
 
 
 def _unassigned(payload: dict) -> str:
-    return f"from {payload.get('from') or '?'}{_note(payload)}"
+    return f"from {payload['from'] or '?'}{_note(payload)}"
 
 
 def _note_added(payload: dict) -> str:
     """ "“Check the order history, @bob” — told bob"."""
-    told = payload.get("told")
-    named = f" — told {', '.join(str(name) for name in told)}" if isinstance(told, list) and told else ""
-    return f"“{payload.get('text') or ''}”{named}"
+    told = payload["told"]
+    named = f" — told {', '.join(str(name) for name in told)}" if told else ""
+    return f"“{payload['text']}”{named}"
 
 
 def _delivery(payload: dict) -> str:
-    attempt = payload.get("attempt")
-    outcome = payload.get("outcome") or ""
-    message = payload.get("message") or ""
+    attempt = payload["attempt"]
+    outcome = payload["outcome"] or ""
+    message = payload["message"] or ""
     head = f"attempt {attempt}: {outcome}" if attempt else outcome
     return f"{head}: {message}" if message else head
 
 
 def _platform_said(payload: dict) -> str:
-    outcome = str(payload.get("outcome") or "").replace("_", " ")
-    message = payload.get("message") or ""
+    outcome = str(payload["outcome"] or "").replace("_", " ")
+    message = payload["message"] or ""
     return f"{outcome}: {message}" if outcome and message else outcome or message
 
 
 def _closed(payload: dict) -> str:
-    decided_by = payload.get("decided_by") or ""
+    decided_by = payload.get("decided_by") or ""  # an expiry here says nobody
     return f"by {decided_by}" if decided_by else _message(payload)
 
 
 def _notification(payload: dict) -> str:
-    parts = [payload.get("channel"), payload.get("recipient"), payload.get("title"), payload.get("error")]
+    parts = [payload["channel"], payload["recipient"], payload["title"], payload["error"]]
     return " · ".join(str(part) for part in parts if part) or _message(payload)
 
 
@@ -285,23 +289,22 @@ def _sign_in_failed(payload: dict) -> str:
 
 
 def _locked_out(payload: dict) -> str:
-    return f"{_sign_in_failed(payload)} after {payload.get('failures', '?')} failed sign-ins"
+    return f"{_sign_in_failed(payload)} after {payload['failures']} failed sign-ins"
 
 
 def _admin_change(payload: dict) -> str:
-    head = f"{payload.get('action', 'changed')} {payload.get('model', '')} {payload.get('object', '')}".strip()
-    message = payload.get("message") or ""
+    head = f"{payload['action']} {payload['model']} {payload['object']}".strip()
+    message = payload["message"] or ""
     return f"{head}: {message}" if message else head
 
 
 def _token(payload: dict) -> str:
     """ "“nightly export” (rq_AbCd…, read, audit) of audrey"."""
-    scopes = payload.get("scopes")
-    named = [f"{payload.get('hint')}…"] if payload.get("hint") else []
-    named += [str(scope) for scope in scopes] if isinstance(scopes, list) else []
+    named = [f"{payload['hint']}…"] if payload["hint"] else []
+    named += [str(scope) for scope in payload["scopes"]]
     listed = f" ({', '.join(named)})" if named else ""
-    owner = f" of {payload['owner']}" if payload.get("owner") else ""
-    return f"“{payload.get('name') or ''}”{listed}{owner}"
+    owner = f" of {payload['owner']}" if payload["owner"] else ""
+    return f"“{payload['name']}”{listed}{owner}"
 
 
 _summaries = {

@@ -1,6 +1,6 @@
 """What an event's payload holds, and the indexed columns copied out of it.
 
-Callers pass plain JSON-able dicts; these keys are the ones the audit pages,
+Each kind's builder in ``audit.events`` writes its payload; these keys are the ones the audit pages,
 the filters and the export read (any other key is kept and shown as is):
 
 =====================  ==============================================================

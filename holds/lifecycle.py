@@ -36,8 +36,7 @@ from django.utils import timezone
 from approvals import approving, remembering
 from approvals.models import Approval
 from audit import events as audit_events
-from audit import payloads
-from audit.models import EventKind
+from audit.events import deciding, holding
 from holds.deciding import decision_rows
 from holds.deciding.deciders import decider_name
 from holds.mirror import inserting, mirrored, platform
@@ -46,10 +45,6 @@ from notifications import notify
 from reviewqueue import changes
 
 logger = logging.getLogger(__name__)
-
-# What the audit trail records of a hold the platform closed without us.
-_ENDED_ELSEWHERE = {Hold.Status.EXPIRED: EventKind.EXPIRED, Hold.Status.DECIDED: EventKind.DECIDED_ELSEWHERE}
-
 
 # Mirroring what the platform says.
 
@@ -142,12 +137,10 @@ def close(hold: Hold, final: platform.Hold) -> None:
         if hold.status == was:
             return
         _resolve_notifications(hold)
-        if hold.status in _ENDED_ELSEWHERE:
-            audit_events.record(
-                _ENDED_ELSEWHERE[hold.status],
-                hold=hold,
-                payload={"decided_by": hold.decided_by, "decided_at": hold.decided_at},
-            )
+        if hold.status == Hold.Status.DECIDED:
+            audit_events.append(holding.decided_elsewhere(hold=hold))
+        elif hold.status == Hold.Status.EXPIRED:
+            audit_events.append(holding.expired(hold=hold, on_platform=True))
         if was == Hold.Status.OPEN and hold.status == Hold.Status.EXPIRED:
             end_claim(hold, timezone.now())
             if not hold.live_decision():
@@ -170,7 +163,7 @@ def expire(due: list[Hold], now: datetime) -> list[Hold]:
         )
         notify.expired([hold for hold in due if hold.pk not in decided])
         notify.resolve_for_holds([hold.pk for hold in due], notify.RESOLVED_BY_CLOSING, "expired", now)
-        audit_events.record_many(audit_events.Entry(EventKind.EXPIRED, hold=hold) for hold in due)
+        audit_events.record_many(holding.expired(hold=hold, on_platform=False) for hold in due)
         changes.publish("hold", due)
     for hold in due:
         hold.status, hold.closed_at, hold.expired_here_at = Hold.Status.EXPIRED, now, now
@@ -226,7 +219,7 @@ def claim(hold: Hold, user, now: datetime | None = None, lasting: timedelta | No
             claimed_by=user, claimed_at=now, claim_expires_at=until
         )
         if taken and not renewed:
-            audit_events.record(EventKind.CLAIMED, actor=user, hold=hold)
+            audit_events.append(holding.claimed(actor=user, hold=hold))
             changes.publish("claim", [hold])
     hold.refresh_from_db(fields=["claimed_by", "claimed_at", "claim_expires_at"])
     return bool(taken)
@@ -271,7 +264,7 @@ def take_over(hold: Hold, user, now: datetime | None = None) -> None:
         )
         if taken:
             previous_name = previous.get_username() if previous else ""
-            audit_events.record(EventKind.TAKEN_OVER, actor=user, hold=hold, payload={"from": previous_name})
+            audit_events.append(holding.taken_over(actor=user, hold=hold, previous=previous_name))
             changes.publish("claim", [hold])
     hold.refresh_from_db(fields=["claimed_by", "claimed_at", "claim_expires_at"])
 
@@ -283,7 +276,7 @@ def release_claim(hold: Hold, user) -> None:
             claimed_by=None, claimed_at=None, claim_expires_at=timezone.now()
         )
         if ended:
-            audit_events.record(EventKind.RELEASED, actor=user, hold=hold)
+            audit_events.append(holding.released(actor=user, hold=hold))
             changes.publish("claim", [hold])
     hold.refresh_from_db(fields=["claimed_by", "claimed_at", "claim_expires_at"])
 
@@ -342,18 +335,17 @@ def _store(decision: Decision, approvals: list, now: datetime, channel: str, tar
     """The audit of a decision made (with the ``channel`` it came through and the ``target_minutes`` its policy set,
     if any: the statistics count it late against that), what it makes moot resolved, and its announcement."""
     locked, reviewer = decision.hold, decision.reviewer
-    payload = {"items": payloads.decision_items(decision), "channel": channel}
-    if target_minutes:
-        payload["target_minutes"] = target_minutes
-    if approvals:
-        payload["approvals"] = [
-            {"approval": a.pk, "approver": a.approver.get_username(), "at": a.created_at.isoformat()} for a in approvals
-        ]
-    if decider:
-        payload["policy"] = {"name": decider.name, "last_changed_by": decider.changed_by, "kind": decider.kind}
-        if decider.remembered_by:
-            payload["policy"]["remembered_by"] = decider.remembered_by
-    audit_events.record(EventKind.DECISION_SUBMITTED, actor=reviewer, hold=locked, decision=decision, payload=payload)
+    audit_events.append(
+        deciding.decision_submitted(
+            actor=reviewer,
+            hold=locked,
+            decision=decision,
+            channel=channel,
+            target_minutes=target_minutes,
+            approvals=approvals,
+            policy=decider,
+        )
+    )
     notify.resolve_for_holds([locked.pk], notify.RESOLVED_BY_DECISION, f"decided by {decider_name(decision)}", now)
     changes.publish("decision", [locked])
 
@@ -374,10 +366,9 @@ def withdraw(decision_id: int, hold_pk: int, reviewer, now: datetime) -> Decisio
         claim(hold, reviewer, now)
         if hold.status == Hold.Status.OPEN:
             notify.reopen_for_hold(hold.pk, since=decision.created_at)
-        payload = {"items": payloads.decision_items(decision)}
-        if uncounted:
-            payload["approval_withdrawn"] = uncounted.pk
-        audit_events.record(EventKind.WITHDRAWN, actor=reviewer, hold=decision.hold, decision=decision, payload=payload)
+        audit_events.append(
+            deciding.withdrawn(actor=reviewer, hold=decision.hold, decision=decision, approval_withdrawn=uncounted)
+        )
         changes.publish("decision", [hold])
     return decision
 
@@ -415,21 +406,11 @@ def delivered(decision: Decision, state: str, outcome: str, message: str, final=
         else:
             moot = notify.RESOLVED_BY_DECISION | notify.RESOLVED_BY_DELIVERY
             notify.resolve_for_holds([decision.hold_id], moot, f"decided by {decider_name(decision)}", now)
-        result = {"outcome": outcome, "message": message}
+        ended = deciding.applied if state == Decision.State.APPLIED else deciding.not_applied
         audit_events.record_many(
             [
-                audit_events.Entry(
-                    EventKind.DELIVERY_ATTEMPT,
-                    hold=decision.hold,
-                    decision=decision,
-                    payload={"attempt": attempts, **result},
-                ),
-                audit_events.Entry(
-                    EventKind.APPLIED if state == Decision.State.APPLIED else EventKind.NOT_APPLIED,
-                    hold=decision.hold,
-                    decision=decision,
-                    payload=result,
-                ),
+                deciding.delivery_attempt(decision=decision, attempt=attempts, outcome=outcome, message=message),
+                ended(decision=decision, outcome=outcome, message=message),
             ]
         )
 
@@ -440,9 +421,6 @@ def delivery_retried(decision: Decision, error: str, attempts: int, next_attempt
     with transaction.atomic():
         decision_rows.retry(decision, error, attempts, next_attempt_at, now)
         changes.publish("decision", [decision.hold])
-        audit_events.record(
-            EventKind.DELIVERY_ATTEMPT,
-            hold=decision.hold,
-            decision=decision,
-            payload={"attempt": attempts, "outcome": "retry", "message": error},
+        audit_events.append(
+            deciding.delivery_attempt(decision=decision, attempt=attempts, outcome="retry", message=error)
         )

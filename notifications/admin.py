@@ -3,6 +3,7 @@ import re
 from django import forms
 from django.contrib import admin
 
+from audit.admin_changes import AuditedAdmin
 from notifications import away, destinations, subscriptions
 from notifications.models import Notification, NotificationAttempt, NotificationSettings, WebhookChannel
 from reviewqueue import readers
@@ -58,7 +59,7 @@ class WebhookChannelForm(forms.ModelForm):
 
 
 @admin.register(WebhookChannel)
-class WebhookChannelAdmin(admin.ModelAdmin):
+class WebhookChannelAdmin(AuditedAdmin):
     form = WebhookChannelForm
     list_display = ["name", "url", "format", "active", "failing", "last_error_at", "last_error"]
     list_filter = ["format", "active", "failing"]
@@ -121,7 +122,7 @@ class AwayForm(forms.ModelForm):
 
 
 @admin.register(NotificationSettings)
-class AwayAdmin(admin.ModelAdmin):
+class AwayAdmin(AuditedAdmin):
     """For an admin to set someone's away while they are absent. Saved by ``away.save``, as their Preferences save
     it, so it is audited alike (with the admin as the actor), besides the admin's own log of the change."""
 

@@ -21,7 +21,7 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from audit import events
-from audit.models import EventKind
+from audit.events import roles_and_settings
 from notifications.models import NotificationSettings
 from people import wording
 from reviewqueue import readers, roles
@@ -150,17 +150,18 @@ def save(user, until: datetime | None, delegate, by) -> NotificationSettings:
             )
         else:
             message = "back: away ended"
-        events.record(
-            EventKind.SETTING_CHANGED,
-            actor=by,
-            payload={
-                "model": "notifications.away",
-                "object_id": str(user.pk),
-                "object": user.get_username(),
-                "action": "changed",
-                "message": message,
-                "away_until": until.isoformat() if until else None,
-                "delegate": delegate.get_username() if delegate else None,
-            },
+        events.append(
+            roles_and_settings.setting_changed(
+                actor=by,
+                model="notifications.away",
+                object_id=str(user.pk),
+                object_repr=user.get_username(),
+                action="changed",
+                message=message,
+                details={
+                    "away_until": until.isoformat() if until else None,
+                    "delegate": delegate.get_username() if delegate else None,
+                },
+            )
         )
     return settings_row

@@ -18,7 +18,7 @@ from django.db import OperationalError, transaction
 from django.utils import timezone
 
 from audit import events as audit_events
-from audit.models import EventKind
+from audit.events import holding
 from notifications import channels, digest
 from notifications.models import Notification, NotificationAttempt, WebhookChannel
 from reviewqueue import backoff, queueing
@@ -117,16 +117,10 @@ def _record_finish(notification: Notification, attempts: int, status: str, messa
         )
         if status == Notification.Status.RESOLVED:
             return
-        audit_events.record(
-            EventKind.NOTIFICATION_SENT if status == Notification.Status.SENT else EventKind.NOTIFICATION_FAILED,
-            hold=notification.hold,
-            payload={
-                "channel": notification.channel,
-                "recipient": notification.recipient_key,
-                "title": notification.title,
-                "error": message,
-            },
-        )
+        if status == Notification.Status.SENT:
+            audit_events.append(holding.notification_sent(notification=notification))
+        else:
+            audit_events.append(holding.notification_failed(notification=notification, error=message))
 
 
 def due_for_requeue(now: datetime | None = None) -> list[int]:

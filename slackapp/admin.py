@@ -5,11 +5,12 @@ link here: it is removed and made again."""
 from django.contrib import admin
 from django.utils import timezone
 
+from audit.admin_changes import AuditedAdmin
 from slackapp.models import SlackAccount
 
 
 @admin.register(SlackAccount)
-class SlackAccountAdmin(admin.ModelAdmin):
+class SlackAccountAdmin(AuditedAdmin):
     list_display = ("user", "slack_user_id", "team_id", "linked_at", "proof_shown")
     list_filter = ("proof",)
     search_fields = ("user__username", "slack_user_id", "team_id")

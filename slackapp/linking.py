@@ -35,7 +35,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from audit import events
-from audit.models import EventKind
+from audit.events import roles_and_settings
 from notifications import slack_api
 from people import wording
 from slackapp.models import ConnectLink, SlackAccount
@@ -246,19 +246,16 @@ def _same_email(slack_email: str, account_email: str) -> bool:
 
 
 def _audit(account: SlackAccount, by, action: str) -> None:
-    events.record(
-        EventKind.SETTING_CHANGED,
-        actor=by,
-        payload={
-            "model": "slackapp.slackaccount",
-            "object_id": str(account.user_id),
-            "object": account.user.get_username(),
-            "action": action,
-            "message": f"Slack user {account.slack_user_id} of team {account.team_id} {action}",
-            "team_id": account.team_id,
-            "slack_user_id": account.slack_user_id,
-            "proof": account.proof,
-        },
+    events.append(
+        roles_and_settings.setting_changed(
+            actor=by,
+            model="slackapp.slackaccount",
+            object_id=str(account.user_id),
+            object_repr=account.user.get_username(),
+            action=action,
+            message=f"Slack user {account.slack_user_id} of team {account.team_id} {action}",
+            details={"team_id": account.team_id, "slack_user_id": account.slack_user_id, "proof": account.proof},
+        )
     )
 
 

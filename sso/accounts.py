@@ -9,6 +9,8 @@ Otherwise the sign-in is refused, and an admin decides.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
@@ -17,19 +19,25 @@ from sso import claims as read
 from sso.models import Identity
 
 
-def account_for(claims: dict):
+class Account(NamedTuple):
+    user: object
+    created: bool  # made for this sign-in, as the audit records it (an account added, not changed)
+
+
+def account_for(claims: dict) -> Account:
     """The account signed in with ``claims``, linked or created; ``claims.Refused`` when there is none to give."""
     issuer, subject = settings.OIDC_OP_ISSUER, read.subject(claims)
     identity = Identity.objects.select_related("user").filter(issuer=issuer, subject=subject).first()
     if identity is not None:
-        return identity.user
+        return Account(identity.user, created=False)
     try:
         with transaction.atomic():
-            user = _existing_by_email(claims) or _new_account(claims)
+            existing = _existing_by_email(claims)
+            user = existing or _new_account(claims)
             Identity.objects.create(user=user, issuer=issuer, subject=subject)
     except IntegrityError:  # a second tab signing the same person in, or an account already linked to another person
         raise read.Refused("Your account could not be linked; please try again, or ask an administrator.") from None
-    return user
+    return Account(user, created=existing is None)
 
 
 def _existing_by_email(claims: dict):

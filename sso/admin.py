@@ -1,10 +1,11 @@
 from django.contrib import admin
 
+from audit.admin_changes import AuditedAdmin
 from sso.models import Identity
 
 
 @admin.register(Identity)
-class IdentityAdmin(admin.ModelAdmin):
+class IdentityAdmin(AuditedAdmin):
     """The links between accounts and identity-provider subjects: deleting one lets the person be linked anew."""
 
     list_display = ("user", "subject", "issuer", "linked_at")

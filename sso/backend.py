@@ -17,7 +17,7 @@ from django.core.exceptions import SuspiciousOperation
 from django.db import transaction
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
-from audit.signals import recording_role_changes
+from audit import events, role_changes
 from sso import accounts, role_mapping
 from sso import claims as read
 
@@ -59,11 +59,14 @@ class SingleSignOnBackend(OIDCAuthenticationBackend):
             raise SuspiciousOperation("The userinfo is not about the subject of the ID token")
         claims = payload | userinfo  # some providers put the groups in the ID token only
         try:
-            # Audited as the admin's role changes are: one role_changed event per account changed, by "sso".
-            with transaction.atomic(), recording_role_changes(source="sso"):
-                user = accounts.account_for(claims)
+            # Audited as the admin's role changes are: a role_changed event for an account added or changed, by "sso".
+            with transaction.atomic():
+                user, created = accounts.account_for(claims)
+                before = None if created else role_changes.user_roles(user.pk)
                 if user.is_active:
                     role_mapping.apply(user, read.groups(claims))
+                if change := role_changes.user_change(user, before, actor=None, source="sso"):
+                    events.append(change)
         except read.Refused as refusal:
             self.request.sso_refusal = str(refusal)
             logger.warning("Single sign-on refused for subject %r: %s", payload.get("sub"), refusal)

@@ -2,8 +2,7 @@
 
 A role is managed here only when its groups are configured (``OIDC_REVIEWER_GROUPS``,
 ``OIDC_AUDITOR_GROUPS``); otherwise admins grant it as before. The roles change through
-``user.groups``, whose signal the audit follows: the backend wraps the change in
-``audit.signals.recording_role_changes``, which records it as it records the admin's.
+``user.groups``; the backend records what moved (``audit.role_changes``) as the admin's changes are recorded.
 """
 
 from __future__ import annotations

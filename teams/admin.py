@@ -1,7 +1,7 @@
 """Team scopes in the admin: on each group's page, and listed on their own.
 
-Changes are audited as every admin change is: the admin's ``LogEntry`` becomes an audit
-event (``audit/signals.py``), a role change when made on the group's page.
+Changes are audited as every admin change is (``audit.admin_changes``): a role change when made on the
+group's page, with the scope's patterns before and after.
 """
 
 from django import forms
@@ -10,6 +10,7 @@ from django.contrib.auth.admin import GroupAdmin
 from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 
+from audit.admin_changes import AuditedAdmin
 from teams import scopes
 from teams.models import PATTERN_FIELDS, TeamScope
 
@@ -46,12 +47,12 @@ admin.site.unregister(Group)
 
 
 @admin.register(Group)
-class GroupWithScopeAdmin(GroupAdmin):
+class GroupWithScopeAdmin(AuditedAdmin, GroupAdmin):
     inlines = [*GroupAdmin.inlines, TeamScopeInline]
 
 
 @admin.register(TeamScope)
-class TeamScopeAdmin(admin.ModelAdmin):
+class TeamScopeAdmin(AuditedAdmin):
     form = TeamScopeForm
     list_display = ["group", *PATTERN_FIELDS]
     list_select_related = ["group"]

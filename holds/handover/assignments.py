@@ -30,7 +30,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from audit import events
-from audit.models import EventKind
+from audit.events import holding
 from holds.deciding import decidable
 from holds.handover import notes
 from holds.models import Assignment, Hold
@@ -141,13 +141,14 @@ def _assign(hold: Hold, assignee, note: str, by, now: datetime) -> Assignment:
             assigned_by=by,
             assigned_at=now,
         )
-        payload = {"assignee": _name(assignee), "assignee_kind": "person" if is_user else "group", "note": note}
-        if previous:
-            payload["from"] = label(previous)
         # Notifications before the audit, as every transaction takes them (hold, notifications, audit chain head):
         # one lock order, so that recording a notification sent cannot deadlock with an assignment.
         notify.assigned(made, by)
-        events.record(EventKind.REASSIGNED if previous else EventKind.ASSIGNED, actor=by, hold=hold, payload=payload)
+        handed = {"actor": by, "hold": hold, "assignee": _name(assignee), "to_group": not is_user, "note": note}
+        if previous:
+            events.append(holding.reassigned(**handed, previous=label(previous)))
+        else:
+            events.append(holding.assigned(**handed))
         changes.publish("assignment", [hold])
     return made
 
@@ -181,7 +182,7 @@ def unassign(hold: Hold, by, note: str = "", now: datetime | None = None) -> boo
             return False
         Assignment.objects.filter(pk=previous.pk).update(ended_at=now, ended_by=by)
         notify.unassigned(hold, by)  # before the audit: one lock order (see ``_assign``)
-        events.record(EventKind.UNASSIGNED, actor=by, hold=hold, payload={"from": label(previous), "note": note})
+        events.append(holding.unassigned(actor=by, hold=hold, previous=label(previous), note=note))
         changes.publish("assignment", [hold])
     return True
 

@@ -23,7 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit import events
-from audit.models import EventKind
+from audit.events import holding
 from holds.models import Hold, Note
 from notifications import notify
 from reviewqueue import changes, readers, roles
@@ -65,12 +65,7 @@ def add_note(hold: Hold, author, text: str, now: datetime | None = None) -> tupl
         told = may_be_told[: max(0, min(MAX_MENTIONS, MENTIONS_PER_MINUTE - _told_lately(author, now)))]
         note = Note.objects.create(hold=hold, author=author, text=text, created_at=now)
         note.mentioned.set(told)
-        events.record(
-            EventKind.NOTE_ADDED,
-            actor=author,
-            hold=hold,
-            payload={"note": note.pk, "text": text, "told": [person.get_username() for person in told]},
-        )
+        events.append(holding.note_added(actor=author, hold=hold, note=note, told=told))
         if told:
             notify.mentioned(note, told)
         changes.publish("note", [hold])

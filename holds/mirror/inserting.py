@@ -11,7 +11,8 @@ from typing import NamedTuple
 from django.db import connection
 
 from audit import events as audit_events
-from audit.models import AuditEvent, EventKind
+from audit.events import holding
+from audit.models import AuditEvent
 from holds.mirror import mirrored, platform
 from holds.models import Hold, HoldItem
 from reviewqueue.sql import writes
@@ -94,12 +95,9 @@ class _SeenHold(NamedTuple):
 def _seen(hold, remote: platform.Hold) -> audit_events.Entry:
     """The ``hold_seen`` event of a new hold (made storable, as ``mirrored.prepared`` makes it: its payload is
     clean)."""
-    return audit_events.Entry(
-        EventKind.HOLD_SEEN,
+    return holding.hold_seen(
         hold=hold,
+        question=remote.question,
+        items=((item.id, item.title, item.data) for item in remote.items),
         clean=True,
-        payload={
-            "question": remote.question,
-            "items": [{"id": item.id, "title": item.title, "data": item.data} for item in remote.items],
-        },
     )

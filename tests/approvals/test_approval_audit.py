@@ -84,37 +84,48 @@ def test_an_escalation_reads_as_to_whom_under_which_policy_and_why(refund):
             "policy": "Large refunds",
             "group": "Finance leads",
             "reason": "not claimed 30 minutes after it arrived",
+            "told": ["carol"],
         },
     )
 
-    assert describe.summary(event) == "to Finance leads under “Large refunds”: not claimed 30 minutes after it arrived"
+    assert describe.summary(event) == (
+        "to Finance leads under “Large refunds”: not claimed 30 minutes after it arrived — told carol"
+    )
     assert event.actor_label == "system"
 
 
-def test_a_mangled_approval_payload_still_reads(refund, alice):
+def test_a_payload_not_as_its_builder_writes_it_reads_as_its_message(refund, alice):
+    """A row written before its kind's builder wrote a key (or mangled) must not fail the audit pages."""
     event = events.record(
-        EventKind.APPROVAL_GIVEN, actor=alice, hold=refund, payload={"items": "nonsense", "policy": 7}
+        EventKind.APPROVAL_GIVEN,
+        actor=alice,
+        hold=refund,
+        payload={"items": "nonsense", "policy": 7, "message": "as it was written"},
     )
 
-    assert describe.summary(event) == "alice gave approval ? of ? under “7”"
+    assert describe.summary(event) == "as it was written"
 
 
 def test_the_audit_list_and_the_export_carry_approvals_and_escalations(auditor, refund, large_refunds, alice):
     approve(refund, large_refunds, alice, timezone.now(), edit_to("1000.00"))
-    events.record(EventKind.ESCALATED, hold=refund, payload={"group": "Finance leads <b>", "reason": "waited"})
+    events.record(
+        EventKind.ESCALATED,
+        hold=refund,
+        payload={"escalation": 1, "policy": "", "group": "Finance leads <b>", "reason": "waited", "told": []},
+    )
 
     listed = auditor.get(reverse("audit:list")).content.decode()
     exported = auditor.get(reverse("audit:export")).getvalue().decode()
 
     assert "alice gave approval 1 of 2 under “Large refunds”: amount 1,200.00 → 1,000.00" in listed
-    assert "to Finance leads &lt;b&gt;: waited" in listed and "Finance leads <b>" not in listed
+    assert "to Finance leads &lt;b&gt;: waited — nobody in that group" in listed and "Finance leads <b>" not in listed
     rows = {row["kind"]: row for row in csv.DictReader(io.StringIO(exported))}
     assert (
         rows["approval_given"]["summary"].startswith("alice gave approval 1 of 2")
         and rows["approval_given"]["item_ids"] == "A-1"
     )
     assert rows["approval_given"]["actions"] == "edit"
-    assert rows["escalated"]["summary"] == "to Finance leads <b>: waited"
+    assert rows["escalated"]["summary"] == "to Finance leads <b>: waited — nobody in that group can see this hold"
 
 
 # The decision page

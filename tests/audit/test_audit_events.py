@@ -1,8 +1,8 @@
 """Every kind of audit event is written by the code path that causes it, not by the test.
 
 The holds code paths (sync, claims, decisions, delivery, expiry, notifications) call
-``audit.events`` themselves; sign-ins and admin changes are recorded by the audit
-app's own signal receivers. Each test drives the real path and reads the trail.
+``audit.events`` themselves; sign-ins are recorded from their signals (``audit.sign_ins``), admin
+changes by the admins (``audit.admin_changes``). Each test drives the real path and reads the trail.
 """
 
 import ipaddress
@@ -12,12 +12,11 @@ from datetime import timedelta
 import pytest
 import time_machine
 from django.contrib.auth.models import Group
-from django.forms import MultiWidget
 from django.urls import reverse
 from django.utils import timezone
 
 from audit import chain, describe
-from audit.models import AuditEvent, EventKind
+from audit.models import RETIRED_KINDS, AuditEvent, EventKind
 from holds import lifecycle
 from holds.deciding import decisions, delivery
 from holds.deciding.decisions import ItemChoice
@@ -28,6 +27,7 @@ from holds.sweeps import expiry
 from notifications import sending
 from notifications.models import Notification, WebhookChannel
 from reviewqueue import roles
+from tests.helpers.admin_forms import WEBHOOK_FORM, admin_form_data
 from tests.helpers.users import make_user
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_delivery")]
@@ -60,30 +60,6 @@ def root(db):
 def root_client(client, root):
     client.force_login(root)
     return client
-
-
-def admin_form_data(response) -> dict:
-    """The admin change form's current values, as the browser would post them back."""
-    form = response.context["adminform"].form
-    data = {}
-    for name, field in form.fields.items():
-        if field.disabled:
-            continue
-        value = form[name].value()
-        if isinstance(field.widget, MultiWidget):
-            for index, part in enumerate(field.widget.decompress(value)):
-                data[f"{name}_{index}"] = "" if part is None else part
-        elif isinstance(value, bool):
-            if value:
-                data[name] = "on"
-        elif isinstance(value, (list, tuple)):
-            data[name] = [str(part) for part in value]
-        elif value is not None:
-            data[name] = value
-    for inline in response.context.get("inline_admin_formsets", []):  # e.g. a group's team scope, left blank
-        management = inline.formset.management_form
-        data.update({management[name].html_name: management[name].value() for name in management.fields})
-    return data
 
 
 # Sign-ins
@@ -189,14 +165,7 @@ def test_changing_a_groups_permissions_in_the_admin_is_a_role_change(root_client
 def test_a_setting_changed_in_the_admin_is_recorded_without_its_secret(root_client, root):
     root_client.post(
         reverse("admin:notifications_webhookchannel_add"),
-        {
-            "name": "ops",
-            "url": "https://hooks.example.com/x",
-            "format": "slack",
-            "secret": "s3cr3t-value",
-            "events": ["expired"],
-            "active": "on",
-        },
+        WEBHOOK_FORM,
     )
     assert WebhookChannel.objects.get(name="ops").events == ["expired"]
 
@@ -429,7 +398,7 @@ def test_a_failed_notification_is_recorded_with_the_error(samples, settings):
 
 def test_every_kind_has_a_test_here():
     """A new kind of event needs a test that drives its code path (this list is checked against EventKind)."""
-    no_longer_written = {EventKind.SIGN_IN_FAILED}
+    no_longer_written = RETIRED_KINDS
     covered = {
         EventKind.HOLD_SEEN,
         EventKind.CLAIMED,

@@ -468,7 +468,7 @@ def test_people_are_named_by_their_name_with_the_email_as_a_tooltip(ada_client, 
     events.record(EventKind.CLAIMED, actor=alice, hold=samples["h_12"])
     events.record(
         EventKind.NOTIFICATION_SENT,
-        payload={"channel": "email", "recipient": f"user:{alice.pk}", "title": "Expires soon"},
+        payload={"channel": "email", "recipient": f"user:{alice.pk}", "title": "Expires soon", "error": ""},
     )
 
     page = ada_client.get(reverse("audit:list"), {"view": "all"}).content.decode()

@@ -1,16 +1,20 @@
-"""Role changes are audited on every path: the admin, ``createuser``, single sign-on's mapping, bulk deletes."""
+"""Role changes are audited on every path: the admin, ``createuser``, single sign-on's mapping, bulk deletes.
+
+A user deleted outside the admin (a shell) is not: no path of the app deletes users, and the trail
+records what its paths do."""
 
 import pytest
 from django.contrib.auth.models import Group, User
-from django.core.management import call_command
-from django.db import transaction
+from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from audit import chain
 from audit.models import AuditEvent, EventKind
-from audit.signals import recording_role_changes
 from reviewqueue import roles
+from sso.models import Identity
+from tests.helpers.single_sign_on import sso_sign_in
 from tests.helpers.users import make_user
+from tests.oidc_provider.running import IdentityProvider
 
 pytestmark = pytest.mark.django_db
 
@@ -76,29 +80,27 @@ def test_changes_made_before_the_block_are_not_attributed_to_it():
     assert [event.payload["object"] for event in role_events()] == ["grace"]
 
 
-def test_a_group_mapping_like_single_sign_ons_is_recorded_with_its_source():
-    """What the SSO app's role mapping does: ``user.groups`` add and remove, inside the block."""
+def test_single_sign_ons_group_mapping_is_recorded_with_its_source(settings, rf, tmp_path):
+    for name, value in IdentityProvider(tmp_path).settings().items():
+        setattr(settings, name, value)
     heidi = make_user("heidi", roles.REVIEWERS)
+    Identity.objects.create(user=heidi, issuer=settings.OIDC_OP_ISSUER, subject="heidi-1")
 
-    with transaction.atomic(), recording_role_changes(source="sso") as recorded:
-        heidi.groups.add(Group.objects.get_or_create(name=roles.AUDITORS)[0])
-        heidi.groups.remove(Group.objects.get(name=roles.REVIEWERS))
+    sso_sign_in(rf.get("/sso/callback/"), {"sub": "heidi-1", "preferred_username": "heidi", "groups": ["rq-auditors"]})
 
-    assert recorded == role_events()
-    [event] = recorded
-    assert event.payload["source"] == "sso"
+    [event] = role_events()
+    assert event.actor is None and event.payload["source"] == "sso" and event.payload["action"] == "changed"
     assert event.payload["changes"]["groups"] == {"added": [roles.AUDITORS], "removed": [roles.REVIEWERS]}
 
 
-def test_a_block_that_fails_records_nothing_and_rolls_back_with_the_change():
-    ivan = make_user("ivan")
+def test_a_createuser_that_fails_records_nothing_and_rolls_back_with_the_change():
+    Group.objects.filter(name=roles.AUDITORS).delete()
 
-    with pytest.raises(RuntimeError), transaction.atomic(), recording_role_changes(source="sso"):
-        ivan.groups.add(Group.objects.get_or_create(name=roles.AUDITORS)[0])
-        raise RuntimeError("the identity provider's answer was unreadable")
+    with pytest.raises(CommandError, match="role groups are missing"):
+        call_command("createuser", "ivan", "--role", "auditor")
 
     assert role_events() == []
-    assert not ivan.groups.exists()
+    assert not User.objects.filter(username="ivan").exists()
 
 
 def test_the_admins_bulk_delete_of_users_is_recorded_once_per_user_naming_the_admin(root_client):
@@ -126,10 +128,3 @@ def test_deleting_one_user_in_the_admin_is_recorded_once(root_client):
     [event] = role_events()
     assert event.payload["object"] == "leo" and event.payload["action"] == "deleted"
     assert event.actor.username == "root" and event.payload["before"]["groups"] == [roles.REVIEWERS]
-
-
-def test_a_user_deleted_outside_the_admin_is_recorded_too():
-    make_user("mallory", roles.REVIEWERS).delete()
-
-    [event] = role_events()
-    assert event.actor is None and event.payload["message"] == "outside the admin"

@@ -176,7 +176,7 @@ def test_an_unreachable_provider_sends_the_person_back_to_sign_in_with_a_message
 
 def test_admins_see_the_links_and_may_only_delete_them(sso_on, client, db):
     root = make_user("root", is_staff=True, is_superuser=True)
-    kim = accounts.account_for({"sub": "k-1", "preferred_username": "kim", "email": "kim@example.com"})
+    kim = accounts.account_for({"sub": "k-1", "preferred_username": "kim", "email": "kim@example.com"}).user
     client.force_login(root)
 
     listing = client.get("/admin/sso/identity/", {"q": "kim"})

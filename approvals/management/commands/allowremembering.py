@@ -3,7 +3,7 @@ from django.db import transaction
 
 from approvals.models import RememberAllowance
 from audit import events
-from audit.models import EventKind
+from audit.events import roles_and_settings
 from reviewqueue import agent_numbers, readers
 from teams import scopes
 
@@ -47,14 +47,14 @@ class Command(BaseCommand):
                 env_pattern=env,
                 defaults={"daily_cap_count": daily_cap, "daily_cap_amount": cap_amount},
             )
-            events.record(
-                EventKind.SETTING_CHANGED,
-                payload={
-                    "model": RememberAllowance._meta.label_lower,
-                    "object_id": str(allowance.pk),
-                    "object": str(allowance),
-                    "action": "added" if added else "changed",
-                    "message": f"by allowremembering: at most {daily_cap} a day{amount_words}",
-                },
+            events.append(
+                roles_and_settings.setting_changed(
+                    actor=None,
+                    model=RememberAllowance._meta.label_lower,
+                    object_id=str(allowance.pk),
+                    object_repr=str(allowance),
+                    action="added" if added else "changed",
+                    message=f"by allowremembering: at most {daily_cap} a day{amount_words}",
+                )
             )
         self.stdout.write(f"Reviewers may remember approvals of {allowance}, at most {daily_cap} a day{amount_words}.")

@@ -3,7 +3,7 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from audit.signals import recording_role_changes
+from audit import events, role_changes
 from reviewqueue import roles
 
 ROLE_GROUPS = {"reviewer": [roles.REVIEWERS], "auditor": [roles.AUDITORS], "admin": []}
@@ -19,11 +19,12 @@ class Command(BaseCommand):
         parser.add_argument("--password", help="Without it, the user must be given one with changepassword.")
 
     def handle(self, *args, username, role, email, password, **options):
-        with transaction.atomic(), recording_role_changes(source="createuser"):
+        with transaction.atomic():
             self._create_or_update(username, role, email, password)
 
     def _create_or_update(self, username, role, email, password):
         user, created = get_user_model().objects.get_or_create(username=username)
+        before = None if created else role_changes.user_roles(user.pk)
         if email:
             user.email = email
         if password:
@@ -37,4 +38,6 @@ class Command(BaseCommand):
         except Group.DoesNotExist:
             raise CommandError("the role groups are missing: run `manage.py migrate` first") from None
         user.groups.set(groups)
+        if change := role_changes.user_change(user, before, actor=None, source="createuser"):
+            events.append(change)
         self.stdout.write(f"{'created' if created else 'updated'} {role} {username}")

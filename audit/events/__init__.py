@@ -1,23 +1,28 @@
-"""Writing the audit trail: the only code that appends audit events.
+"""Writing the audit trail: the only code that appends audit events, each built by name.
 
-The code path that causes an event records it inside its own transaction, so
-the event and the change it records commit or roll back together::
+Each kind of event has one keyword-only builder, named as the kind, in the module of its
+concern: ``audit.events.holding`` (a hold's life, its handing over and its notifications),
+``audit.events.deciding`` (decisions, approvals, escalation, delivery), ``audit.events.access``
+(sign-ins and API tokens) and ``audit.events.roles_and_settings`` (role and setting changes). A builder
+returns an ``Entry``: its payload is what ``audit.describe`` reads back. The code path that
+causes an event appends it inside its own transaction, so the event and the change it
+records commit or roll back together::
 
     with transaction.atomic():
         decision = ...
-        events.record(EventKind.DECISION_SUBMITTED, actor=reviewer, hold=hold, decision=decision,
-                      payload={"items": payloads.decision_items(decision)})
+        events.append(deciding.decision_submitted(actor=reviewer, hold=hold, decision=decision, channel=channel))
 
 Appends take turns on the chain head's row lock (held until the caller's
 transaction ends), so each event chains onto the one committed before it.
-Record as the last step of a transaction: the lock is then held briefly, and
+Append as the last step of a transaction: the lock is then held briefly, and
 never while waiting for another row lock (which could deadlock with a
 transaction that holds that row and waits for the head).
 ``record_many`` appends any number of events in 2 + n/2,000 queries (lock the
 head, insert in batches of 2,000, move the head), computing the chain in Python.
 ``copying`` gives the same rows, chain included, as tuples for PostgreSQL's
 COPY, for callers that append tens of thousands at once (sync's new holds).
-What each kind's payload holds is in ``audit.payloads``.
+``record`` writes an event from its parts, for the tests' own trails (old payloads, hostile ones): the app's
+modules append what the builders make (``tests/audit/test_event_builders.py`` checks both).
 """
 
 from __future__ import annotations
@@ -57,6 +62,11 @@ class Entry:
     clean: bool = False
 
 
+def append(entry: Entry) -> AuditEvent:
+    """Append one event a builder made and return it (saved, with its sequence and hash)."""
+    return record_many([entry])[0]
+
+
 def record(
     kind: str,
     *,
@@ -68,9 +78,10 @@ def record(
     run_id: str = "",
     agent: str = "",
 ) -> AuditEvent:
-    """Append one event and return it (saved, with its sequence and hash)."""
-    entry = Entry(kind, actor=actor, hold=hold, decision=decision, payload=payload, env=env, run_id=run_id, agent=agent)
-    return record_many([entry])[0]
+    """Append one event made of its parts (the tests' trails) and return it."""
+    return append(
+        Entry(kind, actor=actor, hold=hold, decision=decision, payload=payload, env=env, run_id=run_id, agent=agent)
+    )
 
 
 def record_many(entries: Iterable[Entry]) -> list[AuditEvent]:

@@ -1,0 +1,109 @@
+"""The events of deciding a hold: decisions submitted and withdrawn, approvals given and taken back, escalations,
+and the delivery of a decision to the platform.
+
+One keyword-only builder per kind, named as the kind; each returns the ``Entry`` that
+``audit.events`` appends. ``channel`` is where a decision or an approval came from
+(``holds.models.DecisionChannel``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from audit.events import Entry
+from audit.models import EventKind
+from audit.payloads import decision_items
+
+
+def decision_submitted(
+    *, actor, hold, decision, channel: str, target_minutes: int | None = None, approvals: Iterable = (), policy=None
+) -> Entry:
+    """``decision`` stored for ``hold``, with its items; the round of ``approvals`` that made it, if any; the hold's
+    policy's target in minutes, when it has one; and the deciding ``policy`` (``holds.deciding.decisions
+    .PolicyDecider``) when a policy decided by itself, or a reviewer's remembered approval did."""
+    payload = {"items": decision_items(decision), "channel": channel}
+    if target_minutes:
+        payload["target_minutes"] = target_minutes
+    if approvals := list(approvals):
+        payload["approvals"] = [
+            {"approval": one.pk, "approver": one.approver.get_username(), "at": one.created_at.isoformat()}
+            for one in approvals
+        ]
+    if policy:
+        payload["policy"] = {"name": policy.name, "last_changed_by": policy.changed_by, "kind": policy.kind}
+        if policy.remembered_by:
+            payload["policy"]["remembered_by"] = policy.remembered_by
+    return Entry(EventKind.DECISION_SUBMITTED, actor=actor, hold=hold, decision=decision, payload=payload)
+
+
+def withdrawn(*, actor, hold, decision, approval_withdrawn=None) -> Entry:
+    """``decision`` undone in its window, never sent; ``approval_withdrawn``: the approval the undo took back."""
+    payload = {"items": decision_items(decision)}
+    if approval_withdrawn is not None:
+        payload["approval_withdrawn"] = approval_withdrawn.pk
+    return Entry(EventKind.WITHDRAWN, actor=actor, hold=hold, decision=decision, payload=payload)
+
+
+def approval_given(*, actor, hold, approval, required: int, restarted: bool, channel: str) -> Entry:
+    """``approval`` counted towards ``required``; ``restarted``: it changed the earlier round's decision."""
+    payload = _approval(approval, approval.pk) | {"required": required, "restarted": restarted, "channel": channel}
+    return Entry(EventKind.APPROVAL_GIVEN, actor=actor, hold=hold, payload=payload)
+
+
+def approval_withdrawn(*, actor, hold, approval, approval_id: int) -> Entry:
+    """``approval`` (deleted: ``approval_id`` was its pk) taken back by its approver before anyone built on it."""
+    payload = _approval(approval, approval_id) | {"required": approval.approvals_required}
+    return Entry(EventKind.APPROVAL_WITHDRAWN, actor=actor, hold=hold, payload=payload)
+
+
+def _approval(approval, approval_id: int) -> dict:
+    return {
+        "approval": approval_id,
+        "policy": approval.policy_name,
+        "round": approval.round,
+        "position": approval.position,
+        "items": [_approval_item(item) for item in approval.items],
+    }
+
+
+def _approval_item(item: dict) -> dict:
+    """An approval's item as ``decision_items`` shapes a decision's."""
+    return {
+        "id": item.get("item_id"),
+        "action": item.get("action"),
+        "original_data": item.get("original_data"),
+        "data": item.get("data"),
+        "comment": item.get("comment"),
+    }
+
+
+def escalated(*, escalation, told: Iterable) -> Entry:
+    """``escalation`` made, and the members of its group who could see the hold and were ``told``."""
+    payload = {
+        "escalation": escalation.pk,
+        "policy": escalation.policy.name,
+        "group": escalation.group_name,
+        "reason": escalation.reason,
+        "told": [person.get_username() for person in told],
+    }
+    return Entry(EventKind.ESCALATED, hold=escalation.hold, payload=payload)
+
+
+def delivery_attempt(*, decision, attempt: int, outcome: str, message: str) -> Entry:
+    """One attempt to deliver ``decision``: "retry", or the final outcome's code (``Decision.Outcome``)."""
+    payload = {"attempt": attempt, "outcome": outcome, "message": message}
+    return Entry(EventKind.DELIVERY_ATTEMPT, hold=decision.hold, decision=decision, payload=payload)
+
+
+def applied(*, decision, outcome: str, message: str) -> Entry:
+    """The platform applied ``decision``, saying ``message``."""
+    return Entry(EventKind.APPLIED, hold=decision.hold, decision=decision, payload=_result(outcome, message))
+
+
+def not_applied(*, decision, outcome: str, message: str) -> Entry:
+    """``decision`` was not applied: the platform's ``message``, or who decided instead."""
+    return Entry(EventKind.NOT_APPLIED, hold=decision.hold, decision=decision, payload=_result(outcome, message))
+
+
+def _result(outcome: str, message: str) -> dict:
+    return {"outcome": outcome, "message": message}
