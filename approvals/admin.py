@@ -241,31 +241,38 @@ class RememberAllowanceAdmin(admin.ModelAdmin):
     list_display = ("agent_pattern", "capability_pattern", "env_pattern", "daily_cap_count", "daily_cap_amount")
 
 
-@admin.register(RememberedApproval)
-class RememberedApprovalAdmin(ReadOnlyAdmin):
-    """Reviewers' remembered approvals (``approvals.remembering``), made on the summary before Send: the admin sees
-    who made each, from which hold, what it approves and why it ended, and ends it (audited as its owner's revoke is),
-    never edits it."""
+# What a remembered approval approves at most, and until when.
+REMEMBERED_BOUNDS = (
+    "amount_at_most",
+    "total_at_most",
+    "currency",
+    "daily_cap_count",
+    "daily_cap_amount",
+    "valid_until",
+)
 
-    list_display = (
-        "owner",
-        "agent",
-        "capability",
-        "env",
-        "amount_at_most",
-        "total_at_most",
-        "currency",
-        "daily_cap_count",
-        "daily_cap_amount",
-        "valid_until",
-        "state",
-    )
-    list_select_related = ("owner", "source_hold")
+
+@admin.register(RememberedApproval)
+class RememberedApprovalAdmin(admin.ModelAdmin):
+    """Reviewers' remembered approvals (``approvals.remembering``), made on the summary before Send: the admin sees
+    who made each, from which hold, what it approves and why it ended; changes its daily caps (audited as every admin
+    change is) and ends it (audited as its owner's revoke is); never adds or deletes one."""
+
+    list_display = ("owner", "agent", "capability", "env", *REMEMBERED_BOUNDS, "state")
+    list_select_related = ("owner",)
     list_filter = (("ended_at", admin.EmptyFieldListFilter),)
     search_fields = ("owner__username", "agent", "capability")
     actions = ("end",)
     paginator = CappedCountPaginator
     show_full_result_count = False
+    fields = ("owner", "source_hold", "env", "agent", "capability", *REMEMBERED_BOUNDS, "ended_at", "ended_reason")
+    readonly_fields = tuple(field for field in fields if field not in ("daily_cap_count", "daily_cap_amount"))
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
 
     @admin.display(description="state")
     def state(self, remembered: RememberedApproval) -> str:

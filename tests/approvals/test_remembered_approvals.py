@@ -516,7 +516,8 @@ def remembered_on_statistics(client) -> str:
 def test_auditors_and_admins_see_everyones_remembered_approvals_with_who_made_them(alice, first, allowed):
     policy = remembered(alice, first, allowed)
     auditor = signed_in(make_user("ada", roles.AUDITORS, first_name="Ada", last_name="Auditor"))
-    root = signed_in(make_user("root", is_superuser=True, is_staff=True))
+    root_user = make_user("root", is_superuser=True, is_staff=True)
+    root = signed_in(root_user)
 
     listed = remembered_on_statistics(auditor)
     assert "Alice Adams" in listed and "refund-bot, refund, default" in listed and "running" in listed
@@ -525,6 +526,15 @@ def test_auditors_and_admins_see_everyones_remembered_approvals_with_who_made_th
     shown = root.get(changelist).content.decode()
     assert ">alice</a>" in shown and '<td class="field-agent">refund-bot</td>' in shown
     assert '<td class="field-state">running</td>' in shown
+
+    change = reverse("admin:approvals_rememberedapproval_change", args=[policy.pk])
+    assert root.post(change, {"daily_cap_count": "1", "daily_cap_amount": ""}).status_code == 302
+    policy.refresh_from_db()
+    assert policy.daily_cap_count == 1
+    changed = AuditEvent.objects.get(
+        kind="setting_changed", payload__model="approvals.rememberedapproval", actor=root_user
+    )
+    assert changed.payload["message"] == "Changed Daily cap count."
 
     ended = root.post(changelist, {"action": "end", "_selected_action": [policy.pk]})
 
