@@ -83,8 +83,10 @@ def tallies_today(deciding: list, now: datetime) -> dict[tuple, policies.DayTall
     )
     found = {}
     for row in rows:
-        decider = (RememberedApproval, row["remembered"]) if row["remembered"] else (ApprovalPolicy, row["policy"])
-        found[(decider[0]._meta.model_name, decider[1])] = policies.DayTally(row["count"], row["amount"] or 0)
+        model = RememberedApproval if row["remembered"] else ApprovalPolicy
+        found[(model._meta.model_name, row["remembered"] or row["policy"])] = policies.DayTally(
+            row["count"], row["amount"] or 0
+        )
     return found
 
 
