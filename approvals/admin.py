@@ -11,25 +11,16 @@ from django.contrib import admin
 from django.http import Http404
 from django.template.response import TemplateResponse
 from django.urls import path
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from approvals import policies, replay
-from approvals.models import Approval, ApprovalPolicy, RememberAllowance
+from approvals import policies, remembering, replay
+from approvals.models import Approval, ApprovalPolicy, RememberAllowance, RememberedApproval
 from audit.admin_changes import AuditedAdmin
 from reviewqueue import readers
 from reviewqueue.admin import CappedCountPaginator, ReadOnlyAdmin
 
 CONDITION_FIELDS = ("condition_key", "condition_operator", "condition_threshold")
-# What a reviewer's remembered approval records of itself (``approvals.remembering``): shown, never edited.
-REMEMBERED_FIELDS = (
-    "remembered_by",
-    "remembered_from",
-    "remembered_amount",
-    "remembered_total",
-    "remembered_currency",
-    "ended_at",
-    "ended_reason",
-)
 CURRENCY_CODE = re.compile(r"[A-Z]{3}")
 PATTERN_FIELDS = ("env_pattern", "agent_pattern", "capability_pattern")
 
@@ -125,15 +116,10 @@ class ApprovalPolicyAdmin(AuditedAdmin):
         "later_approver_group",
         "escalation_group",
         "enabled",
-        "remembered_by",
         "valid_until",
     )
-    list_select_related = ("later_approver_group", "escalation_group", "remembered_by")
-    list_filter = (("remembered_by", admin.EmptyFieldListFilter),)
-    search_fields = ("name", "remembered_by__username")
-    # A remembered approval (``approvals.remembering``) is a reviewer's: the admin sees who made it, from which hold,
-    # and why it ended, and ends it by unticking "enabled".
-    readonly_fields = REMEMBERED_FIELDS
+    list_select_related = ("later_approver_group", "escalation_group")
+    search_fields = ("name",)
     fieldsets = (
         (None, {"fields": ("name",)}),
         (
@@ -159,10 +145,6 @@ class ApprovalPolicyAdmin(AuditedAdmin):
         (
             "Default outcome before expiry",
             {"fields": ("expiry_outcome", "expiry_outcome_minutes", "expiry_outcome_comment")},
-        ),
-        (
-            "Remembered approval (made by a reviewer)",
-            {"classes": ("collapse",), "fields": REMEMBERED_FIELDS},
         ),
     )
 
@@ -258,3 +240,48 @@ class RememberAllowanceAdmin(AuditedAdmin):
     """Which holds' approvals reviewers may remember (none by default); each change audited as a setting change."""
 
     list_display = ("agent_pattern", "capability_pattern", "env_pattern", "daily_cap_count", "daily_cap_amount")
+
+
+# What a remembered approval approves at most, and until when.
+REMEMBERED_BOUNDS = (
+    "amount_at_most",
+    "total_at_most",
+    "currency",
+    "daily_cap_count",
+    "daily_cap_amount",
+    "valid_until",
+)
+
+
+@admin.register(RememberedApproval)
+class RememberedApprovalAdmin(admin.ModelAdmin):
+    """Reviewers' remembered approvals (``approvals.remembering``), made on the summary before Send: the admin sees
+    who made each, from which hold, what it approves and why it ended; changes its daily caps (audited as every admin
+    change is) and ends it (audited as its owner's revoke is); never adds or deletes one."""
+
+    list_display = ("owner", "agent", "capability", "env", *REMEMBERED_BOUNDS, "state")
+    list_select_related = ("owner",)
+    list_filter = (("ended_at", admin.EmptyFieldListFilter),)
+    search_fields = ("owner__username", "agent", "capability")
+    actions = ("end",)
+    paginator = CappedCountPaginator
+    show_full_result_count = False
+    fields = ("owner", "source_hold", "env", "agent", "capability", *REMEMBERED_BOUNDS, "ended_at", "ended_reason")
+    readonly_fields = tuple(field for field in fields if field not in ("daily_cap_count", "daily_cap_amount"))
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="state")
+    def state(self, remembered: RememberedApproval) -> str:
+        return f"ended: {remembered.ended_reason or 'ended'}" if remembered.ended_at else "running"
+
+    @admin.action(description="End the selected remembered approvals")
+    def end(self, request, queryset):
+        now = timezone.now()
+        for remembered in queryset:
+            remembering.revoke(remembered.pk, request.user, now)
+        self.message_user(request, "The selected remembered approvals have ended.")

@@ -1,7 +1,7 @@
 """Which holds are like the one a reviewer approved and remembered (``approvals.remembering``): the rule itself.
 
-A remembered approval matches a hold of exactly the same env, agent and capability (its
-patterns are those values written as literal globs, ``literal``) whose every item carries an
+A remembered approval matches a hold of exactly the same env, agent and capability (read as a
+policy's globs, those values are written as literal ones, ``literal``) whose every item carries an
 amount read for certain, each at most the remembered one's largest and all together at most its
 total (eight items of 12.00 are not like one), all in the remembered currency.
 "Read for certain" is ``certain_amounts``'s to say, through the one reader of a hold's amounts
@@ -52,33 +52,30 @@ def currency(item_data: Iterable) -> str | None:
     return named.pop() if len(named) == 1 else None
 
 
-def fits(policy, hold, item_data: Iterable) -> bool:
-    """Whether remembered ``policy`` matches ``hold`` (its ``item_data``): see the module's docstring."""
-    if (policy.env_pattern, policy.agent_pattern, policy.capability_pattern) != (
-        literal(hold.env),
-        literal(hold.agent),
-        literal(hold.capability),
-    ):
+def fits(remembered, hold, item_data: Iterable) -> bool:
+    """Whether ``remembered`` (a ``RememberedApproval``) matches ``hold`` (its ``item_data``): see the module's
+    docstring."""
+    if (remembered.env, remembered.agent, remembered.capability) != (hold.env, hold.agent, hold.capability):
         return False
     item_data = list(item_data)
     amounts = certain_amounts(item_data)
-    if amounts is None or policy.remembered_amount is None or policy.remembered_total is None:
+    if amounts is None:
         return False
     return (
-        max(amounts) <= policy.remembered_amount
-        and sum(amounts) <= policy.remembered_total
-        and currency(item_data) == policy.remembered_currency
+        max(amounts) <= remembered.amount_at_most
+        and sum(amounts) <= remembered.total_at_most
+        and currency(item_data) == remembered.currency
     )
 
 
-def why(policy) -> str:
+def why(remembered) -> str:
     """What a remembered approval approves, in words: "each amount at most 12.00 USD, all together at most 24.00
     USD"."""
-    currency = f" {policy.remembered_currency}" if policy.remembered_currency else ""
-    said = f"each amount at most {written(policy.remembered_amount)}{currency}"
-    if policy.remembered_total is not None:
-        said += f", all together at most {written(policy.remembered_total)}{currency}"
-    return said
+    currency = f" {remembered.currency}" if remembered.currency else ""
+    return (
+        f"each amount at most {written(remembered.amount_at_most)}{currency}, "
+        f"all together at most {written(remembered.total_at_most)}{currency}"
+    )
 
 
 def written(amount: Decimal) -> str:

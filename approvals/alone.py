@@ -5,17 +5,23 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.db.models import Count, Sum
+from django.db.models import Count, Q, Sum
 from django.utils import timezone
 from django.utils.formats import date_format
 
-from approvals import policies, wording
-from approvals.models import ApprovalPolicy, PolicyDecision
+from approvals import policies
+from approvals.models import ApprovalPolicy, PolicyDecision, RememberedApproval
 
 
-def day_tally(policy: ApprovalPolicy, day) -> policies.DayTally:
+def decided_by(policy: ApprovalPolicy | RememberedApproval) -> dict:
+    """The fields of a ``PolicyDecision`` naming who decided: ``policy``, or a reviewer's remembered approval."""
+    remembered = isinstance(policy, RememberedApproval)
+    return {"policy": None if remembered else policy, "remembered": policy if remembered else None}
+
+
+def day_tally(policy: ApprovalPolicy | RememberedApproval, day) -> policies.DayTally:
     """What ``policy`` approved by itself on ``day``: how many holds, and the sum of every amount they carried."""
-    found = PolicyDecision.objects.filter(policy=policy, kind=PolicyDecision.Kind.APPROVED, day=day).aggregate(
+    found = PolicyDecision.objects.filter(**decided_by(policy), kind=PolicyDecision.Kind.APPROVED, day=day).aggregate(
         count=Count("pk"), amount=Sum("amount")
     )
     return policies.DayTally(found["count"], found["amount"] or 0)
@@ -30,7 +36,7 @@ def waiting_words(
     ``approvable``: whether the hold allows an approval (a reject-only one is never approved by a policy)."""
     policy = need.policy
     action = policies.own_action(policy, hold, need.sure_total, now, tally, approvable=approvable)
-    name = wording.remembered_label(policy, now) if policy.remembered_by_id else f"‘{policy.name}’"
+    name = policy.label(now) if isinstance(policy, RememberedApproval) else f"‘{policy.name}’"
     if hold.claim_expires_at is not None:
         return "Waits for people", f"a reviewer took it up, so {name} leaves it to people"
     if action.approve_at:
@@ -61,16 +67,27 @@ def held_back_words(held_back: str, name: str, doubt: str) -> str:
     }[held_back]
 
 
-def tallies_today(policy_pks, now: datetime) -> dict[int, policies.DayTally]:
-    """``day_tally`` of each of ``policy_pks`` for the day of ``now``, in one query."""
+def tallies_today(deciding: list, now: datetime) -> dict[tuple, policies.DayTally]:
+    """``day_tally`` of each of the policies and remembered approvals ``deciding`` for the day of ``now``, in one
+    query, by ``policies.key``."""
+    remembered = [one.pk for one in deciding if isinstance(one, RememberedApproval)]
     rows = (
         PolicyDecision.objects.filter(
-            policy__in=list(policy_pks), kind=PolicyDecision.Kind.APPROVED, day=policies.cap_day(now)
+            Q(policy__in=[one.pk for one in deciding if not isinstance(one, RememberedApproval)])
+            | Q(remembered__in=remembered),
+            kind=PolicyDecision.Kind.APPROVED,
+            day=policies.cap_day(now),
         )
-        .values("policy")
+        .values("policy", "remembered")
         .annotate(count=Count("pk"), amount=Sum("amount"))
     )
-    return {row["policy"]: policies.DayTally(row["count"], row["amount"] or 0) for row in rows}
+    found = {}
+    for row in rows:
+        model = RememberedApproval if row["remembered"] else ApprovalPolicy
+        found[(model._meta.model_name, row["remembered"] or row["policy"])] = policies.DayTally(
+            row["count"], row["amount"] or 0
+        )
+    return found
 
 
 def _clock(moment: datetime, now: datetime) -> str:

@@ -47,7 +47,7 @@ from datetime import datetime
 from django.db import IntegrityError, transaction
 
 from approvals import rounds
-from approvals.models import Approval
+from approvals.models import Approval, ApprovalPolicy
 from audit import events as audit_events
 from audit.events import deciding
 from holds.models import DecisionChannel, DecisionItem, Hold
@@ -221,7 +221,8 @@ def _store(hold, approver, choices, found, round_number, position, now) -> Appro
         with transaction.atomic():
             return Approval.objects.create(
                 hold=hold,
-                policy=found.policy if found else None,
+                # A remembered approval may win a hold whose round a policy, lowered since, opened: its name is kept.
+                policy=found.policy if found and isinstance(found.policy, ApprovalPolicy) else None,
                 policy_name=found.policy.name if found else "",
                 approvals_required=found.approvals_required if found else 1,
                 approver=approver,

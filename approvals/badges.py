@@ -48,20 +48,20 @@ def badges(listed: list) -> dict[int, Badge]:
     version = policies.version()
     current = policies.all_policies(version)
     required = _requirements(listed, current, version) if current else {}
-    by_pk = {policy.pk: policy for policy in current}
-    deciding_alone = {found[2] for found in required.values() if found[0] == 0 and found[2] in by_pk}
+    by_key = {policies.key(policy): policy for policy in current}
+    deciding_alone = {found[2] for found in required.values() if found[0] == 0 and found[2] in by_key}
     now = timezone.now()
-    tallies = alone.tallies_today(deciding_alone, now) if deciding_alone else {}
+    tallies = alone.tallies_today([by_key[one] for one in deciding_alone], now) if deciding_alone else {}
     found = {}
     for hold in listed:
-        count, why, policy_pk, total, doubt, actions = required.get(hold.pk, (1, "", None, None, "", []))
-        if count == 0 and policy_pk in by_pk and not hold.open_approvals:
-            tally = tallies.get(policy_pk, policies.DayTally())
-            need = policies.Requirement(by_pk[policy_pk], count, why, Decimal(total) if total else None, doubt)
+        count, why, policy_key, total, doubt, actions = required.get(hold.pk, (1, "", None, None, "", []))
+        if count == 0 and policy_key in by_key and not hold.open_approvals:
+            tally = tallies.get(policy_key, policies.DayTally())
+            need = policies.Requirement(by_key[policy_key], count, why, Decimal(total) if total else None, doubt)
             found[hold.pk] = Badge(*alone.waiting_words(need, hold, now, tally, approvable="approve" in actions))
         elif words := badge_words(count, hold.open_approvals):
             found[hold.pk] = Badge(words, why)
-        if late := late_words(by_pk.get(policy_pk), hold, now):
+        if late := late_words(by_key.get(policy_key), hold, now):
             shown = found.get(hold.pk)
             found[hold.pk] = Badge(f"{shown.words} · {late}", shown.why) if shown else Badge(late, "")
     return found
@@ -87,8 +87,8 @@ def badge_words(required: int, given: int) -> str:
 
 
 def _requirements(listed: list, current: list, version: str) -> dict[int, tuple]:
-    """(approvals required, why, the policy's pk, its ``sure_total`` as text, its ``doubt``, the hold's actions) of
-    each listed hold under the policies of ``version``, read from the cache or worked out and stored."""
+    """(approvals required, why, the policy's ``policies.key``, its ``sure_total`` as text, its ``doubt``, the hold's
+    actions) of each listed hold under the policies of ``version``, read from the cache or worked out and stored."""
     keys = {_key(version, hold): hold for hold in listed}
     # Not kept in the process: should a policy change fail to move the version on (the cache down at the commit),
     # requirements stored under it meanwhile could be wrong, and they must leave with the cache's timeout.
@@ -105,7 +105,14 @@ def _requirements(listed: list, current: list, version: str) -> dict[int, tuple]
             need = policies.requirement(hold, current, item_data[hold.pk])
             total = None if need is None or need.sure_total is None else str(need.sure_total)
             fresh[key] = (
-                (need.approvals_required, need.why, need.policy.pk, total, need.doubt, actions.get(hold.pk, []))
+                (
+                    need.approvals_required,
+                    need.why,
+                    policies.key(need.policy),
+                    total,
+                    need.doubt,
+                    actions.get(hold.pk, []),
+                )
                 if need
                 else (1, "", None, None, "", [])
             )
@@ -116,4 +123,4 @@ def _requirements(listed: list, current: list, version: str) -> dict[int, tuple]
 
 def _key(version: str, hold) -> str:
     parts = (version, hold.pk, hold.env, hold.agent, hold.capability, hold.payload_digest)
-    return "approval-requirement-3:" + hashlib.sha256(repr(parts).encode()).hexdigest()
+    return "approval-requirement-4:" + hashlib.sha256(repr(parts).encode()).hexdigest()

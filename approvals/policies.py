@@ -37,10 +37,11 @@ otherwise the hold waits for people, and ``held_back`` says why. A policy with a
 approve also needs ``sure_total`` (else ``default_held_back`` says why, and nothing is sent). The sweeps
 (``holds.deciding.by_policy``), the pages and the replay of the past all ask ``own_action``.
 
-A reviewer's remembered approval (``remembered_by`` set, ``approvals.remembering``) is chosen
-apart: it matches by ``approvals.alike`` alone (every amount the hold carries read for certain, as
-above, each at most the remembered one, in its currency), only while enabled, and wins (needing 0 people)
-unless a matching policy needs two or more people, which always wins over it.
+A reviewer's remembered approval (``models.RememberedApproval``, ``approvals.remembering``), read with the
+policies, is chosen apart: it matches by ``approvals.alike`` alone (every amount the hold carries read for certain,
+as above, each at most the remembered one, in its currency), only while running, and wins (needing 0 people)
+unless a matching policy needs two or more people, which always wins over it. A policy and a remembered approval
+may share a pk: ``key`` tells them apart.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ from django.conf import settings
 from django.db import transaction
 
 from approvals import alike, verdicts
-from approvals.models import ApprovalPolicy
+from approvals.models import ApprovalPolicy, RememberedApproval
 from reviewqueue import processcache, softcache
 from reviewqueue.agent_numbers import carried, grouped_number, is_amount_key
 from teams.scopes import GLOB_CHARACTERS, glob_matches
@@ -199,16 +200,17 @@ def requirement(hold, policies: Iterable[ApprovalPolicy], item_data: Iterable | 
     if item_data is None:
         item_data = [item.data for item in hold.items.all()]
     item_data = list(item_data)
+    policies = list(policies)
     remembered = [
         policy
         for policy in policies
-        if policy.remembered_by_id is not None and policy.enabled and alike.fits(policy, hold, item_data)
+        if isinstance(policy, RememberedApproval) and policy.enabled and alike.fits(policy, hold, item_data)
     ]
     read = {None: carried(item_data)}  # every amount, read once for every policy
     matching = [
         found
         for policy in policies
-        if policy.remembered_by_id is None and (found := match(policy, hold, item_data, read))
+        if not isinstance(policy, RememberedApproval) and (found := match(policy, hold, item_data, read))
     ]
     if remembered and not any(found.people >= 2 for found in matching):
         # A reviewer's remembered approval, only where no policy asks for four eyes (``approvals.remembering``).
@@ -354,17 +356,30 @@ KEPT_SECONDS = 60
 _kept: dict[str, tuple[float, list[ApprovalPolicy]]] = {}
 
 
-def all_policies(current: str | None = None) -> list[ApprovalPolicy]:
-    """Every policy, with its groups: read from the database once per version (``current``, read when not given:
-    see ``version``), then kept."""
+def all_policies(current: str | None = None) -> list[ApprovalPolicy | RememberedApproval]:
+    """Every policy, with its groups, and every running remembered approval: read from the database once per version
+    (``current``, read when not given: see ``version``), then kept."""
     current = current or version()
     kept = _kept.get(current)
     if kept and time.monotonic() - kept[0] < KEPT_SECONDS:
         return kept[1]
-    policies = list(ApprovalPolicy.objects.select_related("later_approver_group", "escalation_group", "remembered_by"))
+    policies = read_policies()
     _kept.clear()
     _kept[current] = (time.monotonic(), policies)
     return policies
+
+
+def read_policies() -> list[ApprovalPolicy | RememberedApproval]:
+    """Every policy and every running remembered approval, as they are in the database now."""
+    return [
+        *ApprovalPolicy.objects.select_related("later_approver_group", "escalation_group"),
+        *RememberedApproval.objects.running(),
+    ]
+
+
+def key(policy: ApprovalPolicy | RememberedApproval) -> tuple[str, int | None]:
+    """What tells a policy from a remembered approval of the same pk: (its model, its pk)."""
+    return policy._meta.model_name, policy.pk
 
 
 def version() -> str:

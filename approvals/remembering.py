@@ -2,8 +2,8 @@
 
 A reviewer approving every item of a hold as the agent asked may remember the approval for 1 hour,
 until the end of the day (in their time zone) or 7 days, none past ``REMEMBER_MAX_HOURS``. It is kept
-as an approval policy needing 0 people, owned by the reviewer (``remembered_by``), so the standing
-policies' machinery runs it: ``policies.requirement`` picks it for a like hold (``approvals.alike``:
+as a ``models.RememberedApproval`` owned by the reviewer, which the standing policies' machinery reads as a
+policy needing 0 people: ``policies.requirement`` picks it for a like hold (``approvals.alike``:
 the same env, agent and capability, each item's amount read for certain and at most this one's largest, all
 together at most its total, in the same currency), ``policies.own_action`` approves at once (a wait of 0),
 under its daily caps (the allowance's: a count of holds, and optionally the sum of their amounts, counted as
@@ -23,28 +23,26 @@ Never a hole. It is neither offered nor made (a forged POST included) when:
 It is never wider than its owner's team scopes: it matches only the env, agent and capability of a hold
 they could see, and stops (``stopped_reason``) when they no longer could, when they lose the Reviewers
 role, are deactivated or go away, when the allowance goes, at its ``valid_until`` or on revoke. The sweep
-checks that with the hold and the policy locked before each decision, and ``end_stopped`` ends such
-approvals (disabled, with the reason), so that they stop matching anywhere; the Undo of the decision it was
-made with ends it too (``undone``). Making, revoking and ending
-one are audited as setting changes of the policy; each use is a decision whose audit names the policy
-and its owner.
+checks that with the hold and the remembered approval locked before each decision, and ``end_stopped`` ends such
+approvals (``ended_at``, with the reason), so that they stop matching anywhere; the Undo of the decision it was
+made with ends it too (``undone``). Making, revoking and ending one are audited as setting changes of it; each use is
+a decision whose audit names it and its owner.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import uuid
 from datetime import datetime, time, timedelta
 from decimal import Decimal
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Q
 from django.utils import timezone
 
-from approvals import alike, policies, replay, rounds, wording
-from approvals.models import ApprovalPolicy, PolicyDecision, RememberAllowance
+from approvals import alike, policies, replay, rounds
+from approvals.models import RememberAllowance, RememberedApproval
 from audit import events as audit_events
 from audit.events import roles_and_settings
 from holds.models import DecisionItem
@@ -56,7 +54,7 @@ from reviewqueue.agent_numbers import carried
 from reviewqueue.viewer import Viewer
 from teams import scopes
 
-POLICY_MODEL = ApprovalPolicy._meta.label_lower
+REMEMBERED_MODEL = RememberedApproval._meta.label_lower
 REPLAY_DAYS = 30
 
 
@@ -77,23 +75,24 @@ class Duration:
 
 @dataclasses.dataclass(frozen=True)
 class Offer:
-    """What remembering this approval would make: ``policy`` (unsaved), the ``durations`` to choose from, and the
-    replay of ``policy`` over the last ``REPLAY_DAYS`` days (None when not asked for)."""
+    """What remembering this approval would make: ``remembered`` (unsaved), the ``durations`` to choose from, and the
+    replay of it over the last ``REPLAY_DAYS`` days (None when not asked for)."""
 
-    policy: ApprovalPolicy
+    remembered: RememberedApproval
     durations: list[Duration]
     replay: replay.Replay | None = None
 
     @property
     def words(self) -> str:
         """Exactly what it approves."""
-        policy, hold = self.policy, self.policy.remembered_from
+        remembered = self.remembered
         capped = ""
-        if policy.daily_cap_amount is not None:
-            capped = f", their amounts at most {alike.written(policy.daily_cap_amount)} a day in all"
+        if remembered.daily_cap_amount is not None:
+            capped = f", their amounts at most {alike.written(remembered.daily_cap_amount)} a day in all"
         return (
-            f"Holds of agent {hold.agent}, capability {hold.capability} in env {hold.env}, {alike.why(policy)}, "
-            f"approved as asked in your name, at most {policy.daily_cap_count} a day{capped}."
+            f"Holds of agent {remembered.agent}, capability {remembered.capability} in env {remembered.env}, "
+            f"{alike.why(remembered)}, approved as asked in your name, at most {remembered.daily_cap_count} a day"
+            f"{capped}."
         )
 
     @property
@@ -148,20 +147,17 @@ def _offer(hold, viewer: Viewer, choices, now: datetime, with_replay: bool) -> O
         raise NotRememberable(
             f"This hold's amounts are not read for certain{why}, so its approval cannot be remembered."
         )
-    candidate = ApprovalPolicy(
-        name=f"remembered by {viewer.user.get_username()[:60]} {uuid.uuid4().hex[:8]}",
-        env_pattern=alike.literal(hold.env),
-        agent_pattern=alike.literal(hold.agent),
-        capability_pattern=alike.literal(hold.capability),
-        approvals_required=0,
-        auto_wait_minutes=0,
+    candidate = RememberedApproval(
+        owner=viewer.user,
+        source_hold=hold,
+        env=hold.env,
+        agent=hold.agent,
+        capability=hold.capability,
+        amount_at_most=max(amounts),
+        total_at_most=sum(amounts),
+        currency=currency,
         daily_cap_count=caps.count,
         daily_cap_amount=caps.amount,
-        remembered_by=viewer.user,
-        remembered_from=hold,
-        remembered_amount=max(amounts),
-        remembered_total=sum(amounts),
-        remembered_currency=currency,
     )
     standing = rounds.standing(hold, [*policies.all_policies(), candidate])
     # The very hold must be one it would approve: no four-eyes policy matches it, and it is like itself.
@@ -195,7 +191,7 @@ def caps_for(hold) -> Caps | None:
     return Caps(min(allowance.daily_cap_count for allowance in admitting), min(amounts, default=None))
 
 
-def remember(hold, viewer: Viewer, choices, duration_key: str, now: datetime) -> ApprovalPolicy:
+def remember(hold, viewer: Viewer, choices, duration_key: str, now: datetime) -> RememberedApproval:
     """Make ``viewer``'s remembered approval of holds like ``hold`` for the duration named ``duration_key``, and
     audit it; raise ``NotRememberable`` when it may not be (see the module's rules). Call it in the transaction
     that stores the decision, before it, so that a refusal stores neither."""
@@ -203,52 +199,51 @@ def remember(hold, viewer: Viewer, choices, duration_key: str, now: datetime) ->
     duration = next((one for one in made.durations if one.key == duration_key), None)
     if duration is None:
         raise NotRememberable("Choose how long to remember this approval among the durations offered.")
-    policy = made.policy
-    policy.valid_until = duration.until
+    remembered = made.remembered
+    remembered.valid_until = duration.until
     with transaction.atomic():
-        policy.save()
+        remembered.save()
         audit_events.append(
             roles_and_settings.setting_changed(
                 actor=viewer.user,
                 hold=hold,
-                model=POLICY_MODEL,
-                object_id=str(policy.pk),
-                object_repr=policy.name,
+                model=REMEMBERED_MODEL,
+                object_id=str(remembered.pk),
+                object_repr=str(remembered),
                 action="added",
                 message=f"remembered approval {duration.label}, until {people_wording.moment(duration.until)}: "
                 f"{made.words}",
-                details={"remembered": _facts(policy)},
+                details={"remembered": _facts(remembered)},
             )
         )
-    return policy
+    return remembered
 
 
-def _facts(policy: ApprovalPolicy) -> dict:
-    hold = policy.remembered_from
+def _facts(remembered: RememberedApproval) -> dict:
     return {
-        "by": policy.remembered_by.get_username(),
-        "hold": hold.hold_id,
-        "env": hold.env,
-        "agent": hold.agent,
-        "capability": hold.capability,
-        "amount_at_most": str(policy.remembered_amount),
-        "total_at_most": str(policy.remembered_total),
-        "currency": policy.remembered_currency,
-        "valid_until": policy.valid_until.isoformat() if policy.valid_until else None,
-        "daily_cap_count": policy.daily_cap_count,
-        "daily_cap_amount": None if policy.daily_cap_amount is None else str(policy.daily_cap_amount),
+        "by": remembered.owner.get_username(),
+        "hold": remembered.source_hold.hold_id,
+        "env": remembered.env,
+        "agent": remembered.agent,
+        "capability": remembered.capability,
+        "amount_at_most": str(remembered.amount_at_most),
+        "total_at_most": str(remembered.total_at_most),
+        "currency": remembered.currency,
+        "valid_until": remembered.valid_until.isoformat() if remembered.valid_until else None,
+        "daily_cap_count": remembered.daily_cap_count,
+        "daily_cap_amount": None if remembered.daily_cap_amount is None else str(remembered.daily_cap_amount),
     }
 
 
-def stopped_reason(policy: ApprovalPolicy, now: datetime) -> str:
-    """Why remembered ``policy`` approves nothing at ``now`` ("" while it may): ended or revoked, past its time, its
-    owner deactivated, no longer a reviewer, away or no longer seeing its holds, or no allowance left for them.
-    Reads the owner afresh."""
-    if policy.ended_at is not None or not policy.enabled:
-        return policy.ended_reason or "ended"
-    if policy.valid_until is not None and policy.valid_until <= now:
-        return f"its time ran out at {people_wording.moment(policy.valid_until)}"
-    owner = get_user_model().objects.get(pk=policy.remembered_by_id)
+def stopped_reason(remembered: RememberedApproval, now: datetime) -> str:
+    """Why ``remembered`` approves nothing at ``now`` ("" while it may): ended or revoked, past its time, its owner
+    deactivated, no longer a reviewer, away or no longer seeing its holds, or no allowance left for them. Reads the
+    owner afresh."""
+    if remembered.ended_at is not None:
+        return remembered.ended_reason or "ended"
+    if remembered.valid_until is not None and remembered.valid_until <= now:
+        return f"its time ran out at {people_wording.moment(remembered.valid_until)}"
+    owner = get_user_model().objects.get(pk=remembered.owner_id)
     name = naming.name(owner)
     if not owner.is_active:
         return f"{name} was deactivated"
@@ -257,7 +252,7 @@ def stopped_reason(policy: ApprovalPolicy, now: datetime) -> str:
         return f"{name} no longer has the Reviewers role"
     if NotificationSettings.objects.filter(user=owner, away_until__gt=now).exists():
         return f"{name} is away"
-    source = policy.remembered_from
+    source = remembered.source_hold
     if not scopes.may_see(viewer, source):
         return f"{name} no longer sees these holds"
     if caps_for(source) is None:
@@ -265,45 +260,38 @@ def stopped_reason(policy: ApprovalPolicy, now: datetime) -> str:
     return ""
 
 
-def end_stopped(now: datetime) -> list[ApprovalPolicy]:
+def end_stopped(now: datetime) -> list[RememberedApproval]:
     """End every remembered approval that has stopped (``stopped_reason``); return those ended."""
-    ended = []
-    live = ApprovalPolicy.objects.filter(remembered_by__isnull=False, enabled=True).select_related(
-        "remembered_by", "remembered_from"
-    )
-    for policy in live:
-        if (reason := stopped_reason(policy, now)) and end(policy, reason, now):
-            ended.append(policy)
-    return ended
+    return [
+        remembered
+        for remembered in RememberedApproval.objects.running()
+        if (why := stopped_reason(remembered, now)) and end(remembered, why, now)
+    ]
 
 
-def undone(hold, owner, now: datetime) -> list[ApprovalPolicy]:
+def undone(hold, owner, now: datetime) -> list[RememberedApproval]:
     """``owner`` undid their decision of ``hold``: the approvals they remembered with it end too."""
-    made = ApprovalPolicy.objects.filter(remembered_from=hold, remembered_by=owner, enabled=True).select_related(
-        "remembered_by", "remembered_from"
+    made = RememberedApproval.objects.running().filter(source_hold=hold, owner=owner)
+    return [remembered for remembered in made if end(remembered, "its approval was undone", now, actor=owner)]
+
+
+def revoke(remembered_pk: int, user, now: datetime, owned_only: bool = False) -> RememberedApproval | None:
+    """Revoke remembered approval ``remembered_pk`` as ``user``: its owner (or, unless ``owned_only``, a superuser);
+    None when it is not theirs to revoke. Revoking one already ended changes nothing."""
+    mine = Q() if user.is_superuser and not owned_only else Q(owner=user)
+    remembered = (
+        RememberedApproval.objects.filter(mine, pk=remembered_pk).select_related("owner", "source_hold").first()
     )
-    return [policy for policy in made if end(policy, "its approval was undone", now, actor=owner)]
+    if remembered is not None:
+        end(remembered, f"revoked by {naming.name(user)}", now, actor=user)
+    return remembered
 
 
-def revoke(policy_pk: int, user, now: datetime, owned_only: bool = False) -> ApprovalPolicy | None:
-    """Revoke remembered approval ``policy_pk`` as ``user``: its owner (or, unless ``owned_only``, a superuser); None
-    when it is not theirs to revoke. Revoking one already ended changes nothing."""
-    mine = Q() if user.is_superuser and not owned_only else Q(remembered_by=user)
-    policy = (
-        ApprovalPolicy.objects.filter(mine, pk=policy_pk, remembered_by__isnull=False)
-        .select_related("remembered_by", "remembered_from")
-        .first()
-    )
-    if policy is not None:
-        end(policy, f"revoked by {naming.name(user)}", now, actor=user)
-    return policy
-
-
-def end(policy: ApprovalPolicy, reason: str, now: datetime, actor=None) -> bool:
-    """Disable ``policy`` for good, saying why, and audit it; False when it had ended already."""
+def end(remembered: RememberedApproval, reason: str, now: datetime, actor=None) -> bool:
+    """End ``remembered`` for good, saying why, and audit it; False when it had ended already."""
     with transaction.atomic():
-        ended = ApprovalPolicy.objects.filter(pk=policy.pk, enabled=True).update(
-            enabled=False, ended_at=now, ended_reason=reason[:200]
+        ended = RememberedApproval.objects.filter(pk=remembered.pk, ended_at__isnull=True).update(
+            ended_at=now, ended_reason=reason[:200]
         )
         if not ended:
             return False
@@ -311,16 +299,16 @@ def end(policy: ApprovalPolicy, reason: str, now: datetime, actor=None) -> bool:
         audit_events.append(
             roles_and_settings.setting_changed(
                 actor=actor,
-                hold=policy.remembered_from,
-                model=POLICY_MODEL,
-                object_id=str(policy.pk),
-                object_repr=policy.name,
+                hold=remembered.source_hold,
+                model=REMEMBERED_MODEL,
+                object_id=str(remembered.pk),
+                object_repr=str(remembered),
                 action="changed",
                 message=f"remembered approval ended: {reason}",
-                details={"remembered": _facts(policy) | {"ended": reason}},
+                details={"remembered": _facts(remembered) | {"ended": reason}},
             )
         )
-    policy.enabled, policy.ended_at, policy.ended_reason = False, now, reason[:200]
+    remembered.ended_at, remembered.ended_reason = now, reason[:200]
     return True
 
 
@@ -329,7 +317,7 @@ class Listed:
     """A remembered approval as its lists show it: what it approves, whose, how many it matched so far, and
     whether it still runs (``stopped``: why not, "" while it does)."""
 
-    policy: ApprovalPolicy
+    remembered: RememberedApproval
     label: str
     words: str
     matched: int
@@ -339,30 +327,25 @@ class Listed:
 def listed(owner=None, now: datetime | None = None) -> list[Listed]:
     """Remembered approvals, newest first: ``owner``'s, or everyone's (for admins and auditors)."""
     now = now or timezone.now()
-    found = ApprovalPolicy.objects.filter(remembered_by__isnull=False).select_related(
-        "remembered_by", "remembered_from"
-    )
+    found = RememberedApproval.objects.select_related("owner", "source_hold")
     if owner is not None:
-        found = found.filter(remembered_by=owner)
-    found = found.annotate(matched=Count("decisions", filter=Q(decisions__kind=PolicyDecision.Kind.APPROVED))).order_by(
-        "-pk"
-    )
+        found = found.filter(owner=owner)
     return [
         Listed(
-            policy,
-            wording.remembered_label(policy, now),
-            Offer(policy, []).words,
-            policy.matched,
-            _stopped_words(policy, now),
+            remembered,
+            remembered.label(now),
+            Offer(remembered, []).words,
+            remembered.matched,
+            _stopped_words(remembered, now),
         )
-        for policy in found[:500]
+        for remembered in found.with_matched()[:500]
     ]
 
 
-def _stopped_words(policy: ApprovalPolicy, now: datetime) -> str:
+def _stopped_words(remembered: RememberedApproval, now: datetime) -> str:
     """Why a listed approval no longer runs, by its own fields alone ("" while it runs): the sweep ends the others."""
-    if not policy.enabled:
-        return policy.ended_reason or "ended"
-    if policy.valid_until is not None and policy.valid_until <= now:
-        return f"its time ran out at {people_wording.moment(policy.valid_until)}"
+    if remembered.ended_at is not None:
+        return remembered.ended_reason or "ended"
+    if remembered.valid_until is not None and remembered.valid_until <= now:
+        return f"its time ran out at {people_wording.moment(remembered.valid_until)}"
     return ""

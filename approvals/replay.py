@@ -29,7 +29,7 @@ from datetime import datetime, timedelta
 from django.utils import timezone
 
 from approvals import policies as policy_rules
-from approvals.models import ApprovalPolicy
+from approvals.models import ApprovalPolicy, RememberedApproval
 from audit.models import AuditEvent, EventKind
 from holds.models import Hold, HoldItem
 
@@ -100,15 +100,17 @@ class Replay:
         }
 
 
-def replay(policy: ApprovalPolicy, days: int = DEFAULT_WINDOW, now: datetime | None = None) -> Replay:
-    """Replay ``policy`` (saved or not; never saved here) over the holds decided in the last ``days`` days."""
+def replay(
+    policy: ApprovalPolicy | RememberedApproval, days: int = DEFAULT_WINDOW, now: datetime | None = None
+) -> Replay:
+    """Replay ``policy`` (saved or not, never saved here; or a remembered approval) over the holds decided in the last
+    ``days`` days."""
     if days not in WINDOWS:
         raise ValueError(f"the replay covers {', '.join(map(str, WINDOWS))} days, not {days}")
     now = now or timezone.now()
-    saved = list(ApprovalPolicy.objects.select_related("later_approver_group", "escalation_group"))
-    others = [other for other in saved if policy.pk is None or other.pk != policy.pk]
-    with_replayed = [*others, policy]
-    saved_version = next((other for other in saved if policy.pk is not None and other.pk == policy.pk), None)
+    saved = policy_rules.read_policies()
+    with_replayed = [*(other for other in saved if other != policy), policy]  # models are equal by model and pk
+    saved_version = next((other for other in saved if other == policy), None)
     result = Replay(days)
     tallies: dict = defaultdict(policy_rules.DayTally)
     would_approve = []

@@ -23,7 +23,10 @@ def remembered(request):
 @require_POST
 def revoke(request):
     """Revoke one of the reviewer's own remembered approvals; anyone else's is a 404, as an unknown id."""
-    policy_pk = readers.identifier(request.POST.get("remembered", ""), "remembered")
-    if policy_pk is None or remembering.revoke(policy_pk, request.user, timezone.now(), owned_only=True) is None:
+    remembered_pk = readers.identifier(request.POST.get("remembered", ""), "remembered")
+    if (
+        remembered_pk is None
+        or remembering.revoke(remembered_pk, request.user, timezone.now(), owned_only=True) is None
+    ):
         raise readers.BadValue("remembered", "say which of your remembered approvals to revoke")
     return redirect("remembered")

@@ -1,15 +1,9 @@
-"""The words for an approval: who approved, and what they changed or rejected; and for a remembered approval."""
+"""The words for an approval: who approved, and what they changed or rejected."""
 
 from __future__ import annotations
 
-from datetime import datetime
-
-from django.utils import timezone
-from django.utils.formats import date_format
-
 from approvals.models import Approval
 from holds.models import DecisionItem
-from people import naming
 from reviewqueue.agent_json import ABSENT, top_level_changes
 from reviewqueue.agent_numbers import grouped
 from reviewqueue.showing import display
@@ -44,18 +38,3 @@ def _changes(original, edited) -> list[tuple[str, str]]:
 
 def _shown(value) -> str:
     return grouped(value) or ("(absent)" if value is None or value is ABSENT else display(value))
-
-
-def remembered_label(policy, now: datetime) -> str:
-    """ "alice's remembered approval (until 18:00)": a remembered approval for people (the time in the active zone,
-    with its date when not today's)."""
-    until = ""
-    if policy.valid_until is not None:
-        local, today = timezone.localtime(policy.valid_until), timezone.localtime(now).date()
-        until = f" (until {date_format(local, 'H:i' if local.date() == today else 'Y-m-d H:i')})"
-    return f"{naming.name(policy.remembered_by)}'s remembered approval{until}"
-
-
-def remembered_decider(policy) -> str:
-    """Whom a remembered approval's decisions name, for the platform too: "remembered by alice"."""
-    return f"remembered by {policy.remembered_by.get_username()}"[:100]

@@ -29,9 +29,7 @@ import statistics
 from datetime import datetime
 from itertools import groupby
 
-from django.db.models import Count, Q
-
-from approvals.models import Approval, ApprovalPolicy, PolicyDecision
+from approvals.models import Approval, RememberedApproval
 from audit import approvers
 from audit.stats import Period
 
@@ -122,12 +120,7 @@ def _count(row: PolicyRow, chain: list[list[_Given]]) -> None:
         row.rejected += 1
 
 
-def remembered_approvals(limit: int = 200) -> list[ApprovalPolicy]:
+def remembered_approvals(limit: int = 200) -> list[RememberedApproval]:
     """Everyone's remembered approvals (``approvals.remembering``), newest first, each with ``matched``: the holds it
     approved so far. The statistics page lists them with who made them, whatever the period."""
-    return list(
-        ApprovalPolicy.objects.filter(remembered_by__isnull=False)
-        .select_related("remembered_by", "remembered_from")
-        .annotate(matched=Count("decisions", filter=Q(decisions__kind=PolicyDecision.Kind.APPROVED)))
-        .order_by("-pk")[:limit]
-    )
+    return list(RememberedApproval.objects.select_related("owner").with_matched()[:limit])

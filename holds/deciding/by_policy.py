@@ -33,9 +33,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from approvals import alone, policies, remembering, rounds, wording
+from approvals import alone, policies, remembering, rounds
 from approvals.escalation import may_apply
-from approvals.models import Approval, ApprovalPolicy, PolicyDecision
+from approvals.models import Approval, ApprovalPolicy, PolicyDecision, RememberedApproval
 from audit.models import AuditEvent, EventKind
 from holds.deciding import decisions
 from holds.models import Decision, DecisionItem, Hold
@@ -148,13 +148,14 @@ def _decide_locked(hold_pk: int, kind: str, now: datetime) -> Decision | None:
         return None
     every_policy = policies.all_policies()
     chosen = policies.requirement(hold, every_policy)
-    # The policy's current values, locked: the day's tally is read and counted in turns, and the hold's requirement
-    # read again with them.
-    policy = ApprovalPolicy.objects.select_for_update().filter(pk=chosen.policy.pk).first() if chosen else None
-    if policy is None or (policy.remembered_by_id is not None and remembering.stopped_reason(policy, now)):
+    # The policy's (or remembered approval's) current values, locked: the day's tally is read and counted in turns,
+    # and the hold's requirement read again with them.
+    policy = type(chosen.policy).objects.select_for_update().filter(pk=chosen.policy.pk).first() if chosen else None
+    remembered = isinstance(policy, RememberedApproval)
+    if policy is None or (remembered and remembering.stopped_reason(policy, now)):
         return None
-    found = policies.requirement(hold, [policy if other.pk == policy.pk else other for other in every_policy])
-    if found is None or found.policy.pk != policy.pk:
+    found = policies.requirement(hold, [policy if other == policy else other for other in every_policy])
+    if found is None or found.policy != policy:  # models are equal by model and pk
         return None
     day = policies.cap_day(now)
     action = policies.own_action(
@@ -180,7 +181,7 @@ def _decide_locked(hold_pk: int, kind: str, now: datetime) -> Decision | None:
         with transaction.atomic():
             record = PolicyDecision.objects.create(
                 hold=hold,
-                policy=policy,
+                **alone.decided_by(policy),
                 policy_name=policy.name,
                 kind=kind,
                 at=now,
@@ -191,9 +192,9 @@ def _decide_locked(hold_pk: int, kind: str, now: datetime) -> Decision | None:
         return None  # another sweep decided it first
     current = rounds.open_round(rounds.with_rounds(Approval.objects.filter(hold=hold).select_related("approver")))
     claimant = hold.claimant(now)
-    if policy.remembered_by_id is not None:
-        owner = policy.remembered_by.get_username()
-        decider = decisions.PolicyDecider(wording.remembered_decider(policy), owner, "approved", remembered_by=owner)
+    if remembered:
+        owner = policy.owner.get_username()
+        decider = decisions.PolicyDecider(policy.name, owner, "approved", remembered_by=owner)
     else:
         decider = decisions.PolicyDecider(
             policy.name, last_changed_by(policy), "approved" if approving else "default_outcome"

@@ -4,7 +4,6 @@ one-tap links used for it."""
 import math
 import uuid
 
-from django.apps import apps
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -87,26 +86,19 @@ class Decision(models.Model):
     @property
     def policy_words(self) -> str:
         """ "Approved by policy ‘small refunds’" (or "Rejected by …", "Decided by …") for a decision an approval policy
-        made by itself; blank for a person's."""
+        made by itself, "Approved by Alice Adams's remembered approval (until 18:00)" for a remembered approval's;
+        blank for a person's."""
         if not self.decided_by_policy:
             return ""
         actions = {item.action for item in self.items.all()}
         verb = {frozenset({"approve"}): "Approved", frozenset({"reject"}): "Rejected"}.get(
             frozenset(actions), "Decided"
         )
-        if remembered := self._remembered_policy():
-            from approvals.wording import remembered_label  # approvals.models imports this module
-
-            return f"{verb} by {remembered_label(remembered, timezone.now())}"
+        # A reviewer's remembered approval is named for its owner: the record of what it decided says which it was.
+        made = self.policy_decisions.filter(remembered__isnull=False).select_related("remembered__owner").first()
+        if made is not None:
+            return f"{verb} by {made.remembered.label(timezone.now())}"
         return f"{verb} by policy ‘{self.decided_by_policy}’"
-
-    def _remembered_policy(self):
-        """The reviewer's remembered approval that made this decision, if one did (read only for such a name)."""
-        if not self.decided_by_policy.startswith("remembered by "):
-            return None
-        decided = apps.get_model("approvals", "PolicyDecision").objects.filter(decision=self)
-        record = decided.select_related("policy__remembered_by").first()
-        return record.policy if record and record.policy and record.policy.remembered_by_id else None
 
     @property
     def undoable(self) -> bool:

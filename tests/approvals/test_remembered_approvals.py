@@ -10,8 +10,8 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
-from approvals import remembering
-from approvals.models import ApprovalPolicy, PolicyDecision, RememberAllowance
+from approvals import alone, policies, remembering
+from approvals.models import ApprovalPolicy, PolicyDecision, RememberAllowance, RememberedApproval
 from approvals.remembering import Offer
 from audit.models import AuditEvent
 from holds.deciding import by_policy, decisions, delivery
@@ -66,10 +66,10 @@ def approve_due_at(moment):
         return by_policy.approve_due()
 
 
-def remembered(alice, first, allowed, hours=1) -> ApprovalPolicy:
+def remembered(alice, first, allowed, hours=1) -> RememberedApproval:
     response = remember_through_summary(signed_in(alice), first)
     assert response.status_code == 302, response.content.decode()[:2000]
-    return ApprovalPolicy.objects.get(remembered_by=alice)
+    return RememberedApproval.objects.get(owner=alice)
 
 
 # Making one
@@ -90,12 +90,19 @@ def test_remembering_makes_a_standing_approval_owned_by_the_reviewer_and_audits_
     policy = remembered(alice, first, allowed)
 
     assert policy.approvals_required == 0 and policy.auto_wait_minutes == 0
-    assert policy.remembered_amount == Decimal("12.00") and policy.remembered_currency == ""
+    assert (policy.env, policy.agent, policy.capability, policy.source_hold) == (
+        "default",
+        "refund-bot",
+        "refund",
+        first,
+    )
+    assert policy.amount_at_most == Decimal("12.00") and policy.currency == ""
     assert policy.daily_cap_count == 3
     assert before + timedelta(hours=1) <= policy.valid_until <= timezone.now() + timedelta(hours=1)
     assert Decision.objects.get(hold=first).reviewer == alice  # the decision itself went as always
     made = AuditEvent.objects.get(kind="setting_changed", payload__object_id=str(policy.pk))
     assert made.actor == alice and made.payload["remembered"]["agent"] == "refund-bot"
+    assert made.payload["model"] == "approvals.rememberedapproval" and not ApprovalPolicy.objects.exists()
 
 
 def test_a_like_hold_is_approved_once_by_itself_named_for_its_owner(
@@ -103,6 +110,8 @@ def test_a_like_hold_is_approved_once_by_itself_named_for_its_owner(
 ):
     policy = remembered(alice, first, allowed)
     like = add_refund(platform_client, platform_state, "h_like", "9.50")
+    with time_machine.travel(like.first_seen_at, tick=False):
+        queue = signed_in(alice).get(reverse("queue")).content.decode()
 
     made = approve_due_at(like.first_seen_at + timedelta(seconds=1))
     again = approve_due_at(like.first_seen_at + timedelta(seconds=20))
@@ -120,6 +129,8 @@ def test_a_like_hold_is_approved_once_by_itself_named_for_its_owner(
     until = timezone.localtime(policy.valid_until)  # its time, with its date once it is not today's
     until = until.strftime("%H:%M" if until.date() == timezone.localdate() else "%Y-%m-%d %H:%M")
     assert f"Approved by Alice Adams&#x27;s remembered approval (until {until})" in page
+    assert f"under Alice Adams&#x27;s remembered approval (until {until})" in queue
+    assert PolicyDecision.objects.get(hold=like).remembered == policy
 
 
 @pytest.mark.parametrize(
@@ -194,23 +205,104 @@ def test_it_bounds_the_holds_total_at_the_remembered_holds_not_only_each_item(
 
     assert [decision.hold for decision in made] == [smaller]
     assert not Decision.objects.filter(hold=eight).exists()
-    assert policy.remembered_total == Decimal("12.00")
+    assert policy.total_at_most == Decimal("12.00")
     assert "each amount at most 12.00, all together at most 12.00" in Offer(policy, []).words
 
 
-@pytest.mark.django_db(transaction=True)  # the remembered policy's deferred constraints must not be pending
-def test_an_approval_remembered_before_totals_were_kept_bounds_the_total_by_its_amount(
+def remembered_values(remembered) -> tuple:
+    return (
+        remembered.owner_id,
+        remembered.source_hold_id,
+        remembered.env,
+        remembered.agent,
+        remembered.capability,
+        remembered.amount_at_most,
+        remembered.total_at_most,
+        remembered.currency,
+        remembered.daily_cap_count,
+        remembered.daily_cap_amount,
+        remembered.valid_until,
+        remembered.ended_at,
+        remembered.ended_reason,
+    )
+
+
+@pytest.mark.django_db(transaction=True)  # each migration commits: no deferred constraint may be pending
+def test_remembered_approvals_move_from_their_policies_and_back_with_what_they_decided_and_nothing_wider(
     alice, first, allowed, platform_client, platform_state
 ):
-    policy = remembered(alice, first, allowed)
+    """Back to before the totals were kept, and forward: each remembered approval was a policy, one kept without its
+    total bounds it by its amount (``0007``), and each moves to its own model (``0009``) with its pk and the
+    decisions it made, none wider than it was."""
+    made = remembered(alice, first, allowed)
+    like = add_refund(platform_client, platform_state, "h_like", "9.50")
+    approve_due_at(like.first_seen_at + timedelta(seconds=1))
+    before = remembered_values(made)
     try:
-        migrate(back_to(("approvals", "0006_remembered_approvals_and_targets")))
+        old = migrate(back_to(("approvals", "0006_remembered_approvals_and_targets")))
+        Policy = old.get_model("approvals", "ApprovalPolicy")
+        back = Policy.objects.get(pk=made.pk)
+        assert (back.remembered_by_id, back.remembered_from_id, back.enabled, back.approvals_required) == (
+            alice.pk,
+            first.pk,
+            True,
+            0,
+        )
+        assert (back.env_pattern, back.agent_pattern, back.capability_pattern) == ("default", "refund-bot", "refund")
+        assert (back.remembered_amount, back.daily_cap_count, back.valid_until) == (12, 3, made.valid_until)
+        assert old.get_model("approvals", "PolicyDecision").objects.get(hold_id=like.pk).policy_id == made.pk
+        shape = {"approvals_required": 0, "remembered_by_id": alice.pk, "remembered_from_id": first.pk}
+        Policy.objects.create(name="admins' own", capability_pattern="refund", approvals_required=2)
+        one = {"capability_pattern": "refund", "remembered_amount": 5, **shape}
+        disabled = Policy.objects.create(name="r1", agent_pattern="refund-bot", enabled=False, **one)
+        widened = Policy.objects.create(name="r2", agent_pattern="refund-*", **one)
+        odd = Policy.objects.create(name="r3", agent_pattern="odd[*]bot", **one)
         migrate(latest())
     finally:
         migrate(latest())
 
-    policy.refresh_from_db()
-    assert policy.remembered_total == policy.remembered_amount == Decimal("12.00")
+    assert remembered_values(RememberedApproval.objects.get(pk=made.pk)) == before
+    decided = PolicyDecision.objects.get(hold=like)
+    assert (decided.remembered_id, decided.policy_id) == (made.pk, None)
+    assert list(ApprovalPolicy.objects.values_list("name", flat=True)) == ["admins' own"]
+    moved = RememberedApproval.objects.in_bulk([disabled.pk, widened.pk, odd.pk])
+    assert [moved[pk].ended_reason for pk in (disabled.pk, widened.pk, odd.pk)] == [
+        "disabled in the admin",
+        "its globs were changed in the admin",
+        "",
+    ]
+    assert (moved[odd.pk].agent, moved[odd.pk].amount_at_most, moved[odd.pk].total_at_most) == ("odd*bot", 5, 5)
+    newer = RememberedApproval.objects.create(
+        owner=alice,
+        source_hold=first,
+        env="default",
+        agent="refund-bot",
+        capability="refund",
+        amount_at_most=1,
+        total_at_most=1,
+    )
+    assert newer.pk > odd.pk  # the sequence goes on past the pks the migration kept
+
+
+def test_a_policy_and_a_remembered_approval_of_the_same_pk_count_their_days_apart(alice, first, allowed):
+    made = remembered(alice, first, allowed)
+    policy = ApprovalPolicy.objects.create(
+        pk=made.pk, name="refunds alone", capability_pattern="other", approvals_required=0
+    )
+    PolicyDecision.objects.create(
+        hold=first,
+        policy=policy,
+        policy_name=policy.name,
+        kind="approved",
+        at=timezone.now(),
+        day=policies.cap_day(timezone.now()),
+        amount=Decimal(7),
+    )
+
+    tallies = alone.tallies_today([policy, made], timezone.now())
+
+    assert tallies == {policies.key(policy): policies.DayTally(1, Decimal(7))}
+    assert alone.day_tally(made, policies.cap_day(timezone.now())) == policies.DayTally()
 
 
 def test_its_daily_cap_may_be_an_amount_set_by_the_admin_shown_audited_and_enforced(
@@ -367,7 +459,7 @@ def test_no_choice_under_four_eyes_and_a_forged_one_is_refused(alice, allowed, p
 
     assert forged.status_code == 409
     assert "under four eyes" in forged.content.decode()
-    assert not ApprovalPolicy.objects.filter(remembered_by=alice).exists()
+    assert not RememberedApproval.objects.filter(owner=alice).exists()
     assert not hold.approvals.exists()  # nothing was sent, not even the approval
 
 
@@ -396,7 +488,7 @@ def test_not_offered_and_refused_when_forged(alice, platform_client, platform_st
 
     assert forged.status_code == 409, case
     assert "Nothing was sent" in forged.content.decode()
-    assert not ApprovalPolicy.objects.filter(remembered_by=alice).exists()
+    assert not RememberedApproval.objects.filter(owner=alice).exists()
     assert not Decision.objects.filter(hold=hold).exists()
     if case != "too long":
         assert 'id="remember"' not in page
@@ -424,16 +516,32 @@ def remembered_on_statistics(client) -> str:
 def test_auditors_and_admins_see_everyones_remembered_approvals_with_who_made_them(alice, first, allowed):
     policy = remembered(alice, first, allowed)
     auditor = signed_in(make_user("ada", roles.AUDITORS, first_name="Ada", last_name="Auditor"))
-    root = signed_in(make_user("root", is_superuser=True, is_staff=True))
+    root_user = make_user("root", is_superuser=True, is_staff=True)
+    root = signed_in(root_user)
 
     listed = remembered_on_statistics(auditor)
     assert "Alice Adams" in listed and "refund-bot, refund, default" in listed and "running" in listed
     assert 'data-label="All together at most">12.00' in listed
-    changelist = root.get(reverse("admin:approvals_approvalpolicy_changelist")).content.decode()
-    assert policy.name in changelist and '<td class="field-remembered_by nowrap">alice</td>' in changelist
+    changelist = reverse("admin:approvals_rememberedapproval_changelist")
+    shown = root.get(changelist).content.decode()
+    assert ">alice</a>" in shown and '<td class="field-agent">refund-bot</td>' in shown
+    assert '<td class="field-state">running</td>' in shown
 
-    signed_in(alice).post(reverse("remembered-revoke"), {"remembered": policy.pk})
-    assert "stopped: revoked by Alice Adams" in remembered_on_statistics(auditor)
+    change = reverse("admin:approvals_rememberedapproval_change", args=[policy.pk])
+    assert root.post(change, {"daily_cap_count": "1", "daily_cap_amount": ""}).status_code == 302
+    policy.refresh_from_db()
+    assert policy.daily_cap_count == 1
+    changed = AuditEvent.objects.get(
+        kind="setting_changed", payload__model="approvals.rememberedapproval", actor=root_user
+    )
+    assert changed.payload["message"] == "Changed Daily cap count."
+
+    ended = root.post(changelist, {"action": "end", "_selected_action": [policy.pk]})
+
+    assert ended.status_code == 302
+    assert "stopped: revoked by root" in remembered_on_statistics(auditor)
+    audited = AuditEvent.objects.filter(kind="setting_changed", payload__object_id=str(policy.pk)).latest("sequence")
+    assert audited.actor.username == "root" and audited.payload["remembered"]["ended"] == "revoked by root"
 
 
 def test_remembering_an_amount_no_amount_column_holds_is_refused_with_a_message(
@@ -452,7 +560,7 @@ def test_remembering_an_amount_no_amount_column_holds_is_refused_with_a_message(
         "Nothing was sent: This hold&#x27;s amounts are not read for certain (amount &#x27;20000000000000000.00&#x27; "
         "is more than an amount can be)" in forged.content.decode()
     )
-    assert not ApprovalPolicy.objects.filter(remembered_by=alice).exists()
+    assert not RememberedApproval.objects.filter(owner=alice).exists()
     assert not Decision.objects.filter(hold=huge).exists()
 
 
