@@ -254,7 +254,7 @@ REMEMBERED_BOUNDS = (
 
 
 @admin.register(RememberedApproval)
-class RememberedApprovalAdmin(admin.ModelAdmin):
+class RememberedApprovalAdmin(AuditedAdmin):
     """Reviewers' remembered approvals (``approvals.remembering``), made on the summary before Send: the admin sees
     who made each, from which hold, what it approves and why it ended; changes its daily caps (audited as every admin
     change is) and ends it (audited as its owner's revoke is); never adds or deletes one."""
