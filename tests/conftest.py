@@ -24,6 +24,7 @@ from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.helpers.escalation import FINANCE_LEADS
 from tests.helpers.fake_slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack
 from tests.helpers.processes import API_KEY, free_port, suite_database_url
+from tests.helpers.template_database import migrated_template
 from tests.helpers.users import make_user
 
 
@@ -40,6 +41,18 @@ def pytest_collection_modifyitems(items):
         return 2
 
     items.sort(key=rank)
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, request, tmp_path_factory):
+    """pytest-django's test database is a copy of the suite's migrated template (tests/helpers/template_database.py),
+    which leaves its ``migrate`` nothing to do, rather than a database migrated from nothing by every process."""
+    from django.conf import settings
+
+    if request.config.getvalue("nomigrations") or not settings.DATABASES["default"]["ENGINE"].startswith("tests."):
+        return
+    _, template = migrated_template(tmp_path_factory)
+    settings.DATABASES["default"].setdefault("TEST", {})["TEMPLATE"] = template
 
 
 @pytest.fixture(autouse=True)

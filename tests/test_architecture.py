@@ -1,6 +1,7 @@
 """The imports run one way: these tests read the source, so a cycle fails here before it grows."""
 
 import ast
+import functools
 import importlib
 import io
 import os
@@ -28,11 +29,19 @@ def app_modules() -> list[Path]:
     return [path for layer in layers() for app in layer for path in modules_in(app)]
 
 
-def imported_modules(path: Path) -> set[str]:
+@functools.cache
+def nodes_of(path: Path) -> tuple[ast.AST, ...]:
+    """Every node of a module's syntax tree, read and parsed once for the whole module of checks: each check walks
+    most modules of the checkout, and only reads the nodes."""
+    return tuple(ast.walk(ast.parse(path.read_text(), filename=str(path))))
+
+
+@functools.cache
+def imported_modules(path: Path) -> frozenset[str]:
     """The dotted names a module imports anywhere in it, inside functions too; ``from a import b`` counts as ``a.b``."""
     package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
     names = set()
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+    for node in nodes_of(path):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -42,7 +51,7 @@ def imported_modules(path: Path) -> set[str]:
                 parent = ".".join(parts[: len(parts) - node.level + 1])
                 base = ".".join(part for part in (parent, base) if part)
             names.update(f"{base}.{alias.name}" for alias in node.names)
-    return names
+    return frozenset(names)
 
 
 def imports_of(path: Path, package: str) -> set[str]:
@@ -50,18 +59,19 @@ def imports_of(path: Path, package: str) -> set[str]:
     return {name for name in imported_modules(path) if name == package or name.startswith(f"{package}.")}
 
 
-def models_looked_up(path: Path) -> set[str]:
+@functools.cache
+def models_looked_up(path: Path) -> frozenset[str]:
     """The apps whose models a module reaches by label, ``apps.get_model("teams", …)`` or ``("teams.TeamScope")``,
     as ``teams.models``: an import the import statements do not show."""
-    return {
+    return frozenset(
         f"{node.args[0].value.split('.')[0]}.models"
-        for node in ast.walk(ast.parse(path.read_text(), filename=str(path)))
+        for node in nodes_of(path)
         if isinstance(node, ast.Call)
         and getattr(node.func, "attr", getattr(node.func, "id", None)) == "get_model"
         and node.args
         and isinstance(node.args[0], ast.Constant)
         and isinstance(node.args[0].value, str)
-    }
+    )
 
 
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
@@ -125,7 +135,7 @@ def test_every_process_level_cache_is_registered_for_the_tests_to_forget():
         str(path.relative_to(ROOT)): lines
         for path in app_modules()
         if path != ROOT / "reviewqueue" / "processcache.py"
-        and (lines := sorted(node.lineno for node in ast.walk(ast.parse(path.read_text())) if _functools_cache(node)))
+        and (lines := sorted(node.lineno for node in nodes_of(path) if _functools_cache(node)))
     }
 
     assert found == {}
@@ -146,7 +156,7 @@ def test_hand_written_sql_runs_only_in_the_sql_modules():
         str(path.relative_to(ROOT)): lines
         for path in app_modules()
         if sql_modules not in path.parents
-        and (lines := sorted(node.lineno for node in ast.walk(ast.parse(path.read_text())) if _runs_sql(node)))
+        and (lines := sorted(node.lineno for node in nodes_of(path) if _runs_sql(node)))
     }
 
     assert found == {}
@@ -236,7 +246,7 @@ def test_no_module_hangs_private_state_on_a_user():
         if (
             lines := sorted(
                 node.lineno
-                for node in ast.walk(ast.parse(path.read_text()))
+                for node in nodes_of(path)
                 if isinstance(node, ast.Attribute)
                 and isinstance(node.ctx, ast.Store)
                 and node.attr.startswith("_")
@@ -624,7 +634,7 @@ def commented_text(path: Path) -> list[tuple[int, str]]:
     ]
     found += [
         (node.body[0].lineno, docstring)
-        for node in ast.walk(ast.parse(source))
+        for node in nodes_of(path)
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
         and (docstring := ast.get_docstring(node, clean=False)) is not None
     ]
@@ -690,7 +700,7 @@ def test_a_holds_status_closing_and_claim_are_written_only_by_its_lifecycle():
         f"{path.relative_to(ROOT)}:{node.lineno}"
         for path in app_modules()
         if path != lifecycle
-        for node in ast.walk(ast.parse(path.read_text()))
+        for node in nodes_of(path)
         if _writes_a_holds_life(node)
     }
 

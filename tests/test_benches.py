@@ -7,26 +7,24 @@ these migrations (``BENCH_TEMPLATE_DATABASE``, bench/setup.py), with this worker
 it exits 0 and prints its result lines. Its figures mean nothing at these sizes.
 """
 
-import hashlib
 import os
 import re
 import socket
 from contextlib import closing
 from pathlib import Path
 
-import psycopg
 import pytest
 import redis
 from filelock import FileLock
-from psycopg import sql
 
 from bench import serving
 from tests.helpers import preloaded
 from tests.helpers.podman import BUILD_TIMEOUT
 from tests.helpers.podman import installed as podman_installed
+from tests.helpers.template_database import migrated_template, run_folder
 
 TIMEOUT = 300  # seconds for one bench on a busy machine
-pytestmark = [pytest.mark.long, pytest.mark.timeout(2 * TIMEOUT)]  # the first to run migrates the template too
+pytestmark = [pytest.mark.long, pytest.mark.timeout(2 * TIMEOUT)]  # the first to run collects the static files too
 
 BENCHES_WITH_MAIN = sorted(
     path.stem for path in (serving.ROOT / "bench").glob("*.py") if 'if __name__ == "__main__":' in path.read_text()
@@ -89,56 +87,18 @@ def test_every_bench_runs_in_the_suite():
 
 @pytest.fixture(scope="session")
 def bench_databases(tmp_path_factory):
-    """Where the benches' databases go, and the name of the one they are copied from: migrated by the first worker
-    to ask, under a lock in the run's own temporary folder, unless it was by a run with the same migrations (its
-    comment names them by a digest); likewise the static files, which the benches that serve through gunicorn collect
-    into the checkout once."""
-    server, _, name = os.environ["DATABASE_URL"].rpartition("/")
-    template = f"{name}_bench_template"
-    run_folder = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        run_folder = run_folder.parent  # the workers' folders are popen-gwN inside the run's
-    with FileLock(run_folder / "bench-template.lock"):
-        if not (run_folder / "bench-template.made").exists():
-            if template_comment(server, template) != (digest := migrations_digest()):
-                drop_database(server, template)
-                with psycopg.connect(f"{server}/postgres", autocommit=True) as connection:
-                    connection.execute(f"CREATE DATABASE {template}")
-                environment = os.environ | {
-                    "DATABASE_URL": f"{server}/{template}",
-                    "DJANGO_SETTINGS_MODULE": "tests.settings",
-                }
-                migrate = ["migrate", "--verbosity", "0"]
-                migrated = preloaded.run_module("manage", migrate, environment, timeout=TIMEOUT)
-                assert migrated.returncode == 0, migrated.stderr
-                with psycopg.connect(f"{server}/postgres", autocommit=True) as connection:
-                    connection.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(template), digest))
+    """Where the benches' databases go, and the name of the one they are copied from: the suite's migrated template
+    (tests/helpers/template_database.py); and the static files, which the benches that serve through gunicorn collect
+    into the checkout once, by the first worker to ask, under a lock in the run's own temporary folder."""
+    server, template = migrated_template(tmp_path_factory)
+    folder = run_folder(tmp_path_factory)
+    with FileLock(folder / "bench-static.lock"):
+        if not (folder / "bench-static.made").exists():
             serving.collectstatic_if_needed(
                 serving.production_environment(0, f"{server}/{template}", os.environ["REDIS_URL"], "http://x", "x")
             )
-            (run_folder / "bench-template.made").touch()
+            (folder / "bench-static.made").touch()
     return server, template
-
-
-def migrations_digest() -> str:
-    """A digest of every migration of the checkout, which a template migrated by them carries as its comment."""
-    digest = hashlib.sha256()
-    for path in sorted(serving.ROOT.glob("*/migrations/*.py")):
-        digest.update(str(path.relative_to(serving.ROOT)).encode() + b"\0" + path.read_bytes())
-    return f"migrations {digest.hexdigest()}"
-
-
-def template_comment(server: str, template: str) -> str | None:
-    with psycopg.connect(f"{server}/postgres", autocommit=True) as connection:
-        found = connection.execute(
-            "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s", [template]
-        ).fetchone()
-    return found[0] if found else None
-
-
-def drop_database(server: str, name: str) -> None:
-    with psycopg.connect(f"{server}/postgres", autocommit=True) as connection:
-        connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def first_of_free_ports(count: int) -> int:
