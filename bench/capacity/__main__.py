@@ -26,6 +26,7 @@ database (default 14; the baseline takes the one below).
 """
 
 import argparse
+import bisect
 import json
 import os
 import statistics
@@ -74,7 +75,9 @@ def main() -> None:
         worktree = baseline_worktree(options.baseline, output)
         baseline_redis = REDIS_URL.rsplit("/", 1)[0] + f"/{int(REDIS_URL.rsplit('/', 1)[1]) - 1}"
         label = f"baseline {options.baseline}"
-        stacks.insert(0, Stack(label, worktree, f"{database}_baseline", "template1", baseline_redis, options, output))
+        same = subprocess.run(["git", "diff", "--quiet", options.baseline, "--", "*/migrations/"], cwd=serving.ROOT)
+        template = setup.TEMPLATE if same.returncode == 0 else "template1"  # migrated by its own migrations then
+        stacks.insert(0, Stack(label, worktree, f"{database}_baseline", template, baseline_redis, options, output))
     results: dict[str, dict[int, dict]] = {stack.label: {} for stack in stacks}
     with serving.stopped_at_exit(), FakeSlack() as slack:
         try:
@@ -137,6 +140,8 @@ def baseline_worktree(revision: str, output: Path) -> Path:
 
 def run_step(stack: Stack, reviewers: int, options, output: Path) -> dict:
     plan = dict(stack.plan)
+    for pool in ("reviewers_holds", "scripts_holds"):  # what the steps before decided is decided
+        plan[pool] = stack.plan[pool] = stack.still_undecided(plan[pool])
     plan["users"] = {"reviewers": reviewers, "auditors": auditors(reviewers), "scripts": scripts(reviewers)}
     plan |= {"think": options.think, "rate": options.rate, "duration": options.duration, "ramp": options.ramp}
     name = f"{stack.label.replace(' ', '-')}-{reviewers}"
@@ -164,9 +169,12 @@ def run_step(stack: Stack, reviewers: int, options, output: Path) -> dict:
     if load.returncode != 0:
         raise SystemExit(f"{stack.label}: the load process exited {load.returncode} (log: {output / name}.load.log)")
     result = json.loads(result_path.read_text())
-    result["cpu"] = {name: (after[name] - before.get(name, 0)) / elapsed for name in after}
+    result["cpu"] = {name: (after[name] - before.get(name, 0)) / elapsed for name in after if " " not in name}
+    backends = [name for name in after if name.startswith("PostgreSQL ")]
+    result["cpu"]["PostgreSQL"] = sum(after[name] - before.get(name, 0) for name in backends) / elapsed
     result["cpu"]["load generator"] = result["load_cpu"]
     result["connections"] = max(connections, default=stack.connections())
+    stack.plan["slack"] = plan["slack"][len(plan["slack"]) - result["slack_left"] :]  # a button is pressed once
     result |= delays(stack, result)
     wait_until(stack.settled, 60)
     return result
@@ -186,10 +194,13 @@ def delays(stack: Stack, result: dict) -> dict:
         [list(asked)],
     )
     to_queue = [seen - asked[hold_id] for hold_id, seen, _ in mirrored]
-    by_pk = {pk: asked[hold_id] for hold_id, _, pk in mirrored}
-    to_stream = [
-        moment - by_pk[int(pk)] for pk, moments in result["seen"].items() if int(pk) in by_pk for moment in moments
-    ]
+    # A new hold reaches a stream with the first "hold" event after it was mirrored (its transaction's commit).
+    to_stream = []
+    for moments in result["hold_events"]:
+        for hold_id, seen, _ in mirrored:
+            told = moments[bisect.bisect_left(moments, seen)] if moments and moments[-1] >= seen else None
+            if told is not None:
+                to_stream.append(told - asked[hold_id])
     return {
         "delivered_per_second": len(delivered) / (ended - started),
         "asked_count": len(asked),

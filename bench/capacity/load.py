@@ -27,7 +27,7 @@ import socket
 import sys
 import time
 import uuid
-from collections import defaultdict, deque
+from collections import deque
 from urllib.parse import urlencode, urlsplit
 
 import gevent
@@ -44,7 +44,7 @@ REFRESHING_KINDS = {"hold", "decision", "claim", "assignment", "approval", "refr
 FORM = "application/x-www-form-urlencoded"
 LIVE_DELAY = 0.05  # live.js's fetchSoon
 PLAN: dict = {}
-SEEN: dict[int, list[float]] = defaultdict(list)  # a new hold's pk -> when each stream first told of it
+HOLD_EVENTS: dict[int, list[float]] = {}  # each stream's "hold" events, when they came
 DECISIONS: list[dict] = []  # what the users decided: kind, hold, and the key of an API decision
 SERVER_ERRORS: list[str] = []
 STREAM_FAILURES: list[str] = []
@@ -108,7 +108,7 @@ class Reviewer(SignedIn):
         self.refresh_again = self.fetching = False
         self.last_refresh, self.live_every = 0.0, 0.0
         self.queue_url = "/"
-        self.seen = set()
+        self.hold_events = HOLD_EVENTS[len(HOLD_EVENTS)] = []
         self.open_queue()
         self.stream = gevent.spawn(self.listen)
 
@@ -156,14 +156,8 @@ class Reviewer(SignedIn):
 
     def _event(self, message: str):
         kind = next((line[7:] for line in message.splitlines() if line.startswith("event: ")), "")
-        data = next((line[6:] for line in message.splitlines() if line.startswith("data: ")), "{}")
-        holds = [hold for hold in json.loads(data).get("holds", []) if isinstance(hold, int)]
-        if kind == "hold":
-            now = time.time()
-            for pk in holds:
-                if pk > PLAN["highest_hold"] and pk not in self.seen:
-                    self.seen.add(pk)
-                    SEEN[pk].append(now)
+        if kind == "hold":  # a new hold is told of without its id (reviewqueue/changes.py): the moments are kept
+            self.hold_events.append(time.time())
         if kind in REFRESHING_KINDS and self.on_queue and self.refresh_due is None:
             delay = max(LIVE_DELAY, self.last_refresh + self.live_every - time.monotonic())
             self.refresh_due = gevent.spawn_later(delay, self._refresh)
@@ -213,9 +207,13 @@ class Reviewer(SignedIn):
             answer = self._review(pk, page.text or "", edit=choice == "edit")
         if answer is not None and answer.status_code == 302:
             DECISIONS.append({"kind": choice, "hold": pk})
-            if random.random() < 0.1:  # a second thought, within the undo window
-                undo = self.form_post(f"/holds/{pk}/decision/undo", {}, "undo", ok=(302,))
-                if undo.status_code == 302:
+            if random.random() < 0.1:  # a second thought, within the undo window, on the page the decision led to
+                try:
+                    fields = form_fields(self.get(f"/holds/{pk}/", "hold page").text or "", "undo-form")
+                except SystemExit:
+                    fields = None
+                undo = fields and self.form_post(f"/holds/{pk}/decision/undo", fields, "undo", ok=(302,))
+                if undo and undo.status_code == 302:
                     DECISIONS.append({"kind": "undo", "hold": pk})
                     PLAN["reviewers_holds"].append(pk)
         self.open_queue()
@@ -358,7 +356,6 @@ def main() -> None:
     arriving = gevent.spawn(arrivals, PLAN["rate"], PLAN["platform_url"], asked) if PLAN["rate"] else None
     gevent.sleep(PLAN["ramp"])
     environment.stats.reset_all()  # the first sight of each page is a ramp, not the step
-    SEEN.clear()
     started = time.time()
     gevent.sleep(PLAN["duration"])
     ended = time.time()
@@ -386,8 +383,8 @@ def main() -> None:
     result = {
         "started": started, "ended": ended, "stats": stats, "failures": failures, "server_errors": SERVER_ERRORS,
         "stream_failures": STREAM_FAILURES[:20], "stream_failure_count": len(STREAM_FAILURES),
-        "seen": {str(pk): times for pk, times in SEEN.items()}, "asked": asked, "decisions": DECISIONS,
-        "load_cpu": cpu, "locust": locust.__version__,
+        "hold_events": list(HOLD_EVENTS.values()), "asked": asked, "decisions": DECISIONS,
+        "load_cpu": cpu, "locust": locust.__version__, "slack_left": len(PLAN["slack"]),
     }  # fmt: skip
     with open(result_path, "w") as result_file:
         json.dump(result, result_file)

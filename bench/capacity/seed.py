@@ -12,6 +12,8 @@ import json
 import sys
 from datetime import timedelta
 
+POLICY_AGENT = "llamaindex-support"  # the agent whose small refunds the 0-people policy approves
+
 
 def seed(reviewers: int, auditors: int, scripts: int, slack_buttons: int) -> dict:
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
@@ -58,7 +60,7 @@ def seed(reviewers: int, auditors: int, scripts: int, slack_buttons: int) -> dic
     # A 0-people policy: the small refunds of one agent are approved by themselves, as a team sets one up.
     ApprovalPolicy.objects.create(
         name="capacity: small refunds alone",
-        agent_pattern="llamaindex-support",
+        agent_pattern=POLICY_AGENT,
         condition_key="amount",
         condition_operator=ApprovalPolicy.Operator.AT_MOST,
         condition_threshold=150,
@@ -69,6 +71,7 @@ def seed(reviewers: int, auditors: int, scripts: int, slack_buttons: int) -> dic
     open_holds = list(
         Hold.objects.filter(status=Hold.Status.OPEN, decisions__isnull=True)
         .exclude(expires_at__lt=now + timedelta(hours=1))
+        .exclude(agent=POLICY_AGENT)
         .order_by(F("expires_at").asc(nulls_last=True), "pk")
     )
     buttons, rest = open_holds[:slack_buttons], open_holds[slack_buttons:]

@@ -106,6 +106,18 @@ class Stack:
     def open_holds(self) -> int:
         return self.query("SELECT count(*) FROM holds_hold WHERE status = 'open'")[0][0]
 
+    def still_undecided(self, pks: list[int]) -> list[int]:
+        """Of ``pks``, in their order, the holds still open with no decision standing: what is left to decide."""
+        left = {
+            pk
+            for (pk,) in self.query(
+                "SELECT id FROM holds_hold hold WHERE id = ANY(%s) AND status = 'open' AND NOT EXISTS"
+                " (SELECT 1 FROM holds_decision d WHERE d.hold_id = hold.id AND d.state <> 'withdrawn')",
+                [pks],
+            )
+        }
+        return [pk for pk in pks if pk in left]
+
     def settled(self) -> bool:
         """No decision waiting to be sent, beyond its undo window, or under way."""
         return not self.query(
@@ -120,7 +132,7 @@ class Stack:
         PostgreSQL backends serving the stack's database now."""
         seconds = {name: _tree_cpu(process.pid) for name, process in self.processes.items()}
         backends = self.query("SELECT pid FROM pg_stat_activity WHERE datname = %s", [self.database])
-        seconds["PostgreSQL"] = sum(_cpu(pid) for (pid,) in backends)
+        seconds |= {f"PostgreSQL {pid}": _cpu(pid) for (pid,) in backends}  # summed by the caller, per backend
         return seconds
 
     def connections(self) -> int:
