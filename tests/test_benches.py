@@ -27,7 +27,8 @@ TIMEOUT = 300  # seconds for one bench on a busy machine
 pytestmark = [pytest.mark.long, pytest.mark.timeout(2 * TIMEOUT)]  # the first to run collects the static files too
 
 BENCHES_WITH_MAIN = sorted(
-    path.stem for path in (serving.ROOT / "bench").glob("*.py") if 'if __name__ == "__main__":' in path.read_text()
+    [path.stem for path in (serving.ROOT / "bench").glob("*.py") if 'if __name__ == "__main__":' in path.read_text()]
+    + [path.parent.name for path in (serving.ROOT / "bench").glob("*/__main__.py")]  # a bench that is a package
 )
 # Each bench's arguments for a smoke run ({port}: the first of six free ports in a row), and a line of its result
 # that it must print. Where a bench waits on something that has its own clock, its settings are shortened; sync's
@@ -36,6 +37,10 @@ BENCHES = {
     "announce": (["--holds", "2", "--sync-interval", "1"], r"ask -> email \(SMTP\) all +p50"),
     "audit": (["--events", "200", "--requests", "2"], r"first page, no filter +median"),
     "bulk": (["--sizes", "2", "--rounds", "1"], r"2 holds  summary median .* confirm median"),
+    "capacity": (
+        ["--steps", "2", "--duration", "4", "--ramp", "2", "--think", "0.3", "--rate", "1", "--holds", "60"],
+        r"this checkout: knee .* reviewers; decisions: none lost or doubled, each applied",
+    ),
     "container": (["--rounds", "0"], r"web container start -> /readyz 200: +[\d.]+ s"),
     "decide": (
         ["--decisions", "3", "--port", "{port}"],
@@ -151,10 +156,11 @@ def bench_database(bench_databases, request):
     redis.Redis.from_url(os.environ["REDIS_URL"]).flushdb()
 
 
-QUICK = sorted(set(BENCHES) - {"container", "http", "live", "profile", "recovery"})
-# The four that serve through gunicorn, start containers or wait out an attempt's lease take 20 to 30 s each, which
+QUICK = sorted(set(BENCHES) - {"capacity", "container", "http", "live", "profile", "recovery"})
+# The five that serve through gunicorn, start containers or wait out an attempt's lease take 20 to 60 s each, which
 # the suite's six minutes cannot hold beside the rest: they run with BENCH_SMOKE=all (after a change to bench/ or to
-# what they start), and the suite runs their scenarios in tests/operations/test_container.py and
+# what they start), and the suite runs their scenarios in tests/operations/test_container.py,
+# tests/operations/test_faults.py (the whole production path, as bench.capacity starts it) and
 # tests/platform/test_delivery.py.
 HEAVY = pytest.mark.skipif(
     os.environ.get("BENCH_SMOKE") != "all", reason="a heavy bench: BENCH_SMOKE=all runs its smoke run too"
@@ -185,6 +191,14 @@ def test_the_load_bench_runs_then_the_profile_on_its_database(name, bench_databa
 @pytest.mark.skipif(not WRK.exists(), reason="wrk is missing (.ci/run and bin/test install it)")
 @pytest.mark.parametrize("name", ["live"])
 def test_the_live_updates_bench_runs(name, bench_database, bench_databases):
+    run_bench(name, bench_database, bench_databases)
+
+
+@HEAVY
+@pytest.mark.parametrize("name", ["capacity"])
+def test_the_capacity_bench_runs_one_tiny_step(name, bench_database, bench_databases):
+    """Every process of the production path, Locust with each kind of user, and the check that no decision was lost
+    or doubled, on two reviewers for a few seconds."""
     run_bench(name, bench_database, bench_databases)
 
 

@@ -72,13 +72,18 @@
     });
   }
 
-  // A burst of events (a sync of many holds) fetches each part once.
+  // A burst of events (a sync of many holds) fetches each part once. A part with data-live-every="S" is fetched at
+  // most once every S seconds: the queue's body, which every open queue fetches on every change to any hold.
+  var fetched = new WeakMap();
   function fetchSoon(part) {
     if (due.has(part)) return;
+    var every = Number(part.getAttribute("data-live-every") || 0) * 1000;
+    var delay = Math.max(50, (fetched.get(part) || 0) + every - Date.now());
     due.set(part, setTimeout(function () {
       due.delete(part);
+      fetched.set(part, Date.now());
       if (part.isConnected) htmx.trigger(part, "live");
-    }, 50));
+    }, delay));
   }
 
   // A poll while the stream is up would fetch what the stream already said: it waits.

@@ -1,0 +1,1 @@
+"""bench.capacity: a team's whole day under Locust (see __main__.py)."""
