@@ -1,0 +1,141 @@
+"""A decision's code paths call ``audit.events`` themselves: submitted, approved short of its count, refused, undone,
+and each delivery to the platform. Each test drives the real path and reads the trail."""
+
+from datetime import timedelta
+
+import pytest
+import time_machine
+from django.utils import timezone
+
+from audit import describe
+from audit.models import EventKind
+from holds.deciding import decisions, delivery
+from holds.deciding.decisions import ItemChoice
+from tests.helpers.audit_trail import only, trail
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_delivery")]
+
+
+def test_a_submitted_decision_records_each_items_action_original_and_submitted_data_and_comment(samples, alice):
+    hold = samples["h_13"]
+    edited = {"order_id": "A-1002", "amount": "100.00", "reason": "changed mind"}
+
+    decision = decisions.submit(
+        hold,
+        alice,
+        [
+            ItemChoice("toolu_01A9xQ2mZ", "approve"),
+            ItemChoice("toolu_01B7kR4pW", "edit", edited, "partial refund"),
+        ],
+    )
+
+    event = only(EventKind.DECISION_SUBMITTED)
+    assert (event.actor, event.decision, event.hold_id) == (alice, decision, "h_13")
+    assert event.actions == "approve edit"
+    first, second = event.payload["items"]
+    assert first["id"] == "toolu_01A9xQ2mZ" and first["action"] == "approve"
+    assert second["original_data"]["amount"] == "129.00" and second["data"] == edited
+    assert second["comment"] == "partial refund"
+
+
+def test_an_approval_short_of_its_policys_count_records_approval_given_and_sends_nothing(samples, alice):
+    from approvals.models import ApprovalPolicy
+
+    ApprovalPolicy.objects.create(name="Two for h_12", env_pattern="default", approvals_required=2)
+    hold = samples["h_12"]
+
+    approval = decisions.submit(hold, alice, [ItemChoice("A-1001", "approve", comment="fine")])
+
+    event = only(EventKind.APPROVAL_GIVEN)
+    assert (event.actor, event.hold_id, event.decision, event.actions) == (alice, "h_12", None, "approve")
+    assert event.payload | {"items": None} == {
+        "approval": approval.pk,
+        "policy": "Two for h_12",
+        "round": 1,
+        "position": 1,
+        "required": 2,
+        "restarted": False,
+        "items": None,
+        "channel": "page",
+    }
+    assert event.payload["items"][0]["id"] == "A-1001" and event.payload["items"][0]["comment"] == "fine"
+    assert trail(EventKind.DECISION_SUBMITTED) == []
+
+
+def test_a_refused_decision_records_nothing(samples, alice, bob):
+    hold = samples["h_12"]
+    decisions.submit(hold, alice, [ItemChoice("A-1001", "approve")])
+
+    with pytest.raises(decisions.AlreadyDecided):
+        decisions.submit(hold, bob, [ItemChoice("A-1001", "reject")])
+
+    assert only(EventKind.DECISION_SUBMITTED).actor == alice
+
+
+def test_an_undone_decision_records_withdrawn_with_what_was_never_sent(samples, alice, settings):
+    settings.UNDO_SECONDS = 10
+    decision = decisions.submit(samples["h_12"], alice, [ItemChoice("A-1001", "approve")])
+
+    decisions.withdraw(decision.pk, alice)
+
+    event = only(EventKind.WITHDRAWN, decision=decision)
+    assert (event.actor, event.hold_id, event.actions) == (alice, "h_12", "approve")
+    summary = describe.summary(event)
+    assert summary.startswith("undone before sending, nothing reached the platform: ") and "A-1001" in summary
+
+
+def test_an_applied_delivery_records_the_attempt_and_the_outcome(samples, alice, platform_client):
+    decision = decisions.submit(samples["h_12"], alice, [ItemChoice("A-1001", "approve")])
+
+    delivery.deliver(decision.pk, platform_client)
+
+    attempt = only(EventKind.DELIVERY_ATTEMPT, decision=decision)
+    assert attempt.outcome == "applied" and attempt.actor is None
+    assert only(EventKind.APPLIED, decision=decision).hold_id == "h_12"
+
+
+def test_a_delivery_retried_then_applied_records_both_attempts(samples, alice, platform_client, platform_state):
+    decision = decisions.submit(samples["h_12"], alice, [ItemChoice("A-1001", "approve")])
+    platform_state.push_faults([{"status": 503, "path_contains": "/decision"}])
+
+    delay = delivery.deliver(decision.pk, platform_client)
+    with time_machine.travel(timezone.now() + timedelta(seconds=delay)):
+        delivery.deliver(decision.pk, platform_client)
+
+    assert [event.outcome for event in trail(EventKind.DELIVERY_ATTEMPT, decision=decision)] == ["retry", "applied"]
+
+
+def test_decided_elsewhere_records_not_applied_with_who_decided_instead(
+    samples, alice, platform_client, platform_state
+):
+    decision = decisions.submit(samples["h_12"], alice, [ItemChoice("A-1001", "approve")])
+    platform_state.decide_elsewhere("default", "h_12", "bob@example.com")
+
+    delivery.deliver(decision.pk, platform_client)
+
+    event = only(EventKind.NOT_APPLIED, decision=decision)
+    assert event.outcome == "decided_elsewhere"
+    assert "bob@example.com" in event.payload["message"]
+
+
+def test_an_approval_taken_back_records_approval_withdrawn_without_a_decision(samples, alice, settings):
+    from approvals.models import ApprovalPolicy
+
+    settings.UNDO_SECONDS = 10
+    ApprovalPolicy.objects.create(name="Two for h_12", env_pattern="default", approvals_required=2)
+    approval = decisions.submit(samples["h_12"], alice, [ItemChoice("A-1001", "approve", comment="fine")])
+
+    decisions.withdraw_approval(approval.pk, alice, timezone.now())
+
+    event = only(EventKind.APPROVAL_WITHDRAWN)
+    assert (event.actor, event.hold_id, event.decision, event.actions) == (alice, "h_12", None, "approve")
+    assert event.payload | {"items": None} == {
+        "approval": approval.pk,
+        "policy": "Two for h_12",
+        "round": 1,
+        "position": 1,
+        "required": 2,
+        "items": None,
+    }
+    assert describe.summary(event).startswith("alice took back approval 1 of 2 under “Two for h_12”")
+    assert trail(EventKind.WITHDRAWN) == []
