@@ -4,7 +4,7 @@ Each does, in one transaction, the row's change, its audit event, resolving the
 notifications the change makes moot, and announcing it (``reviewqueue.changes``), in
 the manner of zulip's ``do_*`` actions and saleor's ``order/actions.py``. Every change
 of a hold's ``status``, ``closed_at`` or claim is written here and nowhere else
-(``tests/test_architecture.py`` holds the rest of the code to it), so that how a hold is
+(``tests/architecture/test_lifecycle_writes.py`` holds the rest of the code to it), so that how a hold is
 mirrored, claimed, decided, released and closed reads in one place. So does a decision's life:
 made (``decide``), undone (``withdraw``), answered by the platform (``delivered``, ``delivery_retried``).
 

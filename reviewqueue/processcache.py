@@ -8,7 +8,7 @@ why that is safe. The tests call ``forget_all`` before each test, as each starts
 A third kind depends on neither: what is read from the process's environment alone (files, variables), such as
 the TLS trust store (``@kept_for_the_process``). ``forget_all`` leaves it, since no database or cache changes
 it; a test that changes the environment it was read from forgets it with the function's ``cache_clear``.
-``tests/test_architecture.py`` checks that the app's modules cache through here only.
+``tests/architecture/test_process_state.py`` checks that the app's modules cache through here only.
 """
 
 import functools

@@ -1,0 +1,57 @@
+"""Modules stay small enough to hold one concern: a views module at most 300 lines, an app's module at most 450."""
+
+from pathlib import Path
+
+from tests.architecture.source import ROOT, app_modules, imported_modules, modules_in
+
+VIEWS_MOST_LINES = 300
+
+
+def is_views_module(path: Path) -> bool:
+    """A module that answers requests: named ``views.py`` or ``…_views.py``, in a ``pages`` package, or importing
+    Django's shortcuts for pages (``render``, ``redirect``) or its views' decorators."""
+    if path.name == "views.py" or path.name.endswith("_views.py") or "pages" in path.parent.parts:
+        return True
+    text = path.read_text()
+    return ("django.shortcuts" in text or "django.views" in text) and any(
+        name.startswith("django.views.") or name in {"django.shortcuts.render", "django.shortcuts.redirect"}
+        for name in imported_modules(path)
+    )
+
+
+def test_no_views_module_is_over_300_lines():
+    """Views stay thin and split by page or by concern (``holds/pages/``): a long views module is rules that belong
+    in a module named for what they do, or pages that want a module each."""
+    found = {
+        str(path.relative_to(ROOT)): lines
+        for path in app_modules()
+        if is_views_module(path) and (lines := len(path.read_text().splitlines())) > VIEWS_MOST_LINES
+    }
+
+    assert found == {}
+
+
+MODULE_MOST_LINES = 450
+
+
+def test_no_module_of_the_apps_is_over_450_lines():
+    """A module past 450 lines holds more than one concern: cut it along them, as ``holds/mirror/`` and
+    ``holds/models/`` were. The apps' modules and the management commands count; migrations (Django writes them),
+    the simulator (a program apart) and the benches do not."""
+    found = {
+        str(path.relative_to(ROOT)): lines
+        for path in app_modules()
+        if (lines := len(path.read_text().splitlines())) > MODULE_MOST_LINES
+    }
+
+    assert found == {}
+
+
+def test_the_views_modules_are_found():
+    """The check itself: it sees the hold pages, the one-tap link's page and the apps' ``views.py``."""
+    views = {
+        str(path.relative_to(ROOT)) for app in ("holds", "audit") for path in modules_in(app) if is_views_module(path)
+    }
+
+    assert {"holds/pages/queue.py", "holds/pages/hold_page.py", "holds/links/link_views.py", "audit/views.py"} <= views
+    assert "holds/deciding/decisions.py" not in views
