@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.queue [--holds 10000] [--requests 60] [--plans] [--verbose]
     .venv/bin/python -m bench.queue --growth [--requests 60] [--rounds 8]    # 1,000, 10,000 and 100,000
-    .venv/bin/python -m bench.queue --versus /path/to/other/checkout [--rounds 8] [--requests 20]
+    .venv/bin/python -m bench.queue --versus /path/to/other/checkout [--versus-database NAME] [--rounds 8]
     .venv/bin/python -m bench.queue --policies [--holds 10000] [--rounds 8] [--requests 20]
 
 Times the whole request through Django's handler in this process (no network), for
@@ -52,13 +52,19 @@ def main() -> None:
     )
     parser.add_argument("--growth", action="store_true", help="run at 1,000, 10,000 and 100,000 open holds and compare")
     parser.add_argument("--versus", metavar="CHECKOUT", help="time this checkout's queue against another's, in turns")
+    parser.add_argument(
+        "--versus-database",
+        metavar="NAME",
+        help="the other checkout's own bench database (its migrations differ): run bench.queue there with "
+        "BENCH_DATABASE=NAME first; by default both serve the database the last run here left",
+    )
     parser.add_argument("--rounds", type=int, default=8, help="turns of --versus, --policies or --growth")
     parser.add_argument("--policies", action="store_true", help="with 20 policies and 5 scoped groups against without")
     options = parser.parse_args()
     if options.growth:
         growth(options.requests, options.rounds)
     elif options.versus:
-        versus(options.versus, options.rounds, options.requests)
+        versus(options.versus, options.versus_database or setup.DATABASE, options.rounds, options.requests)
     elif options.policies:
         with_and_without_policies(options)
     else:
@@ -313,13 +319,15 @@ def _interleaved(servers: dict, pages: list[tuple[str, str, str]], rounds: int, 
     return medians, cpu
 
 
-def versus(other: str, rounds: int, requests: int) -> None:
-    """This checkout's queue against ``other``'s (e.g. a copy of the last commit), on the database the last run left.
+def versus(other: str, other_database: str, rounds: int, requests: int) -> None:
+    """This checkout's queue, on the database the last run left, against ``other``'s (e.g. a copy of the last commit)
+    on ``other_database``: the same one, or, where the two checkouts' migrations differ, one that a run of
+    ``other``'s own bench.queue filled with the same holds.
 
     Both serve the same pages in turns, the order swapped each round, so that whatever
     else loads the machine weighs on both alike; prints each side's median and the ratio.
     """
-    servers = {"this": _server(os.getcwd(), setup.DATABASE), "other": _server(os.path.abspath(other), setup.DATABASE)}
+    servers = {"this": _server(os.getcwd(), setup.DATABASE), "other": _server(os.path.abspath(other), other_database)}
     pages = [page for page in _pages_without_cursor() if page[0] in ("first page", "htmx refresh", "sorted by amount")]
     medians, cpu = _interleaved(servers, pages, rounds, requests)
     print(
