@@ -11,6 +11,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
+from whitenoise.compress import Compressor
 
 from reviewqueue import environment as env
 
@@ -232,6 +233,11 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
+# Every page names its static files by their hashed names ({% static %}), so the unhashed copies are never asked
+# for; source maps only by a browser's developer tools, which do without compression. Brotli on the API docs'
+# bundles and their maps was most of collectstatic's time (a deploy's, the image build's).
+WHITENOISE_KEEP_ONLY_HASHED_FILES = True
+WHITENOISE_SKIP_COMPRESS_EXTENSIONS = (*Compressor.SKIP_COMPRESS_EXTENSIONS, "map")
 if DEBUG:
     STORAGES["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}
 
