@@ -48,6 +48,7 @@ BENCHES = {
     ),
     "escalation": (["--holds", "50", "--matching", "5"], r"first sweep .* 5 escalated"),
     "expiry": (["--holds", "50"], r"expiry sweep .* holds acted on"),
+    "faults": (["--rounds", "1", "--decisions", "1", "--outage", "1"], r"PostgreSQL +[\d.]+ +[\d.]+"),
     "hold_page": (["--holds", "20", "--requests", "3"], r"after an undo +median"),
     "http": (
         ["--open", "20", "--closed", "20", "--audit", "100", "--search", "A-5010"]
@@ -78,16 +79,9 @@ SHORTER_LEASE = {"AGENTOS_CONNECT_TIMEOUT": "1", "AGENTOS_READ_TIMEOUT": "4", "R
 WRK = Path("/usr/bin/wrk")  # where bench/http.py runs it from
 
 
-# Benches whose every moving part a test of the suite runs already, on the same helpers: bench.faults is
-# tests/operations/test_faults.py's scenario (tests/helpers/production_like.py, own_services.py) timed, and a smoke
-# run of its own would cost the suite that test's half-minute again.
-RUN_BY_A_TEST = {"faults": "tests/operations/test_faults.py"}
-
-
 def test_every_bench_runs_in_the_suite():
     """A new bench is given its smoke run here, and a bench taken away is taken from here too."""
-    assert sorted([*BENCHES, *RUN_BY_A_TEST]) == BENCHES_WITH_MAIN
-    assert all((serving.ROOT / test).exists() for test in RUN_BY_A_TEST.values())
+    assert sorted(BENCHES) == BENCHES_WITH_MAIN
 
 
 @pytest.fixture(scope="session")
@@ -156,15 +150,9 @@ def bench_database(bench_databases, request):
     redis.Redis.from_url(os.environ["REDIS_URL"]).flushdb()
 
 
+# The benches that serve through gunicorn, start the production path or containers, or wait out an attempt's lease
+# (20 to 40 s each, mostly waiting on their processes) have a test of their own below; the rest run alike.
 QUICK = sorted(set(BENCHES) - {"capacity", "container", "http", "live", "profile", "recovery"})
-# The five that serve through gunicorn, start containers or wait out an attempt's lease take 20 to 60 s each, which
-# the suite's six minutes cannot hold beside the rest: they run with BENCH_SMOKE=all (after a change to bench/ or to
-# what they start), and the suite runs their scenarios in tests/operations/test_container.py,
-# tests/operations/test_faults.py (the whole production path, as bench.capacity starts it) and
-# tests/platform/test_delivery.py.
-HEAVY = pytest.mark.skipif(
-    os.environ.get("BENCH_SMOKE") != "all", reason="a heavy bench: BENCH_SMOKE=all runs its smoke run too"
-)
 
 
 @pytest.mark.parametrize("name", QUICK)
@@ -172,13 +160,11 @@ def test_a_bench_runs_on_tiny_sizes(name, bench_database, bench_databases):
     run_bench(name, bench_database, bench_databases)
 
 
-@HEAVY
 @pytest.mark.parametrize("name", ["recovery"])
 def test_the_recovery_bench_runs_with_a_short_attempt_lease(name, bench_database, bench_databases):
     run_bench(name, bench_database, bench_databases, **SHORTER_LEASE)
 
 
-@HEAVY
 @pytest.mark.skipif(not WRK.exists(), reason="wrk is missing (.ci/run and bin/test install it)")
 @pytest.mark.parametrize("name", ["http"])
 def test_the_load_bench_runs_then_the_profile_on_its_database(name, bench_database, bench_databases):
@@ -187,14 +173,12 @@ def test_the_load_bench_runs_then_the_profile_on_its_database(name, bench_databa
     run_bench("profile", bench_database, bench_databases)
 
 
-@HEAVY
 @pytest.mark.skipif(not WRK.exists(), reason="wrk is missing (.ci/run and bin/test install it)")
 @pytest.mark.parametrize("name", ["live"])
 def test_the_live_updates_bench_runs(name, bench_database, bench_databases):
     run_bench(name, bench_database, bench_databases)
 
 
-@HEAVY
 @pytest.mark.parametrize("name", ["capacity"])
 def test_the_capacity_bench_runs_one_tiny_step(name, bench_database, bench_databases):
     """Every process of the production path, Locust with each kind of user, and the check that no decision was lost
@@ -202,7 +186,6 @@ def test_the_capacity_bench_runs_one_tiny_step(name, bench_database, bench_datab
     run_bench(name, bench_database, bench_databases)
 
 
-@HEAVY
 @pytest.mark.skipif(not podman_installed(), reason="podman, runc or mmdebstrap is missing (.ci/run installs them)")
 @pytest.mark.timeout(BUILD_TIMEOUT + 2 * TIMEOUT)
 @pytest.mark.parametrize("name", ["container"])
