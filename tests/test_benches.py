@@ -73,8 +73,8 @@ BENCHES = {
     ),
 }
 # The platform's timeouts bound how long a decision's attempt holds it (delivery.attempt_lease), which bench.recovery
-# waits out after killing the worker: shortened, but longer than the 3 s the bench delays the platform's answer.
-# REQUEUE_SECONDS: how soon beat finds a lost delivery, shortened too.
+# and bench.faults wait out after a worker or PostgreSQL went away mid-POST: shortened, but longer than the 3 s and
+# 1 s they delay the platform's answer. REQUEUE_SECONDS: how soon beat finds a lost delivery, shortened too.
 SHORTER_LEASE = {"AGENTOS_CONNECT_TIMEOUT": "1", "AGENTOS_READ_TIMEOUT": "4", "REQUEUE_SECONDS": "2"}
 WRK = Path("/usr/bin/wrk")  # where bench/http.py runs it from
 
@@ -152,7 +152,7 @@ def bench_database(bench_databases, request):
 
 # The benches that serve through gunicorn, start the production path or containers, or wait out an attempt's lease
 # (20 to 40 s each, mostly waiting on their processes) have a test of their own below; the rest run alike.
-QUICK = sorted(set(BENCHES) - {"capacity", "container", "http", "live", "profile", "recovery"})
+QUICK = sorted(set(BENCHES) - {"capacity", "container", "faults", "http", "live", "profile", "recovery"})
 
 
 @pytest.mark.parametrize("name", QUICK)
@@ -160,8 +160,10 @@ def test_a_bench_runs_on_tiny_sizes(name, bench_database, bench_databases):
     run_bench(name, bench_database, bench_databases)
 
 
-@pytest.mark.parametrize("name", ["recovery"])
-def test_the_recovery_bench_runs_with_a_short_attempt_lease(name, bench_database, bench_databases):
+@pytest.mark.parametrize("name", ["recovery", "faults"])
+def test_the_benches_of_lost_deliveries_run_with_a_short_attempt_lease(name, bench_database, bench_databases):
+    """bench.recovery kills a worker mid-POST, bench.faults restarts PostgreSQL under one: each then waits until
+    beat finds the lost delivery and a worker sends it again."""
     run_bench(name, bench_database, bench_databases, **SHORTER_LEASE)
 
 
