@@ -1,7 +1,7 @@
 """The queue page's server time and query count with 10,000 open holds.
 
-    .venv/bin/python -m bench.queue [--holds 10000] [--requests 60] [--plans] [--verbose]
-    .venv/bin/python -m bench.queue --growth [--requests 60] [--rounds 8]    # 1,000, 10,000 and 100,000
+    .venv/bin/python -m bench.queue [--holds 10000] [--requests 60] [--plans] [--verbose] [--related PERCENT]
+    .venv/bin/python -m bench.queue --growth [--requests 60] [--rounds 8] [--related 10]  # 1,000 to 100,000
     .venv/bin/python -m bench.queue --versus /path/to/other/checkout [--versus-database NAME] [--rounds 8]
     .venv/bin/python -m bench.queue --policies [--holds 10000] [--rounds 8] [--requests 20]
 
@@ -60,9 +60,16 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=8, help="turns of --versus, --policies or --growth")
     parser.add_argument("--policies", action="store_true", help="with 20 policies and 5 scoped groups against without")
+    parser.add_argument(
+        "--related",
+        type=int,
+        default=0,
+        metavar="PERCENT",
+        help="this share of the open holds in pairs asking about the same order, as an agent asking twice does",
+    )
     options = parser.parse_args()
     if options.growth:
-        growth(options.requests, options.rounds)
+        growth(options.requests, options.rounds, options.related)
     elif options.versus:
         versus(options.versus, options.versus_database or setup.DATABASE, options.rounds, options.requests)
     elif options.policies:
@@ -71,9 +78,10 @@ def main() -> None:
         run(options)
 
 
-def synced_and_signed_in(holds: int):
-    """A fresh database with ``holds`` open holds synced from the simulator, and a test client signed in as the
-    reviewer "bench" (whom the --versus and --growth servers sign in as too): the client and the reviewer."""
+def synced_and_signed_in(holds: int, related_percent: int = 0):
+    """A fresh database with ``holds`` open holds synced from the simulator (``related_percent`` of them in pairs
+    asking about the same order), and a test client signed in as the reviewer "bench" (whom the --versus and --growth
+    servers sign in as too): the client and the reviewer."""
     setup.django_on_fresh_database()
 
     from django.db import connection
@@ -84,8 +92,9 @@ def synced_and_signed_in(holds: int):
     from tests.helpers.users import make_user
 
     started = time.perf_counter()
-    with setup.simulated_platform(holds), platform.PlatformClient.from_settings() as client_api:
-        sync.sync_env(client_api, "default")
+    related_every = round(200 / related_percent) if related_percent else 0  # two holds in every related_every
+    with setup.simulated_platform(holds, related_every=related_every), platform.PlatformClient.from_settings() as api:
+        sync.sync_env(api, "default")
     print(f"sync of {holds} open holds: {time.perf_counter() - started:.1f} s")
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")  # as autovacuum soon would: statistics for the planner, and no vacuum mid-run
@@ -96,7 +105,7 @@ def synced_and_signed_in(holds: int):
 
 
 def run(options) -> None:
-    browser, _ = synced_and_signed_in(options.holds)
+    browser, _ = synced_and_signed_in(options.holds, options.related)
 
     from django.core.cache import cache
     from django.db import connection
@@ -186,7 +195,7 @@ def print_search_plan() -> None:
     print(f"{RESULT}search SQL\t{statistics.median(times) * 1000:.2f}\t1", file=sys.stderr)
 
 
-def growth(requests: int, rounds: int) -> None:
+def growth(requests: int, rounds: int, related_percent: int) -> None:
     """The bench at each of GROWTH_SIZES, each in its own process and database; then the sizes in interleaved rounds.
 
     The first table is each run's own medians, one size after the other; the second times
@@ -198,7 +207,8 @@ def growth(requests: int, rounds: int) -> None:
         print(f"== {holds} open holds", flush=True)
         started = time.perf_counter()
         done = subprocess.run(
-            [sys.executable, "-m", "bench.queue", "--holds", str(holds), "--requests", str(requests)],
+            [sys.executable, "-m", "bench.queue", "--holds", str(holds), "--requests", str(requests)]
+            + ["--related", str(related_percent)],
             stderr=subprocess.PIPE,
             text=True,
             check=False,

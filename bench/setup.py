@@ -55,16 +55,16 @@ def django_on_database(fresh: bool) -> None:
 
 
 @contextmanager
-def simulated_platform(holds: int, port: int = 0):
-    """A simulated platform on 127.0.0.1 (``port``, 0: any free one) with ``holds`` generated open holds, which the app
-    is set to use."""
+def simulated_platform(holds: int, port: int = 0, related_every: int = 0):
+    """A simulated platform on 127.0.0.1 (``port``, 0: any free one) with ``holds`` generated open holds (two in every
+    ``related_every`` asking about the same order), which the app is set to use."""
     from django.conf import settings
 
     from simulator.server import PlatformServer
     from simulator.state import PlatformState
 
     state = PlatformState()
-    state.generate("default", holds)
+    state.generate("default", holds, related_every)
     with PlatformServer(state, port=port, api_key=settings.AGENTOS_API_KEY) as server:
         settings.AGENTOS_URL = server.url
         yield state

@@ -202,18 +202,21 @@ def sample_runs(now: datetime) -> list[dict]:
     return [run_for(hold, _CUSTOMER_MESSAGES[hold["hold_id"]]) for hold in sample_holds(now)]
 
 
-def generated_holds(count: int, now: datetime, first_number: int) -> list[dict]:
+def generated_holds(count: int, now: datetime, first_number: int, related_every: int = 0) -> list[dict]:
     """`count` distinct holds `h_g{n}` cycling through the four framework shapes.
 
     Each is created 20 s after the one before it (the last one just now); expiries spread
-    from 5 minutes to 2 days, and every sixth hold never expires.
+    from 5 minutes to 2 days, and every sixth hold never expires. With ``related_every`` N,
+    a hold numbered 1 past a multiple of N asks about the same order(s) as the hold before it,
+    as an agent asking twice would: two holds in N share an order.
     """
     holds = []
     for index in range(count):
         number = first_number + index
         shape = _GENERATED_SHAPES[number % len(_GENERATED_SHAPES)]
         created = now - timedelta(seconds=20 * (count - 1 - index))
-        holds.append(shape(number, created, _generated_expiry(number, now)))
+        orders = number - 1 if related_every and number % related_every == 1 else number
+        holds.append(shape(number, created, _generated_expiry(number, now), orders))
     return holds
 
 
@@ -329,8 +332,8 @@ def _order_id(number: int, offset: int = 0) -> str:
     return f"A-{5000 + 10 * number + offset}"
 
 
-def _generated_llamaindex(number: int, created: datetime, expires: datetime | None) -> dict:
-    order_id, amount = _order_id(number), _amount(number)
+def _generated_llamaindex(number: int, created: datetime, expires: datetime | None, orders: int) -> dict:
+    order_id, amount = _order_id(orders), _amount(number)
     return _hold(
         f"h_g{number}",
         f"r_g{number}",
@@ -343,8 +346,8 @@ def _generated_llamaindex(number: int, created: datetime, expires: datetime | No
     )
 
 
-def _generated_upsonic(number: int, created: datetime, expires: datetime | None) -> dict:
-    first, second = _order_id(number), _order_id(number, 1)
+def _generated_upsonic(number: int, created: datetime, expires: datetime | None, orders: int) -> dict:
+    first, second = _order_id(orders), _order_id(orders, 1)
     first_amount, second_amount = _amount(number), _amount(number + 1)
     return _hold(
         f"h_g{number}",
@@ -372,20 +375,20 @@ def _generated_upsonic(number: int, created: datetime, expires: datetime | None)
     )
 
 
-def _generated_agno(number: int, created: datetime, expires: datetime | None) -> dict:
+def _generated_agno(number: int, created: datetime, expires: datetime | None, orders: int) -> dict:
     return _hold(
         f"h_g{number}",
         f"r_g{number}",
         "support-agno",
         question="Approve a refund",
         intent="Approve a refund",
-        items=[_item("call_1", "refund", order_id=_order_id(number), amount=_amount(number))],
+        items=[_item("call_1", "refund", order_id=_order_id(orders), amount=_amount(number))],
         created=created,
         expires=expires,
     )
 
 
-def _generated_openai_agents(number: int, created: datetime, expires: datetime | None) -> dict:
+def _generated_openai_agents(number: int, created: datetime, expires: datetime | None, orders: int) -> dict:
     return _hold(
         f"h_g{number}",
         f"r_g{number}",
@@ -393,13 +396,13 @@ def _generated_openai_agents(number: int, created: datetime, expires: datetime |
         question="Approve a refund",
         intent="Approve a refund",
         actions=APPROVE_OR_REJECT,
-        items=[_item("call_1", "refund", order_id=_order_id(number), amount=_amount(number))],
+        items=[_item("call_1", "refund", order_id=_order_id(orders), amount=_amount(number))],
         created=created,
         expires=expires,
     )
 
 
-_GENERATED_SHAPES: list[Callable[[int, datetime, datetime | None], dict]] = [
+_GENERATED_SHAPES: list[Callable[[int, datetime, datetime | None, int], dict]] = [
     _generated_llamaindex,
     _generated_upsonic,
     _generated_agno,

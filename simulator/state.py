@@ -144,10 +144,11 @@ class PlatformState:
             self._index(env, [hold])
             return copy.deepcopy(hold)
 
-    def generate(self, env: str, count: int) -> list[dict]:
-        """Add `count` generated holds (`h_g{n}`, distinct across calls); answers them."""
+    def generate(self, env: str, count: int, related_every: int = 0) -> list[dict]:
+        """Add `count` generated holds (`h_g{n}`, distinct across calls), two in every `related_every` asking about
+        the same order (0: none); answers them."""
         with self._lock:
-            holds = samples.generated_holds(count, self.now(), self._next_generated)
+            holds = samples.generated_holds(count, self.now(), self._next_generated, related_every)
             self._next_generated += count
             for hold in holds:
                 self._store(env, hold, samples.run_for(hold), {})

@@ -62,7 +62,7 @@ BENCHES = {
     ),
     "metrics": (["--holds", "50", "--events", "200", "--decisions", "20", "--scrapes", "2"], r"/metrics +median"),
     "profile": (["--requests", "3", "--top", "5"], r"## /: [\d.]+ ms a request under the profiler"),
-    "queue": (["--holds", "50", "--requests", "3"], r"first page +[\d.]+ ms"),
+    "queue": (["--holds", "50", "--requests", "3", "--related", "10"], r"first page +[\d.]+ ms"),
     "recovery": (["--rounds", "1"], r"kill to applied over 1 rounds: median"),
     "replay": (["--holds", "50", "--runs", "1"], r"replay over 30 days: median"),
     "simulator": (["--holds", "200", "--max-pages", "2"], r"200 holds: generated in .* 2 pages of 100"),

@@ -162,3 +162,15 @@ def test_reloading_the_samples_replaces_them_without_listing_any_twice(state):
 
     assert page_ids(state) == [hold["hold_id"] for hold in sample_holds(state.now())]
     assert page_ids(state, "decided") == []
+
+
+def test_generated_holds_come_in_pairs_asking_about_one_order_when_asked_to():
+    """The benches' related holds: with ``related_every`` 20, two holds in twenty ask about the same order(s)."""
+    state = PlatformState()
+    holds = state.generate("default", 40, related_every=20)
+
+    orders = [tuple(item["data"]["order_id"] for item in hold["items"]) for hold in holds]
+    repeated = [number for number in range(1, 40) if orders[number][0] == orders[number - 1][0]]
+
+    assert repeated == [1, 21]
+    assert len({hold["hold_id"] for hold in holds}) == 40
