@@ -15,6 +15,12 @@ class HoldSubject(models.Model):
     value = models.CharField(max_length=200, help_text="Normalised: trimmed, case-folded, a leading # dropped.")
     capability = models.TextField(help_text="The hold's, cut to what an index holds.")
     action_kind = models.CharField(max_length=100, blank=True, help_text="Blank when unknown: it matches any kind.")
+    approved = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="The item approved, as the platform reports the hold decided (every item, when it reports a decision"
+        " but not item by item).",
+    )
 
     class Meta:
         ordering = ["hold", "position", "pk"]

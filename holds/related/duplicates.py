@@ -9,6 +9,11 @@ already approved on each of a hold's subjects, by whom and when.
 Both read ``holds.related.related``: ``possible_duplicates`` and ``approved_on_subject`` count every related hold
 (the safeguards'), ``visible_duplicates`` and a viewer passed to ``approved_on_subject`` only those the viewer may
 see (the pages').
+
+The queue asks for a page of holds at once (``flagged``, one query) and filters by it (``flagged_q``): there a
+closed hold's item counts as approved as the platform reported it (``HoldSubject.approved``, stored when the hold
+is mirrored), which is how every decision, here or elsewhere, ends up; a decision here still being sent leaves
+its hold open, which counts anyway.
 """
 
 from __future__ import annotations
@@ -17,12 +22,14 @@ import dataclasses
 from datetime import datetime, timedelta
 from decimal import Decimal
 
+from django.db.models import Case, Count, Exists, OuterRef, Q, QuerySet, Subquery, When
 from django.utils import timezone
 
 from holds.mirror import amounts
-from holds.models import Hold
-from holds.related.related import Related, Shared, every_related, same_action, visible_related
+from holds.models import Hold, HoldSubject
+from holds.related.related import Related, Shared, every_related, same_action, visible_related, window
 from reviewqueue.viewer import Viewer
+from teams import scopes
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,3 +136,77 @@ def approved_on_subject(
                 )
             )
     return sorted(found, key=lambda approval: approval.at or now, reverse=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class Flag:
+    """What the queue's row says of a possible duplicate: the hold ids of some of the others, and how many more."""
+
+    others: tuple[str, ...]
+    more: int
+
+
+def _others(viewer: Viewer | None, since: datetime, any_kind: bool) -> QuerySet[HoldSubject]:
+    """The subject rows of other holds making the outer ``HoldSubject`` row's item a possible duplicate: the same
+    value and capability, the same kind or an unknown one (``any_kind``: whatever kind, for an outer row of unknown
+    kind), open or approved since ``since``; only those ``viewer`` may see (None: all)."""
+    others = (
+        HoldSubject.objects.filter(value=OuterRef("value"), capability=OuterRef("capability"))
+        .exclude(hold=OuterRef("hold"))
+        .filter(Q(hold__status=Hold.Status.OPEN) | Q(approved=True, hold__closed_at__gte=since))
+    )
+    if not any_kind:
+        others = others.filter(Q(action_kind="") | Q(action_kind=OuterRef("action_kind")))
+    seen = scopes.visible_holds_q(viewer, "hold__") if viewer is not None else None
+    return others if seen is None else others.filter(seen)
+
+
+def _by_kind(viewer: Viewer | None, since: datetime, make) -> Case:
+    """``make(others)`` for the outer row's kind: of any kind when it is unknown, else of its own or an unknown one."""
+    return Case(
+        When(action_kind="", then=make(_others(viewer, since, any_kind=True))),
+        default=make(_others(viewer, since, any_kind=False)),
+    )
+
+
+def flagged(pks: list[int], viewer: Viewer | None, now: datetime | None = None) -> dict[int, Flag]:
+    """Which of the holds ``pks`` are possible duplicates, naming others ``viewer`` may see (None: any): one query,
+    for a page of the queue."""
+    if not pks:
+        return {}
+    since = (now or timezone.now()) - window()
+    rows = (
+        HoldSubject.objects.filter(hold__in=pks)
+        .annotate(
+            first=_by_kind(
+                viewer, since, lambda others: Subquery(others.order_by("hold__hold_id").values("hold__hold_id")[:1])
+            ),
+            count=_by_kind(
+                viewer,
+                since,
+                lambda others: Subquery(
+                    others.order_by().values("value").annotate(count=Count("hold", distinct=True)).values("count")
+                ),
+            ),
+        )
+        .filter(first__isnull=False)
+        .values_list("hold_id", "first", "count")
+    )
+    names: dict[int, set[str]] = {}
+    counts: dict[int, int] = {}
+    for pk, first, count in rows:
+        names.setdefault(pk, set()).add(first)
+        counts[pk] = max(counts.get(pk, 0), count or 0)
+    return {pk: Flag(tuple(sorted(found)), max(counts[pk] - len(found), 0)) for pk, found in names.items()}
+
+
+def flagged_q(viewer: Viewer | None, now: datetime | None = None) -> Exists:
+    """A filter on holds keeping the possible duplicates (of others ``viewer`` may see): the queue's filter."""
+    since = (now or timezone.now()) - window()
+    own = HoldSubject.objects.filter(hold=OuterRef("pk"))
+    return Exists(
+        own.filter(
+            (Q(action_kind="") & Exists(_others(viewer, since, any_kind=True)))
+            | Exists(_others(viewer, since, any_kind=False))
+        )
+    )

@@ -8,6 +8,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from holds.mirror import platform
 from holds.models import HoldSubject, SubjectKeys
 from holds.related import subjects
 
@@ -55,13 +56,27 @@ def rows_of(agent: str, capability: str, items: Iterable[Any], settings: subject
         return []
 
 
+def approved_positions(status: str, items: Iterable[Any], decision: Any) -> frozenset[int]:
+    """The positions of a hold's items approved, as the platform reports the hold decided (its stored
+    ``platform_decision``): every item when it reports a decision but not item by item; none for a hold not
+    decided. New holds are open: sync's COPY leaves the column to its default."""
+    if status != "decided":
+        return frozenset()
+    items = list(items)
+    approved = platform.approved_items(decision)
+    if approved is None:
+        return frozenset(range(len(items)))
+    return frozenset(position for position, item in enumerate(items) if item.id in approved)
+
+
 def create_for(pairs: Iterable[tuple[Any, Any]], settings: subjects.KeySettings) -> None:
     """Store the subjects of each (saved ``Hold``, ``platform.Hold``) pair, whose rows are not stored yet."""
-    HoldSubject.objects.bulk_create(
-        [
-            HoldSubject(hold=hold, **row._asdict())
-            for hold, remote in pairs
+    made = []
+    for hold, remote in pairs:
+        decision = remote.decision.as_received if remote.decision else None
+        approved = approved_positions(remote.status, remote.items, decision)
+        made += [
+            HoldSubject(hold=hold, approved=row.position in approved, **row._asdict())
             for row in rows_of(remote.agent, remote.capability, remote.items, settings)
-        ],
-        batch_size=2000,
-    )
+        ]
+    HoldSubject.objects.bulk_create(made, batch_size=2000)

@@ -140,3 +140,38 @@ def test_keys_an_admin_adds_are_read_for_holds_mirrored_from_then_on(platform_cl
 def test_finding_duplicates_reads_a_few_queries(samples, django_assert_max_num_queries):
     with django_assert_max_num_queries(7):
         duplicates.possible_duplicates(samples["h_13"])
+
+
+def test_the_queue_s_flags_name_the_others_in_one_query(samples, django_assert_num_queries):
+    pks = [hold.pk for hold in samples.values()]
+
+    with django_assert_num_queries(1):
+        flags = duplicates.flagged(pks, None)
+
+    by_id = {Hold.objects.get(pk=pk).hold_id: flag for pk, flag in flags.items()}
+    assert set(by_id) == A_1001
+    assert by_id["h_12"] == duplicates.Flag(("h_13",), 2)
+    assert set(Hold.objects.filter(duplicates.flagged_q(None)).values_list("hold_id", flat=True)) == A_1001
+
+
+def test_the_queue_s_flags_follow_the_platform_s_report(samples, platform_state, platform_client):
+    platform_state.decide_elsewhere("default", "h_14", "bob@example.com")
+    platform_state.decide_elsewhere("default", "h_15", "bob@example.com")
+    sync.sync_env(platform_client, "default")
+    Hold.objects.filter(hold_id="h_15").update(closed_at=timezone.now() - timedelta(days=31))
+    platform_state.add_hold(
+        "default",
+        {
+            "hold_id": "h_late",
+            "agent": "support-agno",
+            "items": [{"id": "call_1", "title": "refund", "data": {"order_id": "A-1001"}}],
+        },
+    )
+    sync.sync_env(platform_client, "default")
+
+    flagged = set(Hold.objects.filter(duplicates.flagged_q(None), status="open").values_list("hold_id", flat=True))
+    late = Hold.objects.get(hold_id="h_late")
+
+    assert flagged == {"h_12", "h_13", "h_late"}
+    assert duplicates.flagged([late.pk], None)[late.pk] == duplicates.Flag(("h_12",), 2)
+    assert duplicate_ids(late) == {"h_12", "h_13", "h_14"}
