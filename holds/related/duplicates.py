@@ -95,6 +95,15 @@ class SubjectApproval:
     certain: bool
     same_capability: bool
 
+    @property
+    def amount_words(self) -> str:
+        """The amount as people read it: "49.90", or words for none and for one not read for certain."""
+        if not self.certain or self.amount == amounts.UNREADABLE:
+            return "An amount not read for certain"
+        if self.amount is None:
+            return "An item without an amount"
+        return f"{self.amount:,.2f}"
+
 
 def approved_on_subject(
     hold: Hold,

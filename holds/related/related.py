@@ -3,20 +3,19 @@ within ``RELATED_WINDOW_DAYS``, each with what a reviewer needs to weigh it (age
 decided, when, what the platform reported).
 
 Two listings: ``visible_related`` for a viewer (only holds in their team scopes, for the pages and the API) and
-``every_related`` for the safeguards, which count every related hold, seen or not. Each is a few index reads
-(the hold's subjects, the rows sharing their values, the holds, their items and their decisions), whatever the
-number of open holds.
+``every_related`` for the safeguards, which count every related hold, seen or not. Each is a few index reads,
+whatever the number of open holds: the hold's subjects with the rows sharing their values (one query), and when
+there are any, the holds with their live decisions, their items, and the decisions' items.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
 from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.conf import settings
-from django.db.models import Prefetch, Q
+from django.db.models import Case, FilteredRelation, Prefetch, Q, Value, When, prefetch_related_objects
 from django.utils import timezone
 
 from holds.deciding.deciders import decider_name
@@ -105,35 +104,46 @@ def visible_related(
 
 
 def _related(hold: Hold, viewer: Viewer | None, now: datetime, within: timedelta) -> list[Related]:
-    own = subjects_of_hold(hold)
-    if not own:
-        return []
-    shared = _shared(hold, own, now - within)
+    shared = _shared(hold, now - within)
     if not shared:
         return []
-    holds = Hold.objects.filter(pk__in=list(shared)).prefetch_related(
-        Prefetch("items", queryset=HoldItem.objects.order_by("position"))
+    # With its live decision (at most one a hold: a partial unique constraint) and that decision's reviewer.
+    holds = (
+        Hold.objects.filter(pk__in=list(shared))
+        .annotate(live=FilteredRelation("decisions", condition=~Q(decisions__state__in=Decision.NOT_LIVE)))
+        .select_related("live__reviewer")
+        .prefetch_related(Prefetch("items", queryset=HoldItem.objects.order_by("position")))
     )
     if viewer is not None:
         holds = scopes.visible(holds, viewer)
     holds = list(holds.defer("payload", "search_text", "run_snapshot"))
-    decisions = _live_decisions(holds)
+    decisions = {hold.pk: hold.live for hold in holds if getattr(hold, "live", None) is not None}
+    prefetch_related_objects(list(decisions.values()), "items")
     found = [_described(other, shared[other.pk], decisions.get(other.pk)) for other in holds]
     return sorted(found, key=lambda related: (not related.is_open, -(related.hold.closed_at or now).timestamp()))
 
 
-def _shared(hold: Hold, own: list[HoldSubject], since: datetime) -> dict[int, tuple[Shared, ...]]:
-    """The subjects each related hold (by pk) shares with ``hold``, open or closed since ``since``."""
-    shown = _shown_values(hold, own)
-    rows = (
-        HoldSubject.objects.filter(value__in={subject.value for subject in own})
-        .exclude(hold=hold)
-        .filter(Q(hold__status=Hold.Status.OPEN) | Q(hold__closed_at__gte=since))
-        .order_by("-hold_id")
+def _shared(hold: Hold, since: datetime) -> dict[int, tuple[Shared, ...]]:
+    """The subjects each related hold (by pk) shares with ``hold``, open or closed since ``since``: read with the
+    hold's own subjects, in one query."""
+    values = HoldSubject.objects.filter(hold=hold).values("value")
+    rows = list(
+        HoldSubject.objects.filter(value__in=values)
+        .filter(Q(hold=hold) | Q(hold__status=Hold.Status.OPEN) | Q(hold__closed_at__gte=since))
+        .annotate(own=Case(When(hold=hold, then=Value(0)), default=Value(1)))
+        .order_by("own", "-hold_id", "position", "pk")
         .values_list("hold_id", "position", "key", "value", "capability", "action_kind")[:MOST_ROWS]
     )
+    own = [
+        HoldSubject(hold_id=pk, position=p, key=k, value=v, capability=c, action_kind=a)
+        for pk, p, k, v, c, a in rows
+        if pk == hold.pk
+    ]
+    shown = _shown_values(hold, own)
     found: dict[int, list[Shared]] = {}
     for other_pk, position, key, value, capability, kind in rows:
+        if other_pk == hold.pk:
+            continue
         for subject in own:
             if subject.value == value:
                 found.setdefault(other_pk, []).append(
@@ -164,17 +174,6 @@ def _shown_values(hold: Hold, own: list[HoldSubject]) -> dict[tuple[int, str], s
         if isinstance(raw, str | int) and not isinstance(raw, bool):
             shown[subject.position, subject.key] = str(raw).strip()
     return shown
-
-
-def _live_decisions(holds: Iterable[Hold]) -> dict[int, Decision]:
-    """The live decision made here (sending or applied) of each of ``holds`` that has one, with its items."""
-    decisions = (
-        Decision.objects.filter(hold__in=[hold.pk for hold in holds])
-        .exclude(state__in=Decision.NOT_LIVE)
-        .select_related("reviewer")
-        .prefetch_related("items")
-    )
-    return {decision.hold_id: decision for decision in decisions}
 
 
 def _described(hold: Hold, shared: tuple[Shared, ...], decision: Decision | None) -> Related:

@@ -138,7 +138,7 @@ def test_keys_an_admin_adds_are_read_for_holds_mirrored_from_then_on(platform_cl
 
 
 def test_finding_duplicates_reads_a_few_queries(samples, django_assert_max_num_queries):
-    with django_assert_max_num_queries(7):
+    with django_assert_max_num_queries(4):
         duplicates.possible_duplicates(samples["h_13"])
 
 

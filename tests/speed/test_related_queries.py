@@ -12,7 +12,9 @@ from tests.helpers.many_holds import copy_open_holds_up_to
 
 pytestmark = pytest.mark.django_db
 
-MOST_QUERIES = 7  # its subjects, its items, the rows sharing them, the holds, their items, decisions, their items
+MOST_QUERIES = (
+    4  # the subjects with the rows sharing them, the holds with live decisions, their items, decisions' items
+)
 
 
 def relate_a_tenth() -> None:
