@@ -19,6 +19,7 @@ its hold open, which counts anyway.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from datetime import datetime, timedelta
 from decimal import Decimal
 
@@ -28,6 +29,7 @@ from django.utils import timezone
 from holds.mirror import amounts
 from holds.models import Hold, HoldSubject
 from holds.related.related import Related, Shared, every_related, same_action, visible_related, window
+from reviewqueue.sql import compiled, prepared
 from reviewqueue.viewer import Viewer
 from teams import scopes
 
@@ -155,10 +157,14 @@ class Flag:
     more: int
 
 
-def _others(viewer: Viewer | None, since: datetime, any_kind: bool) -> QuerySet[HoldSubject]:
+FLAG_SLOTS = 64  # holds flagged by one statement: a queue page's 50 fit, and every page's query has one shape
+
+
+def _others(seen: tuple | None, since: datetime, any_kind: bool) -> QuerySet[HoldSubject]:
     """The subject rows of other holds making the outer ``HoldSubject`` row's item a possible duplicate: the same
     value and capability, the same kind or an unknown one (``any_kind``: whatever kind, for an outer row of unknown
-    kind), open or approved since ``since``; only those ``viewer`` may see (None: all)."""
+    kind), open or approved since ``since``; only those in the team scopes ``seen`` (a viewer's ``scopes``; None:
+    all)."""
     others = (
         HoldSubject.objects.filter(value=OuterRef("value"), capability=OuterRef("capability"))
         .exclude(hold=OuterRef("hold"))
@@ -166,41 +172,47 @@ def _others(viewer: Viewer | None, since: datetime, any_kind: bool) -> QuerySet[
     )
     if not any_kind:
         others = others.filter(Q(action_kind="") | Q(action_kind=OuterRef("action_kind")))
-    seen = scopes.visible_holds_q(viewer, "hold__") if viewer is not None else None
-    return others if seen is None else others.filter(seen)
+    condition = scopes.scopes_q(seen, "hold__")
+    return others if condition is None else others.filter(condition)
 
 
-def _by_kind(viewer: Viewer | None, since: datetime, make) -> Case:
+def _by_kind(seen: tuple | None, since: datetime, make) -> Case:
     """``make(others)`` for the outer row's kind: of any kind when it is unknown, else of its own or an unknown one."""
     return Case(
-        When(action_kind="", then=make(_others(viewer, since, any_kind=True))),
-        default=make(_others(viewer, since, any_kind=False)),
+        When(action_kind="", then=make(_others(seen, since, any_kind=True))),
+        default=make(_others(seen, since, any_kind=False)),
+    )
+
+
+def _first(others: QuerySet[HoldSubject]) -> Subquery:
+    return Subquery(others.order_by("hold__hold_id").values("hold__hold_id")[:1])
+
+
+def _count(others: QuerySet[HoldSubject]) -> Subquery:
+    return Subquery(others.order_by().values("value").annotate(count=Count("hold", distinct=True)).values("count"))
+
+
+def _flagged_rows(seen: tuple | None, *, since: datetime, **slots: int) -> QuerySet:
+    """For each subject of the holds whose pks fill ``slots`` (``pk0``… ``pk63``; 0 for none), the first other hold
+    making it a possible duplicate, by hold id, and how many there are: ``flagged``'s query."""
+    return (
+        HoldSubject.objects.filter(hold__in=[slots[f"pk{slot}"] for slot in range(FLAG_SLOTS)])
+        .annotate(first=_by_kind(seen, since, _first), count=_by_kind(seen, since, _count))
+        .filter(first__isnull=False)
+        .values_list("hold_id", "first", "count")
     )
 
 
 def flagged(pks: list[int], viewer: Viewer | None, now: datetime | None = None) -> dict[int, Flag]:
-    """Which of the holds ``pks`` are possible duplicates, naming others ``viewer`` may see (None: any): one query,
-    for a page of the queue."""
-    if not pks:
-        return {}
+    """Which of the holds ``pks`` are possible duplicates, naming others ``viewer`` may see (None: any): one query
+    for up to ``FLAG_SLOTS`` holds, a queue page's. Its SQL is the ORM's, compiled once a process
+    (``reviewqueue/sql/compiled.py``): building it took longer than running it."""
     since = (now or timezone.now()) - window()
-    rows = (
-        HoldSubject.objects.filter(hold__in=pks)
-        .annotate(
-            first=_by_kind(
-                viewer, since, lambda others: Subquery(others.order_by("hold__hold_id").values("hold__hold_id")[:1])
-            ),
-            count=_by_kind(
-                viewer,
-                since,
-                lambda others: Subquery(
-                    others.order_by().values("value").annotate(count=Count("hold", distinct=True)).values("count")
-                ),
-            ),
-        )
-        .filter(first__isnull=False)
-        .values_list("hold_id", "first", "count")
-    )
+    seen = viewer.scopes if viewer is not None else None
+    rows = []
+    for chunk in itertools.batched(pks, FLAG_SLOTS):
+        slots = {f"pk{slot}": chunk[slot] if slot < len(chunk) else 0 for slot in range(FLAG_SLOTS)}
+        rows += prepared.read(compiled.sql(_flagged_rows, (seen,), since=since, **slots))
     names: dict[int, set[str]] = {}
     counts: dict[int, int] = {}
     for pk, first, count in rows:
@@ -212,10 +224,11 @@ def flagged(pks: list[int], viewer: Viewer | None, now: datetime | None = None) 
 def flagged_q(viewer: Viewer | None, now: datetime | None = None) -> Exists:
     """A filter on holds keeping the possible duplicates (of others ``viewer`` may see): the queue's filter."""
     since = (now or timezone.now()) - window()
+    seen = viewer.scopes if viewer is not None else None
     own = HoldSubject.objects.filter(hold=OuterRef("pk"))
     return Exists(
         own.filter(
-            (Q(action_kind="") & Exists(_others(viewer, since, any_kind=True)))
-            | Exists(_others(viewer, since, any_kind=False))
+            (Q(action_kind="") & Exists(_others(seen, since, any_kind=True)))
+            | Exists(_others(seen, since, any_kind=False))
         )
     )
