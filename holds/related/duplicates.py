@@ -23,7 +23,8 @@ import itertools
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from django.db.models import Case, Count, Exists, OuterRef, Q, QuerySet, Subquery, When
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce, NullIf
 from django.utils import timezone
 
 from holds.mirror import amounts
@@ -160,28 +161,20 @@ class Flag:
 FLAG_SLOTS = 64  # holds flagged by one statement: a queue page's 50 fit, and every page's query has one shape
 
 
-def _others(seen: tuple | None, since: datetime, any_kind: bool) -> QuerySet[HoldSubject]:
+def _others(seen: tuple | None, since: datetime) -> QuerySet[HoldSubject]:
     """The subject rows of other holds making the outer ``HoldSubject`` row's item a possible duplicate: the same
-    value and capability, the same kind or an unknown one (``any_kind``: whatever kind, for an outer row of unknown
-    kind), open or approved since ``since``; only those in the team scopes ``seen`` (a viewer's ``scopes``; None:
-    all)."""
+    value and capability, the same kind or either unknown (""), open or approved since ``since``; only those in the
+    team scopes ``seen`` (a viewer's ``scopes``; None: all)."""
+    # An unknown outer kind, made NULL, leaves each row's own kind to compare with: any kind matches it.
+    outer_kind = Coalesce(NullIf(OuterRef("action_kind"), Value("")), F("action_kind"))
     others = (
         HoldSubject.objects.filter(value=OuterRef("value"), capability=OuterRef("capability"))
         .exclude(hold=OuterRef("hold"))
+        .filter(Q(action_kind="") | Q(action_kind=outer_kind))
         .filter(Q(hold__status=Hold.Status.OPEN) | Q(approved=True, hold__closed_at__gte=since))
     )
-    if not any_kind:
-        others = others.filter(Q(action_kind="") | Q(action_kind=OuterRef("action_kind")))
     condition = scopes.scopes_q(seen, "hold__")
     return others if condition is None else others.filter(condition)
-
-
-def _by_kind(seen: tuple | None, since: datetime, make) -> Case:
-    """``make(others)`` for the outer row's kind: of any kind when it is unknown, else of its own or an unknown one."""
-    return Case(
-        When(action_kind="", then=make(_others(seen, since, any_kind=True))),
-        default=make(_others(seen, since, any_kind=False)),
-    )
 
 
 def _first(others: QuerySet[HoldSubject]) -> Subquery:
@@ -197,7 +190,7 @@ def _flagged_rows(seen: tuple | None, *, since: datetime, **slots: int) -> Query
     making it a possible duplicate, by hold id, and how many there are: ``flagged``'s query."""
     return (
         HoldSubject.objects.filter(hold__in=[slots[f"pk{slot}"] for slot in range(FLAG_SLOTS)])
-        .annotate(first=_by_kind(seen, since, _first), count=_by_kind(seen, since, _count))
+        .annotate(first=_first(_others(seen, since)), count=_count(_others(seen, since)))
         .filter(first__isnull=False)
         .values_list("hold_id", "first", "count")
     )
@@ -225,10 +218,4 @@ def flagged_q(viewer: Viewer | None, now: datetime | None = None) -> Exists:
     """A filter on holds keeping the possible duplicates (of others ``viewer`` may see): the queue's filter."""
     since = (now or timezone.now()) - window()
     seen = viewer.scopes if viewer is not None else None
-    own = HoldSubject.objects.filter(hold=OuterRef("pk"))
-    return Exists(
-        own.filter(
-            (Q(action_kind="") & Exists(_others(seen, since, any_kind=True)))
-            | Exists(_others(seen, since, any_kind=False))
-        )
-    )
+    return Exists(HoldSubject.objects.filter(hold=OuterRef("pk")).filter(Exists(_others(seen, since))))
