@@ -175,3 +175,16 @@ def test_the_queue_s_flags_follow_the_platform_s_report(samples, platform_state,
     assert flagged == {"h_12", "h_13", "h_late"}
     assert duplicates.flagged([late.pk], None)[late.pk] == duplicates.Flag(("h_12",), 2)
     assert duplicate_ids(late) == {"h_12", "h_13", "h_14"}
+
+
+def test_an_admin_sets_subject_keys_and_the_audit_records_it(client):
+    from audit.models import AuditEvent
+
+    client.force_login(make_user("root", is_staff=True, is_superuser=True))
+    form = {"agent": "support-agno", "capability": "", "keys_added": "sku", "keys_removed": "item id"}
+
+    response = client.post("/admin/holds/subjectkeys/add/", form)
+
+    assert response.status_code == 302
+    assert SubjectKeys.objects.get().keys_added == "sku"
+    assert AuditEvent.objects.filter(kind="setting_changed").count() == 1
