@@ -127,6 +127,32 @@ class DecisionOut(Schema):
     url: str
 
 
+class RelatedItem(Schema):
+    id: str
+    title: str
+
+
+class SharedSubject(Schema):
+    key: str = Field(description="The key naming it on this hold's item (\"item id\" for the item's own id).")
+    value: str = Field(description="The value as this hold's item writes it.")
+
+
+class RelatedHold(Schema):
+    id: int = Field(description="Review Queue's id of the related hold.")
+    hold_id: str
+    agent: str
+    capability: str
+    status: Literal["open", "decided", "expired", "cancelled", "gone"]
+    amount: str | None = Field(description="The largest amount its items carry, as a decimal.")
+    items: list[RelatedItem]
+    shares: list[SharedSubject] = Field(description="The subjects (order, customer…) it shares with this hold.")
+    decided_by: str = Field(description='Who decided it, here or as the platform reports; "" while nobody has.')
+    decided_at: datetime | None
+    reported: str = Field(description="What the platform reported of it.")
+    possible_duplicate: bool
+    url: str
+
+
 class HoldDetail(HoldSummary):
     status: Literal["open", "decided", "expired", "cancelled", "gone"]
     run_id: str
@@ -143,6 +169,14 @@ class HoldDetail(HoldSummary):
     notes: list[Note]
     decision: DecisionOut | None = Field(description="Its latest decision.")
     etag: str = Field(description="Send it back as If-Match with a decision: 409 if the hold changed meanwhile.")
+    related: list[RelatedHold] = Field(
+        description="The holds sharing a subject with it (an order, a customer…), open or closed within "
+        "RELATED_WINDOW_DAYS, in the token's team scopes."
+    )
+    possible_duplicate_of: list[int] = Field(
+        description="Review Queue's ids of the related holds it may duplicate (same subject, capability and kind of "
+        "action; open, or approved within the window), in the token's team scopes."
+    )
 
 
 class ChoiceIn(Schema):

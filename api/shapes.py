@@ -17,6 +17,7 @@ from holds.deciding import decidable
 from holds.handover import assignments, notes
 from holds.models import Decision, Hold
 from holds.queue import display
+from holds.related import duplicates, related
 from people import naming
 from reviewqueue.showing import nested_within
 from reviewqueue.viewer import Viewer
@@ -110,6 +111,35 @@ def detail(hold: Hold, viewer: Viewer, now: datetime, run: dict | None, run_erro
         "notes": [note_shape(note) for note in notes.thread(hold)],
         "decision": decision_shape(decision) if decision else None,
         "etag": etag(hold),
+        **related_shapes(hold, viewer, now),
+    }
+
+
+def related_shapes(hold: Hold, viewer: Viewer, now: datetime) -> dict:
+    """The holds related to ``hold`` that ``viewer`` may see (``holds.related.related.visible_related``), and the
+    ids of the possible duplicates among them."""
+    found = related.visible_related(hold, viewer, now=now)
+    duplicate_of = [duplicate.hold.pk for duplicate in duplicates.duplicates_among(found)]
+    return {
+        "related": [
+            {
+                "id": other.hold.pk,
+                "hold_id": other.hold.hold_id,
+                "agent": other.hold.agent,
+                "capability": other.hold.capability,
+                "status": other.hold.status,
+                "amount": None if other.amount is None else f"{other.amount.normalize():f}",
+                "items": [{"id": item.item_id, "title": item.title} for item in other.hold.items.all()],
+                "shares": [{"key": shared.key, "value": shared.shown} for shared in other.shared],
+                "decided_by": other.decided_by,
+                "decided_at": other.decided_at,
+                "reported": other.reported,
+                "possible_duplicate": other.hold.pk in duplicate_of,
+                "url": hold_url(other.hold.pk),
+            }
+            for other in found
+        ],
+        "possible_duplicate_of": duplicate_of,
     }
 
 

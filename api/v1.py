@@ -79,6 +79,7 @@ class HoldFilters(Schema):
     claim: Literal["", "mine", "unclaimed"] = ""
     approval: Literal["", "mine"] = ""
     assigned: Literal["", "me"] = ""
+    duplicates: Literal["", "possible"] = ""
     q: str = ""
     min_amount: str = ""
     max_amount: str = ""

@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 
 from bench import setup
 
-COPIED = ("holds_hold", "holds_holditem", "audit_auditevent")
+COPIED = ("holds_hold", "holds_holditem", "holds_holdsubject", "audit_auditevent")
 
 
 def main() -> None:
@@ -190,8 +190,9 @@ def main() -> None:
 
 
 def bare_copy(env: str) -> float:
-    """Seconds to COPY once more, bare, the rows the first sync of ``env`` wrote (holds, items, audit events), with
-    ids, env and audit sequence moved aside so that every index and constraint takes them; rolled back."""
+    """Seconds to COPY once more, bare, the rows the first sync of ``env`` wrote (holds, items, subjects, audit
+    events), with ids, env and audit sequence moved aside so that every index and constraint takes them; rolled
+    back."""
     from django.db import connection, transaction
 
     with transaction.atomic(), connection.cursor() as cursor:
@@ -209,12 +210,13 @@ def bare_copy(env: str) -> float:
         shift = {}
         for table in COPIED:
             cursor.execute(f"SELECT max(id) FROM {table}")
-            shift[table] = cursor.fetchone()[0]
+            shift[table] = cursor.fetchone()[0] or 0
         cursor.execute("SELECT max(sequence) FROM audit_auditevent")
         sequence_shift = cursor.fetchone()[0]
         moved = {
             "holds_hold": {"id": shift["holds_hold"], "env": "'floor-' || env"},
             "holds_holditem": {"id": shift["holds_holditem"], "hold_id": shift["holds_hold"]},
+            "holds_holdsubject": {"id": shift["holds_holdsubject"], "hold_id": shift["holds_hold"]},
             "audit_auditevent": {
                 "id": shift["audit_auditevent"],
                 "hold_record_id": shift["holds_hold"],
@@ -224,6 +226,7 @@ def bare_copy(env: str) -> float:
         where = {
             "holds_hold": f"env = '{env}'",
             "holds_holditem": f"hold_id >= {low}",
+            "holds_holdsubject": f"hold_id >= {low}",
             "audit_auditevent": f"hold_record_id >= {low} AND kind = 'hold_seen'",
         }
         data = {}

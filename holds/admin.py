@@ -1,7 +1,8 @@
 from django.contrib import admin
 from django.db.models import Q
 
-from holds.models import FilterValue, Hold, HoldItem, QuarantinedHold
+from audit.admin_changes import AuditedAdmin
+from holds.models import FilterValue, Hold, HoldItem, QuarantinedHold, SubjectKeys
 from reviewqueue import readers
 from reviewqueue.admin import CappedCountPaginator, ReadOnlyAdmin
 
@@ -76,3 +77,13 @@ class HoldAdmin(ReadOnlyAdmin):
         with_item = HoldItem.objects.filter(item_id__startswith=term).values("hold_id")
         matching = Q(hold_id__startswith=term) | Q(run_id__startswith=term) | Q(pk__in=with_item)
         return queryset.filter(matching), False
+
+
+@admin.register(SubjectKeys)
+class SubjectKeysAdmin(AuditedAdmin):
+    """Which keys of an agent's items are read as their subjects (``holds/related/subjects.py``), beyond the usual
+    ones or fewer. Takes effect for holds mirrored from then on, and for a hold when it changes."""
+
+    list_display = ["agent", "capability", "keys_added", "keys_removed"]
+    search_fields = ["agent", "capability"]
+    fields = ["agent", "capability", "keys_added", "keys_removed"]

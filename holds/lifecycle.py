@@ -40,7 +40,7 @@ from audit.events import deciding, holding
 from holds.deciding import decision_rows
 from holds.deciding.deciders import decider_name
 from holds.mirror import inserting, mirrored, platform
-from holds.models import Decision, DecisionChannel, Hold, HoldItem
+from holds.models import Decision, DecisionChannel, Hold
 from notifications import notify
 from reviewqueue import changes
 
@@ -63,9 +63,7 @@ def mirror_listed(env: str, new: list[mirrored.Listed], changed: dict[int, mirro
         ]
         if holds:
             Hold.objects.bulk_update(holds, mirrored.MIRRORED_FIELDS, batch_size=500)
-            HoldItem.objects.filter(hold__in=[hold.pk for hold in holds]).delete()
-            items = [item for hold in holds for item in mirrored.items_of(hold, changed[hold.pk].hold)]
-            HoldItem.objects.bulk_create(items, batch_size=2000)
+            mirrored.rewrite_items([(hold, changed[hold.pk].hold) for hold in holds])
         if new:  # last in the transaction, as they end with the audit events: the chain's lock is held only briefly
             inserting.insert_new(env, new, now)
         # The new holds' ids are not read back: their pages are not open yet, and the queue needs only their scope.
@@ -112,8 +110,7 @@ def record(hold: Hold, remote: platform.Hold) -> None:
     mirrored.mirror(hold, listed.hold, listed.digest, timezone.now())
     with transaction.atomic():
         hold.save(update_fields=mirrored.MIRRORED_FIELDS)
-        hold.items.all().delete()
-        HoldItem.objects.bulk_create(mirrored.items_of(hold, listed.hold))
+        mirrored.rewrite_items([(hold, listed.hold)])
         changes.publish("hold", [hold])
 
 

@@ -361,6 +361,8 @@ CLAIM_MINUTES = env.integer("CLAIM_MINUTES", 10, minimum=1)
 UNDO_SECONDS = env.integer("UNDO_SECONDS", 10)  # 0: no undo window, a decision is sent at once
 # The longest a reviewer may remember an approval for (approvals/remembering.py); 0 turns remembering off.
 REMEMBER_MAX_HOURS = env.integer("REMEMBER_MAX_HOURS", 7 * 24)
+# How far back related holds and possible duplicates look for holds decided (holds/related/related.py).
+RELATED_WINDOW_DAYS = env.integer("RELATED_WINDOW_DAYS", 30, minimum=1)
 DELIVERY_RETRY_BASE_SECONDS = env.seconds("DELIVERY_RETRY_BASE_SECONDS", 2.0)
 DELIVERY_RETRY_MAX_SECONDS = env.seconds("DELIVERY_RETRY_MAX_SECONDS", 300.0)
 # How soon what a lost task was to send is sent again (reviewqueue/backoff.py): a decision or notification this long

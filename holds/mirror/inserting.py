@@ -1,6 +1,7 @@
-"""Insert the new holds sync listed, with their items and ``hold_seen`` events: by COPY on PostgreSQL, which costs a
-fraction of INSERT's time per row, and through the ORM on SQLite (the quickstart's). The rows are the same either
-way (the audit trail's come from ``audit.events.copying``, chain included).
+"""Insert the new holds sync listed, with their items, their subjects (``holds/related/stored.py``) and
+``hold_seen`` events: by COPY on PostgreSQL, which costs a fraction of INSERT's time per row, and through the ORM
+on SQLite (the quickstart's). The rows are the same either way (the audit trail's come from
+``audit.events.copying``, chain included).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from audit import events as audit_events
 from audit.events import holding
 from audit.models import AuditEvent
 from holds.mirror import mirrored, platform
-from holds.models import Hold, HoldItem
+from holds.models import Hold, HoldItem, HoldSubject
+from holds.related import stored
 from reviewqueue.sql import writes
 
 
@@ -35,6 +37,7 @@ def _create_new_holds(env: str, new: list[mirrored.Listed], now) -> None:
     pairs = list(zip(holds, new, strict=True))
     items = [item for hold, listed in pairs for item in mirrored.items_of(hold, listed.hold)]
     HoldItem.objects.bulk_create(items, batch_size=2000)
+    stored.create_for([(hold, listed.hold) for hold, listed in pairs], stored.key_settings())
     audit_events.record_many(_seen(hold, listed.hold) for hold, listed in pairs)
 
 
@@ -59,7 +62,8 @@ def _copy_new_holds(env: str, new: list[mirrored.Listed], now) -> None:
     default_values = tuple(defaults.values())
     copied_values = operator.itemgetter(*COPIED_HOLD_COLUMNS)
     ids = writes.new_ids(Hold, len(new))
-    items, seen = [], []
+    items, subjects, seen = [], [], []
+    key_settings = stored.key_settings()
 
     def hold_rows():
         for pk, (remote, digest, canonical) in zip(ids, new, strict=True):
@@ -72,11 +76,15 @@ def _copy_new_holds(env: str, new: list[mirrored.Listed], now) -> None:
                 (pk, position, item.id, item.title, writes.json_text(item.data))
                 for position, item in enumerate(remote.items)
             )
+            subjects.extend(
+                (pk, *row) for row in stored.rows_of(remote.agent, remote.capability, remote.items, key_settings)
+            )
             seen.append(_seen(_SeenHold(pk, env, remote.hold_id, remote.run_id, remote.agent), remote))
             yield copied_values(columns) + default_values
 
     writes.copy(Hold, (*COPIED_HOLD_COLUMNS, *defaults), hold_rows())
     writes.copy(HoldItem, ITEM_COLUMNS, items)
+    writes.copy(HoldSubject, stored.COPY_COLUMNS, subjects)
     with audit_events.copying(seen) as audit_rows:
         writes.copy(AuditEvent, audit_events.COPY_COLUMNS, audit_rows)
 

@@ -15,7 +15,8 @@ from typing import NamedTuple
 
 from audit.models import AuditEvent
 from holds.mirror import amounts, platform
-from holds.models import Hold, HoldItem
+from holds.models import Hold, HoldItem, HoldSubject
+from holds.related import stored
 from reviewqueue.agent_json import may_need_storable, scalars, storable
 from reviewqueue.readers import UNSTORABLE
 
@@ -163,6 +164,16 @@ def search_text(remote: platform.Hold) -> str:
         values.append(item.id)
         values.extend(scalars(item.data))
     return "\n".join(str(value).lower() for value in values if value not in (None, ""))
+
+
+def rewrite_items(pairs: list[tuple[Hold, platform.Hold]]) -> None:
+    """Replace the items of each stored hold, and their subjects (``holds/related/stored.py``), by its
+    ``platform.Hold``'s."""
+    pks = [hold.pk for hold, _ in pairs]
+    HoldItem.objects.filter(hold__in=pks).delete()
+    HoldSubject.objects.filter(hold__in=pks).delete()
+    HoldItem.objects.bulk_create([item for hold, remote in pairs for item in items_of(hold, remote)], batch_size=2000)
+    stored.create_for(pairs, stored.key_settings())
 
 
 def items_of(hold: Hold, remote: platform.Hold) -> list[HoldItem]:

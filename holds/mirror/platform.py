@@ -404,6 +404,16 @@ def decision_item_json(item: DecisionItem) -> dict:
     return entry
 
 
+def approved_items(decision: Any) -> dict[str, Any] | None:
+    """A stored ``platform_decision``'s approved items: each approved or edited item's id with the data it was
+    approved with (None: as asked); None when it cannot be read item by item (which a safeguard counts as all)."""
+    entries = decision.get("items") if isinstance(decision, dict) else None
+    if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
+        return None
+    approved = [entry for entry in entries if entry.get("action") in ("approve", "edit")]
+    return {str(entry.get("id")): entry.get("data") if entry.get("action") == "edit" else None for entry in approved}
+
+
 def policy_decided_by(policy_name: str) -> str:
     """``decided_by`` for a decision an approval policy made by itself: "policy: small refunds".
 

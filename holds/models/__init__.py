@@ -4,6 +4,7 @@ the app, gathered here where Django and the other modules look for them."""
 from holds.models.decisions import ACTION_WORDS, ActionLinkUse, Decision, DecisionChannel, DecisionItem, DeliveryAttempt
 from holds.models.handover import Assignment, Note
 from holds.models.mirror import FilterValue, Hold, HoldFirstOpened, HoldItem, HoldViewer
+from holds.models.related import HoldSubject, SubjectKeys
 from holds.models.sync_state import ListedInWalk, PeriodicRun, QuarantinedHold, SyncState
 
 __all__ = [
@@ -16,6 +17,8 @@ __all__ = [
     "Hold",
     "FilterValue",
     "HoldItem",
+    "HoldSubject",
+    "SubjectKeys",
     "HoldViewer",
     "HoldFirstOpened",
     "SyncState",

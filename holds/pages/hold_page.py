@@ -11,6 +11,7 @@ from holds.mirror import fresh
 from holds.models import Decision, Hold, Note
 from holds.pages import approval_page, guards, run_and_files
 from holds.queue import display as queue_display
+from holds.related import duplicates, related
 from notifications import away
 
 _UNREAD = object()  # ``hold_context``'s decision when the caller has not read it
@@ -40,6 +41,7 @@ def hold_context(
     return (
         presence_context(hold, user, now, looking)
         | approvals
+        | related_context(hold, viewer, now)
         | {
             "reviews": reviews,
             "error_links": form_layout.error_links(reviews),
@@ -63,6 +65,19 @@ def hold_context(
             "max_note": notes.MAX_NOTE,
         }
     )
+
+
+def related_context(hold, viewer, now) -> dict:
+    """The holds related to ``hold`` that ``viewer`` may see, the possible duplicates among them and what was approved
+    already on its subjects (``holds/related/``), for the ``holds/_related.html`` partial."""
+    if viewer is None:
+        return {}
+    found = related.visible_related(hold, viewer, now=now)
+    return {
+        "related": found,
+        "duplicate_of": duplicates.duplicates_among(found),
+        "approved_already": duplicates.approved_on_subject(hold, viewer=viewer, now=now, related=found),
+    }
 
 
 def hold_for_page(request, pk):

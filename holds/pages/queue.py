@@ -11,6 +11,7 @@ from holds.queue import filter_values as queue_filter_values
 from holds.queue import freshness as queue_freshness
 from holds.queue import listing as holds_queue
 from holds.queue import rows as queue_rows
+from holds.related import duplicates
 from notifications import in_app
 from reviewqueue import readers, roles
 
@@ -38,7 +39,8 @@ def _queue(request):
     if not refresh:
         scalars["unread_notifications"] = in_app.unread_count_query(request.viewer)
     states, values = queue_freshness.sync_states_with(tuple(scalars.values()), prepare=not filters.active)
-    rows = queue_rows.rows(holds, now, loaded_at, badges.badges(holds))
+    flags = duplicates.flagged([hold.pk for hold in holds], request.viewer, now)  # one query for the page's rows
+    rows = queue_rows.rows(holds, now, loaded_at, badges.badges(holds), flags)
     context = {
         "rows": rows,
         "rows_html": queue_rows.markup(rows),

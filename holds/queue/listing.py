@@ -22,6 +22,7 @@ from django.utils import timezone
 from approvals import rounds
 from holds.handover import assignments
 from holds.models import Hold
+from holds.related import duplicates
 from reviewqueue import processcache, readers
 from reviewqueue.sql import compiled, expressions, prepared
 from reviewqueue.sql.expressions import RowSQL
@@ -42,6 +43,7 @@ EXPIRING_WITHIN = {
 CLAIM_CHOICES = ("mine", "unclaimed")
 APPROVAL_CHOICES = ("mine",)  # "mine": holds whose open round of approvals the reviewer may join
 ASSIGNED_CHOICES = ("me",)  # "me": holds assigned to the reviewer or to one of their groups
+DUPLICATE_CHOICES = ("possible",)  # "possible": possible duplicates (holds/related/duplicates.py)
 
 
 def _no_key(value: str, name: str) -> None:
@@ -123,6 +125,7 @@ class Filters:
     claim: str = ""  # one of CLAIM_CHOICES
     approval: str = ""  # one of APPROVAL_CHOICES
     assigned: str = ""  # one of ASSIGNED_CHOICES
+    duplicates: str = ""  # one of DUPLICATE_CHOICES
     q: str = ""
     hold_id: str = ""  # the platform's id of one hold (the API's filter; the page links to holds by ours)
     min_amount: Decimal | None = None  # a range over a hold's largest amount, both ends included
@@ -140,6 +143,7 @@ class Filters:
             claim=readers.choice(query.get("claim", ""), "claim", CLAIM_CHOICES),
             approval=readers.choice(query.get("approval", ""), "approval", APPROVAL_CHOICES),
             assigned=readers.choice(query.get("assigned", ""), "assigned", ASSIGNED_CHOICES),
+            duplicates=readers.choice(query.get("duplicates", ""), "duplicates", DUPLICATE_CHOICES),
             q=readers.text(query.get("q", ""), "q"),
             hold_id=readers.text(query.get("hold_id", ""), "hold_id"),
             min_amount=_amount(query.get("min_amount", ""), "min_amount"),
@@ -195,6 +199,8 @@ def filtered(filters: Filters, viewer: Viewer | None, now: datetime) -> QuerySet
         holds = rounds.joinable_by(user, holds)
     if filters.assigned == "me":
         holds = holds.filter(assignments.assigned_to(viewer))
+    if filters.duplicates == "possible":
+        holds = holds.filter(duplicates.flagged_q(viewer, now))
     if filters.q:
         holds = holds.filter(search_text__contains=filters.q.lower())
     if filters.hold_id:

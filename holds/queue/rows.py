@@ -4,8 +4,8 @@ A row's key is a digest of what the partial reads: the listed hold's values it s
 its platform content through its payload digest (which sync changes with every change of
 content, items included: the question, items and amounts come from the hold read whole);
 whoever has a live claim on it, its urgency band, whether it is new to the reviewer, its
-approval badge; the viewer's time zone and language, the settings and URL it reads; the
-source of the template holding the partial, and ``ROW_VERSION``, which declares the
+approval badge, the possible duplicates it names; the viewer's time zone and language, the settings and URL it
+reads; the source of the template holding the partial, and ``ROW_VERSION``, which declares the
 Python code that writes the values it shows. Whatever changes what a row says therefore
 changes its key (tests/speed/test_queue_cache.py changes each), and a stale row is never read.
 
@@ -30,6 +30,7 @@ from holds.deciding import describe
 from holds.models import Hold
 from holds.queue import display as queue_display
 from holds.queue import listing as holds_queue
+from holds.related.duplicates import Flag
 from people import relative
 from reviewqueue import processcache, softcache
 
@@ -38,7 +39,7 @@ ROW_PARTIAL = ROW_TEMPLATE + "#queue-row"
 # Bump with any change to the Python code writing a row's values (holds.deciding.describe's amounts, people's names, the
 # approval badge's words, this module): a deploy changing it then reads no row cached before. The template's own
 # source is in the key already.
-ROW_VERSION = 1
+ROW_VERSION = 2
 # Comments agent text can never produce: every value in the row template is escaped, which turns "<" into "&lt;".
 AGE_WORDS = "<!--age-->"
 LEFT_WORDS = "<!--left-->"
@@ -52,9 +53,17 @@ class Row:
     rendered on this request (empty for one read from the cache).
     """
 
-    def __init__(self, listed: holds_queue.Listed, now: datetime, loaded_at: datetime, approvals: Badge | None = None):
+    def __init__(
+        self,
+        listed: holds_queue.Listed,
+        now: datetime,
+        loaded_at: datetime,
+        approvals: Badge | None = None,
+        duplicate: Flag | None = None,
+    ):
         self.hold = listed
         self.approvals = approvals  # the approval badge, for a hold that needs several approvals or has some
+        self.duplicate = duplicate  # the other holds it may duplicate (holds/related/duplicates.py), if any
         self.assigned_to = listed.assigned_to  # whom the hold is assigned to, a username or a group's name, or ""
         self.urgency = queue_display.urgency(listed, now)
         self.claimant = _claimant(listed, now)
@@ -79,17 +88,22 @@ def _claimant(listed: holds_queue.Listed, now: datetime):
 
 
 def rows(
-    listed: list[holds_queue.Listed], now: datetime, loaded_at: datetime, approvals: dict[int, Badge] | None = None
+    listed: list[holds_queue.Listed],
+    now: datetime,
+    loaded_at: datetime,
+    approvals: dict[int, Badge] | None = None,
+    duplicates: dict[int, Flag] | None = None,
 ) -> list[Row]:
     """The queue's rows for the ``listed`` holds, their markup kept by the process, read from the cache in one round
     trip, or rendered.
 
     A rendered row is stored only if the hold, read again whole to render it, still has the payload digest it was
     listed with: a row rendered from content that changed in between is shown, never kept.
-    ``approvals`` gives the approval badge of the holds that have one, by pk (see ``approvals.badges``).
+    ``approvals`` gives the approval badge of the holds that have one, by pk (see ``approvals.badges``);
+    ``duplicates`` the possible duplicates' flags (``holds.related.duplicates.flagged``).
     """
-    approvals = approvals or {}
-    found = [Row(hold, now, loaded_at, approvals.get(hold.pk)) for hold in listed]
+    approvals, duplicates = approvals or {}, duplicates or {}
+    found = [Row(hold, now, loaded_at, approvals.get(hold.pk), duplicates.get(hold.pk)) for hold in listed]
     viewer = viewer_digest()  # hashed once for the fifty keys
     keys = {key(row, viewer): row for row in found}
     cached = softcache.get_many(list(keys), "the queue rows", content_keyed=True)
@@ -150,6 +164,7 @@ def key(row: Row, viewer: str | None = None) -> str:
         row.new,
         row.approvals,
         row.assigned_to,
+        row.duplicate,
     )
 
 

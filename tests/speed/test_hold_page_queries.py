@@ -1,9 +1,11 @@
-"""The hold page reads what it shows once: at most 8 queries in its usual states, with nothing wasted.
+"""The hold page reads what it shows once: at most 11 queries in its usual states, with nothing wasted.
 
 Counted as a reviewer sees it, through the whole middleware: the session, the user and their groups,
 and the bell's count come with every page; the rest is the hold (with its claimant and latest decision),
-its items, the decision's items, and one statement that notes the reviewer's presence (and first opening) and lists
-the others.
+its items, the decision's items, one statement that notes the reviewer's presence (and first opening) and lists
+the others, and its related holds (holds/related/related.py): its subjects with the rows sharing them, and, as
+the sample holds here have related holds, those holds with their live decisions and their items (8 queries
+before related holds were shown; a hold without any reads one more).
 """
 
 from collections import Counter
@@ -20,7 +22,7 @@ from holds.models import HoldFirstOpened, HoldViewer
 
 pytestmark = pytest.mark.django_db
 
-MOST_QUERIES = 8
+MOST_QUERIES = 11
 
 
 @pytest.fixture
@@ -56,7 +58,7 @@ def approve_all(hold):
     return [ItemChoice(item_id=item.item_id, action="approve", comment="fine by me") for item in hold.items.all()]
 
 
-def test_an_open_hold_shows_its_form_and_who_else_is_looking_in_at_most_8_queries(samples, alice, bob):
+def test_an_open_hold_shows_its_form_and_who_else_is_looking_in_at_most_11_queries(samples, alice, bob):
     hold = samples["h_12"]
     open_page(signed_in(bob), hold)
 
@@ -71,7 +73,7 @@ def test_an_open_hold_shows_its_form_and_who_else_is_looking_in_at_most_8_querie
     assert HoldFirstOpened.objects.filter(hold=hold, user=alice).exists()  # and so is the first opening
 
 
-def test_a_hold_with_a_live_decision_shows_it_in_at_most_8_queries(samples, alice, bob, undo_window):
+def test_a_hold_with_a_live_decision_shows_it_in_at_most_11_queries(samples, alice, bob, undo_window):
     hold = samples["h_12"]
     decisions.submit(hold, alice, approve_all(hold))
 
@@ -92,7 +94,7 @@ def test_a_hold_with_a_live_decision_shows_it_in_at_most_8_queries(samples, alic
     assert not HoldViewer.objects.filter(hold=hold).exists()  # a decided hold notes nobody's presence
 
 
-def test_after_an_undo_the_form_comes_back_as_it_was_sent_in_at_most_8_queries(samples, alice, undo_window):
+def test_after_an_undo_the_form_comes_back_as_it_was_sent_in_at_most_11_queries(samples, alice, undo_window):
     hold = samples["h_12"]
     decision = decisions.submit(hold, alice, approve_all(hold))
     decisions.withdraw(decision.pk, alice)
@@ -115,7 +117,7 @@ def test_opening_a_hold_in_autocommit_opens_no_transaction(samples, alice):
     assert sum(sql.startswith("WITH noted AS (INSERT") for sql in statements) == 1
 
 
-def test_a_hold_waiting_for_its_second_approval_shows_the_round_in_at_most_8_queries(samples, alice, bob):
+def test_a_hold_waiting_for_its_second_approval_shows_the_round_in_at_most_11_queries(samples, alice, bob):
     from django.contrib.auth.models import Group
 
     from approvals.models import ApprovalPolicy

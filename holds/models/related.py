@@ -1,0 +1,50 @@
+"""What each item of a hold acts on (``HoldSubject``, written whenever a hold is mirrored), and the admins' choice of
+the keys read as subjects per agent and capability (``SubjectKeys``): see ``holds/related/subjects.py``."""
+
+from django.db import models
+
+from holds.models.mirror import Hold
+
+
+class HoldSubject(models.Model):
+    """One subject of one item of a hold: the rows the related holds and possible duplicates are looked up by."""
+
+    hold = models.ForeignKey(Hold, on_delete=models.CASCADE, related_name="subjects")
+    position = models.PositiveIntegerField(help_text="The item's position in its hold.")
+    key = models.TextField(help_text="The key as the agent wrote it, shown only.")
+    value = models.CharField(max_length=200, help_text="Normalised: trimmed, case-folded, a leading # dropped.")
+    capability = models.TextField(help_text="The hold's, cut to what an index holds.")
+    action_kind = models.CharField(max_length=100, blank=True, help_text="Blank when unknown: it matches any kind.")
+    approved = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="The item approved, as the platform reports the hold decided (every item, when it reports a decision"
+        " but not item by item).",
+    )
+
+    class Meta:
+        ordering = ["hold", "position", "pk"]
+        indexes = [models.Index(fields=["value", "capability"], name="subject_value_capability")]
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.value}"
+
+
+class SubjectKeys(models.Model):
+    """Keys an admin adds to those read as an item's subjects, or takes away, for one agent's holds (of one
+    capability, or of any)."""
+
+    agent = models.CharField(max_length=500)
+    capability = models.CharField(max_length=500, blank=True, help_text="Blank: every capability of the agent.")
+    keys_added = models.TextField(blank=True, help_text="Keys to read as subjects too, separated by commas.")
+    keys_removed = models.TextField(
+        blank=True, help_text="Keys never to read as subjects, separated by commas; “item id” stops reading item ids."
+    )
+
+    class Meta:
+        verbose_name = "subject keys"
+        verbose_name_plural = "subject keys"
+        constraints = [models.UniqueConstraint(fields=["agent", "capability"], name="subject_keys_once")]
+
+    def __str__(self) -> str:
+        return f"subject keys of {self.agent}/{self.capability or '*'}"

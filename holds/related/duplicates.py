@@ -1,0 +1,221 @@
+"""Possible duplicates: another hold asking for what this one asks.
+
+An item of a hold is a possible duplicate when another hold, open or with that item approved within
+``RELATED_WINDOW_DAYS`` (by a decision here or as the platform reports; a decision the platform reports but not
+item by item counts as approving every item, failing closed), has an item with the same subject, the same
+capability and the same action kind (an unknown kind, "", matches any). ``approved_on_subject`` says how much was
+already approved on each of a hold's subjects, by whom and when.
+
+Both read ``holds.related.related``: ``possible_duplicates`` and ``approved_on_subject`` count every related hold
+(the safeguards'), ``visible_duplicates`` and a viewer passed to ``approved_on_subject`` only those the viewer may
+see (the pages').
+
+The queue asks for a page of holds at once (``flagged``, one query) and filters by it (``flagged_q``): there a
+closed hold's item counts as approved as the platform reported it (``HoldSubject.approved``, stored when the hold
+is mirrored), which is how every decision, here or elsewhere, ends up; a decision here still being sent leaves
+its hold open, which counts anyway.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce, NullIf
+from django.utils import timezone
+
+from holds.mirror import amounts
+from holds.models import Hold, HoldSubject
+from holds.related.related import Related, Shared, every_related, same_action, visible_related, window
+from reviewqueue.sql import compiled, prepared
+from reviewqueue.viewer import Viewer
+from teams import scopes
+
+
+@dataclasses.dataclass(frozen=True)
+class Duplicate:
+    """Another hold this one may duplicate: the related hold, the subjects by which it does, and whether it is
+    open (else an item of it was approved within the window)."""
+
+    related: Related
+    shared: tuple[Shared, ...]
+
+    @property
+    def hold(self) -> Hold:
+        return self.related.hold
+
+    @property
+    def is_open(self) -> bool:
+        return self.related.is_open
+
+    @property
+    def positions(self) -> frozenset[int]:
+        """This hold's items that may be duplicates."""
+        return frozenset(shared.position for shared in self.shared)
+
+
+def duplicates_among(related: list[Related]) -> list[Duplicate]:
+    """Which of ``related`` (one hold's) are possible duplicates of it."""
+    found = []
+    for other in related:
+        matching = tuple(
+            shared
+            for shared in other.shared
+            if same_action(shared) and (other.is_open or other.approval_of(shared.other_position) is not None)
+        )
+        if matching:
+            found.append(Duplicate(other, matching))
+    return found
+
+
+def possible_duplicates(hold: Hold, *, now: datetime | None = None) -> list[Duplicate]:
+    """Every possible duplicate of ``hold``, whether a viewer may see it or not: for the safeguards."""
+    return duplicates_among(every_related(hold, now=now))
+
+
+def visible_duplicates(hold: Hold, viewer: Viewer, *, now: datetime | None = None) -> list[Duplicate]:
+    """The possible duplicates of ``hold`` that ``viewer`` may see: for the pages and the API."""
+    return duplicates_among(visible_related(hold, viewer, now=now))
+
+
+@dataclasses.dataclass(frozen=True)
+class SubjectApproval:
+    """An amount approved on one of a hold's subjects on another hold: ``amount`` as ``holds.mirror.amounts.largest``
+    reads the approved item (None: it carries none; ``amounts.UNREADABLE``: not read for certain), by whom, when.
+    ``certain`` is False when the platform reports a decision but not item by item."""
+
+    value: str
+    shown: str
+    key: str
+    hold: Hold
+    position: int
+    amount: Decimal | None
+    by: str
+    at: datetime | None
+    certain: bool
+    same_capability: bool
+
+    @property
+    def amount_words(self) -> str:
+        """The amount as people read it: "49.90", or words for none and for one not read for certain."""
+        if not self.certain or self.amount == amounts.UNREADABLE:
+            return "An amount not read for certain"
+        if self.amount is None:
+            return "An item without an amount"
+        return f"{self.amount:,.2f}"
+
+
+def approved_on_subject(
+    hold: Hold,
+    window: timedelta | None = None,
+    *,
+    viewer: Viewer | None = None,
+    now: datetime | None = None,
+    related: list[Related] | None = None,
+) -> list[SubjectApproval]:
+    """The amounts already approved on ``hold``'s subjects within ``window`` (by default ``RELATED_WINDOW_DAYS``),
+    on other holds, newest first: every one, or those ``viewer`` may see. ``related``, when the caller has read it
+    already (with the same window and viewer), saves reading it again."""
+    now = now or timezone.now()
+    if related is None:
+        lister = every_related if viewer is None else lambda hold, **kwargs: visible_related(hold, viewer, **kwargs)
+        related = lister(hold, now=now, within=window)
+    found = []
+    for other in related:
+        items = {item.position: item for item in other.hold.items.all()}
+        for shared in other.shared:
+            approval = other.approval_of(shared.other_position)
+            item = items.get(shared.other_position)
+            if approval is None or item is None:
+                continue
+            data = approval.data if approval.data is not None else item.data
+            amount = amounts.largest([data]) if approval.certain else amounts.UNREADABLE
+            found.append(
+                SubjectApproval(
+                    value=shared.value,
+                    shown=shared.shown,
+                    key=shared.key,
+                    hold=other.hold,
+                    position=shared.other_position,
+                    amount=amount,
+                    by=approval.by,
+                    at=approval.at,
+                    certain=approval.certain,
+                    same_capability=shared.same_capability,
+                )
+            )
+    return sorted(found, key=lambda approval: approval.at or now, reverse=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class Flag:
+    """What the queue's row says of a possible duplicate: the hold ids of some of the others, and how many more."""
+
+    others: tuple[str, ...]
+    more: int
+
+
+FLAG_SLOTS = 64  # holds flagged by one statement: a queue page's 50 fit, and every page's query has one shape
+
+
+def _others(seen: tuple | None, since: datetime) -> QuerySet[HoldSubject]:
+    """The subject rows of other holds making the outer ``HoldSubject`` row's item a possible duplicate: the same
+    value and capability, the same kind or either unknown (""), open or approved since ``since``; only those in the
+    team scopes ``seen`` (a viewer's ``scopes``; None: all)."""
+    # An unknown outer kind, made NULL, leaves each row's own kind to compare with: any kind matches it.
+    outer_kind = Coalesce(NullIf(OuterRef("action_kind"), Value("")), F("action_kind"))
+    others = (
+        HoldSubject.objects.filter(value=OuterRef("value"), capability=OuterRef("capability"))
+        .exclude(hold=OuterRef("hold"))
+        .filter(Q(action_kind="") | Q(action_kind=outer_kind))
+        .filter(Q(hold__status=Hold.Status.OPEN) | Q(approved=True, hold__closed_at__gte=since))
+    )
+    condition = scopes.scopes_q(seen, "hold__")
+    return others if condition is None else others.filter(condition)
+
+
+def _first(others: QuerySet[HoldSubject]) -> Subquery:
+    return Subquery(others.order_by("hold__hold_id").values("hold__hold_id")[:1])
+
+
+def _count(others: QuerySet[HoldSubject]) -> Subquery:
+    return Subquery(others.order_by().values("value").annotate(count=Count("hold", distinct=True)).values("count"))
+
+
+def _flagged_rows(seen: tuple | None, *, since: datetime, **slots: int) -> QuerySet:
+    """For each subject of the holds whose pks fill ``slots`` (``pk0``… ``pk63``; 0 for none), the first other hold
+    making it a possible duplicate, by hold id, and how many there are: ``flagged``'s query."""
+    return (
+        HoldSubject.objects.filter(hold__in=[slots[f"pk{slot}"] for slot in range(FLAG_SLOTS)])
+        .annotate(first=_first(_others(seen, since)), count=_count(_others(seen, since)))
+        .filter(first__isnull=False)
+        .values_list("hold_id", "first", "count")
+    )
+
+
+def flagged(pks: list[int], viewer: Viewer | None, now: datetime | None = None) -> dict[int, Flag]:
+    """Which of the holds ``pks`` are possible duplicates, naming others ``viewer`` may see (None: any): one query
+    for up to ``FLAG_SLOTS`` holds, a queue page's. Its SQL is the ORM's, compiled once a process
+    (``reviewqueue/sql/compiled.py``): building it took longer than running it."""
+    since = (now or timezone.now()) - window()
+    seen = viewer.scopes if viewer is not None else None
+    rows = []
+    for chunk in itertools.batched(pks, FLAG_SLOTS):
+        slots = {f"pk{slot}": chunk[slot] if slot < len(chunk) else 0 for slot in range(FLAG_SLOTS)}
+        rows += prepared.read(compiled.sql(_flagged_rows, (seen,), since=since, **slots))
+    names: dict[int, set[str]] = {}
+    counts: dict[int, int] = {}
+    for pk, first, count in rows:
+        names.setdefault(pk, set()).add(first)
+        counts[pk] = max(counts.get(pk, 0), count or 0)
+    return {pk: Flag(tuple(sorted(found)), max(counts[pk] - len(found), 0)) for pk, found in names.items()}
+
+
+def flagged_q(viewer: Viewer | None, now: datetime | None = None) -> Exists:
+    """A filter on holds keeping the possible duplicates (of others ``viewer`` may see): the queue's filter."""
+    since = (now or timezone.now()) - window()
+    seen = viewer.scopes if viewer is not None else None
+    return Exists(HoldSubject.objects.filter(hold=OuterRef("pk")).filter(Exists(_others(seen, since))))
