@@ -150,6 +150,8 @@ def _addressable(name: str, value: str) -> None:
 def parse_run(payload: dict) -> Run:
     if not isinstance(payload, dict) or not payload.get("run_id"):
         raise PlatformUnavailable("the platform sent a run without a run_id")
+    # [assumed] A run's input, when an object, carries the customer's message it started from under "message".
+    message = payload["input"].get("message") if isinstance(payload.get("input"), dict) else None
     return Run(
         run_id=str(payload["run_id"]),
         agent=json_fields.shown(payload.get("agent")),
@@ -158,6 +160,7 @@ def parse_run(payload: dict) -> Run:
         input=payload.get("input"),
         output=payload.get("output"),
         created_at=json_fields.moment_or_none(payload.get("created_at")),
+        customer_message=message if isinstance(message, str) else "",
         raw=payload,
     )
 

@@ -145,6 +145,7 @@ class Run:
     input: Any
     output: Any
     created_at: datetime | None
+    customer_message: str
     raw: dict
 
 

@@ -41,8 +41,5 @@ def _settled_since(hold: Hold, moment) -> bool:
 
 
 def customer_message(run: dict | None) -> str:
-    """The customer's message the run started from, when its input carries one."""
-    run_input = (run or {}).get("input")
-    if isinstance(run_input, dict) and isinstance(run_input.get("message"), str):
-        return run_input["message"]
-    return ""
+    """The customer's message the run started from, read from the run as fetched or as last kept."""
+    return platform.parse_run(run).customer_message if run else ""

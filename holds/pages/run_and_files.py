@@ -6,10 +6,12 @@ from urllib.parse import quote
 
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
+from django.utils import timezone
 from django.views.decorators.http import require_safe
 
 from holds.mirror import platform, runs
 from holds.pages import guards
+from holds.related import same_run
 
 INLINE_IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
 
@@ -20,7 +22,16 @@ def run_context(request, pk):
     hold = guards.hold_or_404(request, pk)
     with platform.PlatformClient.from_settings() as client:
         run, error = runs.run_context(hold, client)
-    context = {"hold": hold, "run": run, "error": error, "customer_message": runs.customer_message(run)}
+    earlier, earlier_left_out = same_run.earlier_in_run(hold, request.viewer)
+    context = {
+        "hold": hold,
+        "run": run,
+        "error": error,
+        "customer_message": runs.customer_message(run),
+        "earlier": earlier,
+        "earlier_left_out": earlier_left_out,
+        "now": timezone.now(),
+    }
     return render(request, "holds/_run.html", context)
 
 
