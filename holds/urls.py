@@ -1,7 +1,7 @@
 from django.urls import path
 
 from holds.links import link_views
-from holds.pages import assignment, bulk, claiming, decide, hold_page, queue, run_and_files
+from holds.pages import assignment, bulk, claiming, decide, hold_page, queue, related_holds, run_and_files
 
 urlpatterns = [
     path("", queue.queue, name="queue"),
@@ -25,5 +25,6 @@ urlpatterns = [
     path("holds/<int:pk>/heartbeat", claiming.hold_heartbeat, name="hold-heartbeat"),
     path("holds/<int:pk>/leave", claiming.leave_hold, name="leave-hold"),
     path("holds/<int:pk>/run", run_and_files.run_context, name="run-context"),
+    path("holds/<int:pk>/related", related_holds.related_holds, name="hold-related"),
     path("holds/<int:pk>/files/<path:file_id>", run_and_files.hold_file, name="hold-file"),
 ]
