@@ -233,9 +233,8 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
-# Every page names its static files by their hashed names ({% static %}), so the unhashed copies are never asked
-# for; source maps only by a browser's developer tools, which do without compression. Brotli on the API docs'
-# bundles and their maps was most of collectstatic's time (a deploy's, the image build's).
+# Pages name static files by their hashed names, and only developer tools read source maps: compressing the unhashed
+# copies and the API docs' maps was most of collectstatic's time (a deploy's, the image build's).
 WHITENOISE_KEEP_ONLY_HASHED_FILES = True
 WHITENOISE_SKIP_COMPRESS_EXTENSIONS = (*Compressor.SKIP_COMPRESS_EXTENSIONS, "map")
 if DEBUG:

@@ -19,10 +19,10 @@ its hold open, which counts anyway.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 from datetime import datetime, timedelta
 from decimal import Decimal
 
+from django.db import connection
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce, NullIf
 from django.utils import timezone
@@ -30,7 +30,7 @@ from django.utils import timezone
 from holds.mirror import amounts
 from holds.models import Hold, HoldSubject
 from holds.related.related import Related, Shared, every_related, same_action, visible_related, window
-from reviewqueue.sql import compiled, prepared
+from reviewqueue.sql import compiled, expressions, prepared
 from reviewqueue.viewer import Viewer
 from teams import scopes
 
@@ -158,9 +158,6 @@ class Flag:
     more: int
 
 
-FLAG_SLOTS = 64  # holds flagged by one statement: a queue page's 50 fit, and every page's query has one shape
-
-
 def _others(seen: tuple | None, since: datetime) -> QuerySet[HoldSubject]:
     """The subject rows of other holds making the outer ``HoldSubject`` row's item a possible duplicate: the same
     value and capability, the same kind or either unknown (""), open or approved since ``since``; only those in the
@@ -185,11 +182,14 @@ def _count(others: QuerySet[HoldSubject]) -> Subquery:
     return Subquery(others.order_by().values("value").annotate(count=Count("hold", distinct=True)).values("count"))
 
 
-def _flagged_rows(seen: tuple | None, *, since: datetime, **slots: int) -> QuerySet:
-    """For each subject of the holds whose pks fill ``slots`` (``pk0``… ``pk63``; 0 for none), the first other hold
-    making it a possible duplicate, by hold id, and how many there are: ``flagged``'s query."""
+def _flagged_rows(seen: tuple | None, as_array: bool, *, since: datetime, pks: list[int]) -> QuerySet:
+    """For each subject of the holds ``pks``, the first other hold making it a possible duplicate, by hold id, and how
+    many there are: ``flagged``'s query. ``as_array`` (PostgreSQL): the pks are one array parameter (``= ANY``), so
+    that the statement has a dozen parameters whatever the page's size, few enough for psycopg to keep its conversion
+    of the statement (it keeps none with over 50)."""
+    among = expressions.is_among(HoldSubject, "hold", pks) if as_array else Q(hold__in=pks)
     return (
-        HoldSubject.objects.filter(hold__in=[slots[f"pk{slot}"] for slot in range(FLAG_SLOTS)])
+        HoldSubject.objects.filter(among)
         .annotate(first=_first(_others(seen, since)), count=_count(_others(seen, since)))
         .filter(first__isnull=False)
         .values_list("hold_id", "first", "count")
@@ -197,15 +197,17 @@ def _flagged_rows(seen: tuple | None, *, since: datetime, **slots: int) -> Query
 
 
 def flagged(pks: list[int], viewer: Viewer | None, now: datetime | None = None) -> dict[int, Flag]:
-    """Which of the holds ``pks`` are possible duplicates, naming others ``viewer`` may see (None: any): one query
-    for up to ``FLAG_SLOTS`` holds, a queue page's. Its SQL is the ORM's, compiled once a process
-    (``reviewqueue/sql/compiled.py``): building it took longer than running it."""
+    """Which of the holds ``pks`` are possible duplicates, naming others ``viewer`` may see (None: any): one query.
+    On PostgreSQL its SQL is the ORM's, compiled once a process (``reviewqueue/sql/compiled.py``) and prepared:
+    building it took longer than running it."""
     since = (now or timezone.now()) - window()
     seen = viewer.scopes if viewer is not None else None
-    rows = []
-    for chunk in itertools.batched(pks, FLAG_SLOTS):
-        slots = {f"pk{slot}": chunk[slot] if slot < len(chunk) else 0 for slot in range(FLAG_SLOTS)}
-        rows += prepared.read(compiled.sql(_flagged_rows, (seen,), since=since, **slots))
+    if not pks:
+        return {}
+    if connection.vendor == "postgresql":
+        rows = prepared.read(compiled.sql(_flagged_rows, (seen, True), since=since, pks=list(pks)))
+    else:
+        rows = list(_flagged_rows(seen, False, since=since, pks=list(pks)))
     names: dict[int, set[str]] = {}
     counts: dict[int, int] = {}
     for pk, first, count in rows:

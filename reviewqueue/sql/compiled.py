@@ -48,7 +48,8 @@ def sql(build: Callable[..., QuerySet], shape: tuple, **values) -> tuple[str, tu
 
     Contract: ``build`` is a module-level function whose query depends on nothing but its arguments; ``shape`` holds
     every argument that may change the SQL's text (hashable); ``values`` are the others, each a datetime, an integer,
-    a decimal or a string (None too: the SQL differs, so which are None is part of the shape). A query that can
+    a decimal, a string or a list of integers that the query passes as one array parameter (None too: the SQL
+    differs, so which are None is part of the shape). A query that can
     match nothing raises ``EmptyResultSet``, as the ORM's compiler does.
     """
     key = (build, shape, tuple((name, type(value)) for name, value in sorted(values.items())))
@@ -95,4 +96,6 @@ def _stand_in(value: Any, run: int, position: int) -> Any:
         return Decimal(-7_000_000 - offset)
     if isinstance(value, str):
         return f"compiled-stand-in-{offset}"
+    if isinstance(value, list) and all(type(one) is int for one in value):
+        return [2_000_000_000 + offset]  # one array parameter, whatever the list's length
     raise TypeError(f"{type(value).__name__} is no value compiled.sql stands in for")
