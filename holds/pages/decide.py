@@ -12,6 +12,7 @@ from holds.deciding import decisions, remember, review
 from holds.mirror import fresh
 from holds.models import Decision, Hold
 from holds.pages import guards, hold_page
+from holds.related import safeguard
 from reviewqueue import readers
 
 
@@ -39,6 +40,9 @@ def hold_review(request, pk):
         )
     except review.NotConfirmed as refused:
         return _summary(request, hold, reviews, refused.message, status=409)
+    checked = review.duplicates_checked(request.POST)
+    if checked is None and safeguard.needs_person(hold, review.choices(reviews)):
+        return _summary(request, hold, reviews, duplicate_error=review.DUPLICATE_NOT_CHECKED, status=422)
     try:
         remember.submit(
             hold,
@@ -47,9 +51,12 @@ def hold_review(request, pk):
             request.POST.get("remember", ""),
             round_shown=round_shown,
             decision_shown=decision_shown,
+            duplicates_checked=checked,
         )
     except remembering.NotRememberable as refused:
         return _summary(request, hold, reviews, f"Nothing was sent: {refused.message}", status=409)
+    except decisions.PossibleDuplicate as refused:  # a duplicate found since the summary, or one more
+        return _summary(request, hold, reviews, duplicate_error=refused.message, status=409)
     except decisions.DecisionRefused as refused:
         return render(
             request,
@@ -60,9 +67,10 @@ def hold_review(request, pk):
     return redirect("hold", pk=hold.pk)
 
 
-def _summary(request, hold, reviews, message="", status=200):
+def _summary(request, hold, reviews, message="", status=200, duplicate_error=""):
     """The summary of a valid form, signed so that only what it shows can be confirmed, against the round of
-    approvals it shows."""
+    approvals it shows; with the confirmation an approval of a possible duplicate asks for (``duplicate_error``: why
+    the last confirm was refused)."""
     standing = rounds.standing(hold)
     round_shown = rounds.shown(standing.approvals)
     context = hold_page.presence_context(hold, request.user, timezone.now()) | {
@@ -73,6 +81,8 @@ def _summary(request, hold, reviews, message="", status=200):
         "standing": standing,
         "round_shown": round_shown,
         "remember": remembering.offer(hold, request.viewer, review.choices(reviews), timezone.now(), with_replay=True),
+        "duplicate_check": review.duplicate_check(hold, request.viewer, reviews),
+        "duplicate_error": duplicate_error,
     }
     return render(request, "holds/summary.html", context, status=status)
 

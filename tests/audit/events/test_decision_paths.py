@@ -139,3 +139,26 @@ def test_an_approval_taken_back_records_approval_withdrawn_without_a_decision(sa
     }
     assert describe.summary(event).startswith("alice took back approval 1 of 2 under “Two for h_12”")
     assert trail(EventKind.WITHDRAWN) == []
+
+
+def test_a_policy_that_would_approve_a_possible_duplicate_records_held_for_people_once(samples):
+    """The 0-people policy's sweep leaves a possible duplicate (the A-1001 refunds) to people, and says so once."""
+    from decimal import Decimal
+
+    from approvals.models import ApprovalPolicy
+    from holds.deciding import by_policy
+
+    ApprovalPolicy.objects.create(
+        name="small",
+        condition_key="amount",
+        condition_operator="lte",
+        condition_threshold=Decimal(50),
+        approvals_required=0,
+        auto_wait_minutes=0,
+    )
+    by_policy.approve_due(timezone.now() + timedelta(minutes=1))
+    by_policy.approve_due(timezone.now() + timedelta(minutes=2))
+
+    events = trail(EventKind.HELD_FOR_PEOPLE)
+    assert sorted(event.hold_id for event in events) == ["h_12", "h_14", "h_15"]
+    assert describe.summary(events[0]).startswith("‘small’ (0-people policy) left it to people: possible duplicate of")

@@ -1,0 +1,93 @@
+"""Every path that needs fewer people waits for a person on a possible duplicate, and the audit says why once: a
+0-people policy, a remembered approval, a default approve. The four A-1001 sample holds, mirrored by a real sync
+from the simulator over HTTP, and the sweeps as beat runs them."""
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+import time_machine
+from django.utils import timezone
+
+from approvals.models import ApprovalPolicy, RememberAllowance
+from audit.describe import summary
+from audit.models import AuditEvent, EventKind
+from holds.deciding import by_policy
+from holds.mirror import sync
+from holds.models import Decision, Hold
+from tests.helpers.remembered import add_refund, approve_due_at, remembered
+
+pytestmark = pytest.mark.django_db
+
+A_1001 = ["h_12", "h_13", "h_14", "h_15"]
+
+
+def at_most_50(**fields) -> ApprovalPolicy:
+    values = {
+        "name": "≤ 50",
+        "capability_pattern": "*",
+        "condition_key": "amount",
+        "condition_operator": "lte",
+        "condition_threshold": Decimal(50),
+        "approvals_required": 0,
+        "auto_wait_minutes": 0,
+    }
+    return ApprovalPolicy.objects.create(**(values | fields))
+
+
+def held(hold_id: str) -> list[AuditEvent]:
+    return list(AuditEvent.objects.filter(kind=EventKind.HELD_FOR_PEOPLE, hold_id=hold_id))
+
+
+def test_a_0_people_policy_at_most_50_pays_none_of_the_a_1001_refunds_and_says_why_once(samples):
+    at_most_50()
+    made = by_policy.approve_due(timezone.now() + timedelta(minutes=1))
+    again = by_policy.approve_due(timezone.now() + timedelta(minutes=2))
+
+    decided = {decision.hold.hold_id for decision in made + again}
+    assert decided.isdisjoint(A_1001)
+    assert not Decision.objects.filter(hold__hold_id__in=A_1001).exists()
+    assert held("h_13") == []  # its other refund, 129.00 on A-1002, is over 50: the policy does not apply
+    for hold_id in ("h_12", "h_14", "h_15"):
+        [event] = held(hold_id)
+        assert event.payload["path"] == "0-people policy" and event.payload["reason"] == "possible_duplicate"
+        assert sorted(event.payload["duplicates"]) == sorted(set(A_1001) - {hold_id})
+        assert "‘≤ 50’ (0-people policy) left it to people: possible duplicate of" in summary(event)
+
+
+def test_a_remembered_approval_pays_no_second_refund_of_the_same_order_but_pays_another_order(
+    platform_client, platform_state, alice
+):
+    RememberAllowance.objects.create(agent_pattern="refund-bot", capability_pattern="refund", daily_cap_count=3)
+    first = add_refund(platform_client, platform_state, "h_first", "12.00")  # on order A-1
+    remembered(alice, first, None)
+    again = add_refund(platform_client, platform_state, "h_again", "12.00")  # A-1 again: a retry, say
+    platform_state.add_hold(
+        "default",
+        {
+            "hold_id": "h_other",
+            "agent": "refund-bot",
+            "capability": "refund",
+            "items": [{"id": "A-2", "title": "refund", "data": {"order_id": "A-2", "amount": "12.00"}}],
+        },
+    )
+    sync.sync_env(platform_client, "default")
+
+    made = approve_due_at(Hold.objects.get(hold_id="h_other").first_seen_at + timedelta(minutes=1))
+
+    assert [decision.hold.hold_id for decision in made] == ["h_other"]
+    assert not Decision.objects.filter(hold=again).exists()
+    [event] = held("h_again")
+    assert event.payload["path"] == "remembered approval" and event.payload["duplicates"] == ["h_first"]
+
+
+def test_a_default_approve_waits_for_a_person_too(samples):
+    at_most_50(approvals_required=1, expiry_outcome="approve", expiry_outcome_minutes=10)
+    hold = Hold.objects.get(hold_id="h_15")  # expires in 4 minutes
+    with time_machine.travel(hold.expires_at - timedelta(minutes=1), tick=False):
+        made = by_policy.send_default_outcomes()
+
+    assert hold.pk not in {decision.hold_id for decision in made}
+    assert not Decision.objects.filter(hold=hold).exists()
+    [event] = held("h_15")
+    assert event.payload["path"] == "default approve"
