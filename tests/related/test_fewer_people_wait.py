@@ -15,6 +15,8 @@ from audit.models import AuditEvent, EventKind
 from holds.deciding import by_policy
 from holds.mirror import sync
 from holds.models import Decision, Hold
+from tests.helpers.bulk import BULK, selected
+from tests.helpers.bulk import confirm as bulk_confirm
 from tests.helpers.remembered import add_refund, approve_due_at, remembered
 
 pytestmark = pytest.mark.django_db
@@ -91,3 +93,19 @@ def test_a_default_approve_waits_for_a_person_too(samples):
     assert not Decision.objects.filter(hold=hold).exists()
     [event] = held("h_15")
     assert event.payload["path"] == "default approve"
+
+
+def test_a_bulk_approval_leaves_the_possible_duplicates_out_with_the_reason(samples, alice_client):
+    picked = [samples[hold_id] for hold_id in (*A_1001, "h_17")]
+    summary = alice_client.post(BULK, selected(picked, "approve"))
+    page = summary.content.decode()
+
+    plan = summary.context["plan"]
+    assert [entry.hold.hold_id for entry in plan.included] == ["h_17"]
+    assert {entry.hold.hold_id for entry in plan.left_out} == set(A_1001)
+    assert all("possible duplicate of" in entry.reason for entry in plan.left_out)
+    assert "Open it to check them and confirm" in page
+
+    assert bulk_confirm(alice_client, summary).status_code in (200, 302)
+    assert not Decision.objects.filter(hold__hold_id__in=A_1001).exists()
+    assert Decision.objects.filter(hold__hold_id="h_17").exists()
