@@ -93,6 +93,21 @@ class Guard:
                 hidden.add(duplicate.hold.pk)
         return Seen(tuple(named), len(hidden))
 
+    def seen_by_its_readers(self) -> Seen:
+        """The duplicates named to whoever may see the hold itself (a channel's message, bound to nobody): those of
+        the same env, agent and capability, which every team scope admitting the hold admits too; the rest
+        counted."""
+        named: dict[str, None] = {}
+        hidden: set[int] = set()
+        own = (self.hold.env, self.hold.agent, self.hold.capability)
+        for duplicate in self.duplicates:
+            other = duplicate.hold
+            if (other.env, other.agent, other.capability) == own:
+                named[other.hold_id] = None
+            else:
+                hidden.add(other.pk)
+        return Seen(tuple(named), len(hidden))
+
     def words(self, viewer: Viewer | None = None) -> str:
         """Why the hold needs a person, for ``viewer``: "possible duplicate of h_13, h_14"."""
         return self.seen_by(viewer).words()

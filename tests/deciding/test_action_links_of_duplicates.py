@@ -1,0 +1,60 @@
+"""One-tap links of a possible duplicate: the reminder, by real SMTP, says "Possible duplicate of h_…" (only ids
+its recipient may see), its Approve opens the hold's page, and an Approve link made before the hold was flagged
+opens the page too, deciding nothing; Reject still decides in one step."""
+
+import pytest
+
+from holds.links import action_links
+from holds.models import Decision
+from reviewqueue import roles
+from tests.deciding.test_action_links_in_messages import deliver_pending, parts_of, remind, text_link
+from tests.helpers.action_links import SITE, path_of, posted, signed_in
+from tests.helpers.users import make_user, scoped_group
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def mail(mail, settings):
+    settings.SITE_URL = SITE
+    return mail
+
+
+def test_a_reminder_of_a_possible_duplicate_names_the_others_and_its_approve_opens_the_page(mail, samples, alice):
+    hold = samples["h_12"]
+    remind(hold, alice)
+    message = deliver_pending(mail)[0]
+
+    text = parts_of(message)["text/plain"]
+    assert "Possible duplicate of h_13, h_14, h_15" in text
+    assert "Possible duplicate of h_13, h_14, h_15" in parts_of(message)["text/html"]
+    assert text_link(message, "Approve") == f"{SITE}/holds/{hold.pk}/"
+
+    reject = text_link(message, "Reject")
+    posted(signed_in(alice), path_of(reject), comment="asked four times")
+    assert [item.action for item in Decision.objects.get(hold=hold).items.all()] == ["reject"]
+
+
+def test_a_reminder_names_only_the_duplicates_its_recipient_may_see(mail, samples):
+    scoped_group("OpenAI Agents team", agent="support-openai-agents")
+    dana = make_user("dana", roles.REVIEWERS, "OpenAI Agents team")
+    remind(samples["h_15"], dana)
+
+    text = parts_of(deliver_pending(mail)[0])["text/plain"]
+    assert "Possible duplicate of 3 other holds" in text
+    assert "h_12" not in text and "h_13" not in text and "h_14" not in text
+
+
+def test_an_approve_link_of_a_possible_duplicate_opens_its_page_and_decides_nothing(samples, alice, settings):
+    settings.SITE_URL = SITE
+    hold = samples["h_15"]
+    token = action_links.make(hold, "approve", alice)
+    client = signed_in(alice)
+    path = path_of(action_links._url(token))
+
+    opened = client.get(path)
+    sent = client.post(path, {"round": "0"})
+
+    assert opened.status_code == 302 and opened["Location"] == f"/holds/{hold.pk}/"
+    assert sent.status_code == 302 and sent["Location"] == f"/holds/{hold.pk}/"
+    assert not Decision.objects.filter(hold=hold).exists()
