@@ -12,7 +12,6 @@ from holds.deciding import decisions, remember, review
 from holds.mirror import fresh
 from holds.models import Decision, Hold
 from holds.pages import guards, hold_page
-from holds.related import safeguard
 from reviewqueue import readers
 
 
@@ -41,8 +40,6 @@ def hold_review(request, pk):
     except review.NotConfirmed as refused:
         return _summary(request, hold, reviews, refused.message, status=409)
     checked = review.duplicates_checked(request.POST)
-    if checked is None and safeguard.needs_person(hold, review.choices(reviews)):
-        return _summary(request, hold, reviews, duplicate_error=review.DUPLICATE_NOT_CHECKED, status=422)
     try:
         remember.submit(
             hold,
@@ -55,7 +52,9 @@ def hold_review(request, pk):
         )
     except remembering.NotRememberable as refused:
         return _summary(request, hold, reviews, f"Nothing was sent: {refused.message}", status=409)
-    except decisions.PossibleDuplicate as refused:  # a duplicate found since the summary, or one more
+    except decisions.PossibleDuplicate as refused:  # not ticked, or a duplicate found since the summary
+        if checked is None:
+            return _summary(request, hold, reviews, duplicate_error=review.DUPLICATE_NOT_CHECKED, status=422)
         return _summary(request, hold, reviews, duplicate_error=refused.message, status=409)
     except decisions.DecisionRefused as refused:
         return render(

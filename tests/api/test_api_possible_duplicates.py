@@ -9,10 +9,15 @@ import pytest
 from audit.models import AuditEvent, EventKind
 from holds.models import Decision
 from reviewqueue import roles
-from tests.helpers.api import approve_every_item, bearer, token_of
+from tests.helpers.api import bearer, token_of
 from tests.helpers.users import make_user, scoped_group
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_delivery")]
+
+
+def approving(hold) -> dict:
+    """Every item approved, no duplicates_checked."""
+    return {"items": [{"id": item.item_id, "action": "approve"} for item in hold.items.all()]}
 
 
 def decide(client, secret, hold, body):
@@ -24,7 +29,7 @@ def decide(client, secret, hold, body):
 def test_the_api_answers_409_possible_duplicate_then_201_with_duplicates_checked(client, samples, alice):
     hold, secret = samples["h_12"], token_of(alice)
 
-    refused = decide(client, secret, hold, approve_every_item(hold))
+    refused = decide(client, secret, hold, approving(hold))
 
     assert refused.status_code == 409 and refused["Content-Type"] == "application/problem+json"
     problem = refused.json()
@@ -32,10 +37,10 @@ def test_the_api_answers_409_possible_duplicate_then_201_with_duplicates_checked
     assert sorted(problem["duplicates"]) == ["h_13", "h_14", "h_15"] and problem["more_duplicates"] == 0
     assert not Decision.objects.filter(hold=hold).exists()
 
-    partly = decide(client, secret, hold, approve_every_item(hold) | {"duplicates_checked": ["h_13"]})
+    partly = decide(client, secret, hold, {**approving(hold), "duplicates_checked": ["h_13"]})
     assert partly.status_code == 409
 
-    answer = decide(client, secret, hold, approve_every_item(hold) | {"duplicates_checked": problem["duplicates"]})
+    answer = decide(client, secret, hold, {**approving(hold), "duplicates_checked": problem["duplicates"]})
     assert answer.status_code == 201, answer.content
     event = AuditEvent.objects.get(kind=EventKind.DECISION_SUBMITTED, hold_id="h_12")
     assert event.payload["channel"] == "api" and sorted(event.payload["duplicates_checked"]["holds"]) == [
@@ -50,11 +55,11 @@ def test_a_token_out_of_scope_of_the_others_gets_a_count_never_their_ids(client,
     erin = make_user("erin", roles.REVIEWERS, "LlamaIndex team")
     hold, secret = samples["h_12"], token_of(erin)
 
-    problem = decide(client, secret, hold, approve_every_item(hold)).json()
+    problem = decide(client, secret, hold, approving(hold)).json()
 
     assert problem["duplicates"] == [] and problem["more_duplicates"] == 3
     assert "h_13" not in json.dumps(problem) and "h_14" not in json.dumps(problem)
-    answer = decide(client, secret, hold, approve_every_item(hold) | {"duplicates_checked": []})
+    answer = decide(client, secret, hold, {**approving(hold), "duplicates_checked": []})
     assert answer.status_code == 201, answer.content
 
 

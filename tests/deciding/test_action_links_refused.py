@@ -12,6 +12,7 @@ from holds.links import action_links
 from holds.models import ActionLinkUse, Decision, Hold
 from tests.helpers.action_links import SITE, path_of, posted, sent_decisions, signed_in
 from tests.helpers.approval_history import raise_on_the_platform
+from tests.helpers.duplicates import every_duplicate
 from tests.helpers.users import scoped_group
 
 
@@ -130,7 +131,7 @@ def test_out_of_the_recipients_team_scopes_the_link_is_a_404(samples, alice):
 def test_a_hold_decided_elsewhere_meanwhile_is_said_so(samples, alice, bob):
     hold = samples["h_12"]
     link = reverse("action-link", args=[action_links.make(hold, "reject", alice)])
-    decisions.submit(hold, bob, [decisions.ItemChoice("A-1001", "approve")])
+    decisions.submit(hold, bob, [decisions.ItemChoice("A-1001", "approve")], duplicates_checked=every_duplicate(hold))
 
     sent = signed_in(alice).post(link, {"round": "0"})
 

@@ -61,9 +61,10 @@ def test_a_remembered_approval_pays_no_second_refund_of_the_same_order_but_pays_
     platform_client, platform_state, alice
 ):
     RememberAllowance.objects.create(agent_pattern="refund-bot", capability_pattern="refund", daily_cap_count=3)
-    first = add_refund(platform_client, platform_state, "h_first", "12.00")  # on order A-1
+    first = add_refund(platform_client, platform_state, "h_first", "12.00")  # on order A-h_first
     remembered(alice, first, None)
-    again = add_refund(platform_client, platform_state, "h_again", "12.00")  # A-1 again: a retry, say
+    retried = [{"id": "A-h_first", "title": "refund", "data": {"order_id": "A-h_first", "amount": "12.00"}}]
+    again = add_refund(platform_client, platform_state, "h_again", "12.00", items=retried)  # a retry, say
     platform_state.add_hold(
         "default",
         {
