@@ -9,12 +9,14 @@ import pytest
 import time_machine
 from django.utils import timezone
 
+from approvals import alone, policies
 from approvals.models import ApprovalPolicy, RememberAllowance
 from audit.describe import summary
 from audit.models import AuditEvent, EventKind
 from holds.deciding import by_policy
 from holds.mirror import sync
 from holds.models import Decision, Hold
+from holds.related import safeguard
 from tests.helpers.bulk import BULK, selected
 from tests.helpers.bulk import confirm as bulk_confirm
 from tests.helpers.remembered import add_refund, approve_due_at, remembered
@@ -110,3 +112,18 @@ def test_a_bulk_approval_leaves_the_possible_duplicates_out_with_the_reason(samp
     assert bulk_confirm(alice_client, summary).status_code in (200, 302)
     assert not Decision.objects.filter(hold__hold_id__in=A_1001).exists()
     assert Decision.objects.filter(hold__hold_id="h_17").exists()
+
+
+def test_the_words_of_a_0_people_policy_say_a_possible_duplicate_waits_for_people(samples):
+    """What the queue and the hold page may say of it (``approvals.alone.waiting_words``, asked with the guard)."""
+    at_most_50()
+    hold = samples["h_15"]
+    need = policies.requirement(hold, policies.all_policies())
+    duplicate = safeguard.guard(hold).needed
+
+    words, why = alone.waiting_words(
+        need, hold, timezone.now(), policies.DayTally(), approvable=True, possible_duplicate=duplicate
+    )
+
+    assert duplicate and words == "Waits for people"
+    assert why == "‘≤ 50’ leaves it to people, as it is a possible duplicate"
