@@ -30,7 +30,7 @@ APPROVING = (DecisionItem.Action.APPROVE, DecisionItem.Action.EDIT)
 
 @dataclasses.dataclass(frozen=True)
 class Seen:
-    """A guard's duplicates as one viewer may see them: the ids named, and how many more there are."""
+    """A guard's duplicates as one viewer may see them: the ids named (sorted), and how many more there are."""
 
     named: tuple[str, ...]
     more: int
@@ -66,8 +66,8 @@ class Guard:
 
     @property
     def hold_ids(self) -> tuple[str, ...]:
-        """Every duplicate's id, each once, in the order of ``possible_duplicates`` (open first)."""
-        return tuple(dict.fromkeys(duplicate.hold.hold_id for duplicate in self.duplicates))
+        """Every duplicate's id, each once, sorted."""
+        return tuple(sorted({duplicate.hold.hold_id for duplicate in self.duplicates}))
 
     def stops(self, choices: Iterable) -> bool:
         """Whether ``choices`` (``ItemChoice``s, one per item in the hold's order, or actions as text) approve or edit
@@ -91,7 +91,7 @@ class Guard:
                 named[duplicate.hold.hold_id] = None
             else:
                 hidden.add(duplicate.hold.pk)
-        return Seen(tuple(named), len(hidden))
+        return Seen(tuple(sorted(named)), len(hidden))
 
     def seen_by_its_readers(self) -> Seen:
         """The duplicates named to whoever may see the hold itself (a channel's message, bound to nobody): those of
@@ -106,7 +106,7 @@ class Guard:
                 named[other.hold_id] = None
             else:
                 hidden.add(other.pk)
-        return Seen(tuple(named), len(hidden))
+        return Seen(tuple(sorted(named)), len(hidden))
 
     def words(self, viewer: Viewer | None = None) -> str:
         """Why the hold needs a person, for ``viewer``: "possible duplicate of h_13, h_14"."""
