@@ -113,10 +113,13 @@ def links_for(hold: Hold, recipient=None, now: datetime | None = None) -> Action
         return ActionLinks(opening)
     guard = safeguard.guard(hold, now=now)
     if guard.needed:
-        seen = guard.seen_by(scopes.viewer_of(recipient)) if recipient is not None else guard.seen_by_its_readers()
+        if recipient is not None:
+            warning = guard.seen_by(scopes.viewer_of(recipient)).words()
+        else:  # a channel's message: whoever reads the channel, not one person's teams
+            warning = guard.seen_by_its_readers().words(outside="of other agents or envs")
         approve = opening if DecisionItem.Action.APPROVE in hold.actions else None
         reject = _url(make(hold, DecisionItem.Action.REJECT, recipient, now)) if "reject" in hold.actions else None
-        return ActionLinks(opening, approve, reject, warning=seen.words().capitalize())
+        return ActionLinks(opening, approve, reject, warning=warning.capitalize())
     made = {action: _url(make(hold, action, recipient, now)) for action in ACTIONS if action in hold.actions}
     return ActionLinks(opening, made.get(DecisionItem.Action.APPROVE), made.get(DecisionItem.Action.REJECT))
 

@@ -37,6 +37,8 @@ class Seen:
 
     def words(self, outside: str = "outside your teams") -> str:
         """ "possible duplicate of h_13, h_14 and 2 more outside your teams", "… of another hold" when none is named."""
+        if not self.named and not self.more:
+            return ""
         if not self.named:
             return (
                 "possible duplicate of another hold"

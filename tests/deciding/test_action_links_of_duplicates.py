@@ -8,6 +8,7 @@ import pytest
 from django.utils import timezone
 
 from holds.links import action_links
+from holds.mirror import sync
 from holds.models import Decision
 from notifications import notify, sending, subscriptions
 from notifications.models import Notification
@@ -80,3 +81,26 @@ def test_an_approve_link_of_a_possible_duplicate_opens_its_page_and_decides_noth
     assert opened.status_code == 302 and opened["Location"] == f"/holds/{hold.pk}/"
     assert sent.status_code == 302 and sent["Location"] == f"/holds/{hold.pk}/"
     assert not Decision.objects.filter(hold=hold).exists()
+
+
+def test_a_channels_message_names_only_duplicates_every_reader_of_the_hold_may_see(
+    samples, platform_state, platform_client, settings
+):
+    """A channel's message is bound to nobody: it names the duplicates of the same env, agent and capability (every
+    team scope admitting the hold admits them) and counts the others."""
+    settings.SITE_URL = SITE
+    platform_state.add_hold(
+        "default",
+        {
+            "hold_id": "h_retry",
+            "agent": "llamaindex-support",
+            "capability": samples["h_12"].capability,
+            "items": [{"id": "A-1001", "title": "A-1001 · 49.90", "data": {"order_id": "A-1001", "amount": "49.90"}}],
+        },
+    )
+    sync.sync_env(platform_client, "default")
+
+    links = action_links.links_for(samples["h_12"])
+
+    assert links.warning == "Possible duplicate of h_retry and 3 more of other agents or envs"
+    assert links.approve == f"{SITE}/holds/{samples['h_12'].pk}/" and "/links/" in links.reject
