@@ -114,6 +114,7 @@ TITLES = {
     "already-decided": "The hold is decided already",
     "changed-meanwhile": "The hold changed meanwhile",
     "refused": "Refused in the hold's present state",
+    "possible-duplicate": "The hold may duplicate another: say which you checked",
     "too-late": "Too late",
     "rate-limited": "Too many requests",
     "idempotency-key-reused": "This Idempotency-Key was used for another request",

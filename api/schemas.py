@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from ninja import Field, Schema
 
@@ -20,6 +20,14 @@ class Problem(Schema):
     detail: str
     instance: str | None = None
     errors: list[FieldProblem] | None = Field(None, description="One per field of bad input.")
+    duplicates: list[str] | None = Field(
+        None,
+        description="possible-duplicate: the ids of the other holds the token's user may see; list them in "
+        "duplicates_checked once checked.",
+    )
+    more_duplicates: int | None = Field(
+        None, description="possible-duplicate: how many more there are outside the user's teams (never named)."
+    )
 
 
 class FieldProblem(Schema):
@@ -190,6 +198,12 @@ class DecisionIn(Schema):
     """The platform's own shape of a decision: one choice per item of the hold."""
 
     items: list[ChoiceIn] = Field(min_length=1, max_length=1000)
+    duplicates_checked: list[Annotated[str, Field(max_length=200)]] | None = Field(
+        None,
+        max_length=1000,
+        description="Approving a possible duplicate: the ids of the other holds you checked, every one the 409 "
+        "possible-duplicate named. Without it such an approval is refused; a reject needs none.",
+    )
 
 
 class Waiting(Schema):

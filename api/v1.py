@@ -134,7 +134,9 @@ def decide(
 ):
     """Decide the hold: one choice per item. Goes the hold page's way: the hold read afresh from the platform (409 if
     it was decided there), claims, edit rules, four eyes, the undo window, then delivery to the platform. 201:
-    stored, to be delivered; 202: an approval was recorded and more are needed, nothing was sent."""
+    stored, to be delivered; 202: an approval was recorded and more are needed, nothing was sent. 409
+    `possible-duplicate`: the approval of a possible duplicate of other holds, whose ids (those the token's user may
+    see; `more_duplicates` counts the rest) the request must list in `duplicates_checked` once checked."""
     caller = _caller(request, tokens.DECIDE)
     body = payload.model_dump(mode="json")
     key = idempotency.read_key(idempotency_key)
@@ -151,7 +153,7 @@ def decide(
                     "The hold changed or was decided since you read it; read it again.", "changed-meanwhile"
                 )
             decision_shown = hold.latest_decision_id
-        made = _submit(caller, hold, choices.read(hold, payload.items), decision_shown)
+        made = _submit(caller, hold, choices.read(hold, payload.items), decision_shown, payload.duplicates_checked)
         if isinstance(made, Approval):
             answer = {"state": "waiting", "decision": None, "waiting": shapes.waiting(made, hold), "links": {}}
             return api.create_response(request, _answer(answer), status=202)
@@ -170,15 +172,29 @@ def _answer(answer: dict) -> dict:
     return schemas.DecisionAnswer.model_validate(answer).model_dump(mode="json")
 
 
-def _submit(caller: tokens.Caller, hold: Hold, chosen, decision_shown):
+def _submit(caller: tokens.Caller, hold: Hold, chosen, decision_shown, duplicates_checked=None):
     try:
-        return decisions.submit(hold, caller.user, chosen, decision_shown=decision_shown, channel=DecisionChannel.API)
+        return decisions.submit(
+            hold,
+            caller.user,
+            chosen,
+            decision_shown=decision_shown,
+            channel=DecisionChannel.API,
+            duplicates_checked=duplicates_checked,
+        )
     except decisions.AlreadyDecided as decided:
         raise problems.conflict(
             decided.message, "already-decided", decision=shapes.decision_url(decided.decision.pk)
         ) from None
     except decisions.DecidedSince as since:
         raise problems.conflict(since.message, "changed-meanwhile") from None
+    except decisions.PossibleDuplicate as duplicate:
+        raise problems.conflict(
+            duplicate.message,
+            "possible-duplicate",
+            duplicates=list(duplicate.seen.named),
+            more_duplicates=duplicate.seen.more,
+        ) from None
     except decisions.DecisionRefused as refused:
         raise problems.conflict(refused.message, "refused") from None
 

@@ -28,17 +28,27 @@ def day_tally(policy: ApprovalPolicy | RememberedApproval, day) -> policies.DayT
 
 
 def waiting_words(
-    need: policies.Requirement, hold, now: datetime, tally: policies.DayTally, *, approvable: bool
+    need: policies.Requirement,
+    hold,
+    now: datetime,
+    tally: policies.DayTally,
+    *,
+    approvable: bool,
+    possible_duplicate: bool = False,
 ) -> tuple[str, str]:
     """What the queue and the hold page say of a hold whose winning policy (``need.policy``) needs 0 people, as
     (words, why): ("Approves itself at 14:02 under ‘small refunds’", "") while it waits (the time in the active zone),
     or ("Waits for people", "Over today's cap of ‘small refunds’") when the policy leaves it to people.
-    ``approvable``: whether the hold allows an approval (a reject-only one is never approved by a policy)."""
+    ``approvable``: whether the hold allows an approval (a reject-only one is never approved by a policy);
+    ``possible_duplicate``: whether it is one (``holds.related.safeguard``, which the caller asks), never approved by
+    a policy either."""
     policy = need.policy
     action = policies.own_action(policy, hold, need.sure_total, now, tally, approvable=approvable)
     name = policy.label(now) if isinstance(policy, RememberedApproval) else f"‘{policy.name}’"
     if hold.claim_expires_at is not None:
         return "Waits for people", f"a reviewer took it up, so {name} leaves it to people"
+    if action.approve_at and possible_duplicate:
+        return "Waits for people", held_back_words(policies.HeldBack.POSSIBLE_DUPLICATE, name, need.doubt)
     if action.approve_at:
         return f"Approves itself at {_clock(action.approve_at, now)} under {name}", ""
     return "Waits for people", held_back_words(action.held_back, name, need.doubt)
@@ -64,6 +74,7 @@ def held_back_words(held_back: str, name: str, doubt: str) -> str:
         policies.HeldBack.OVER_CAP: f"Over today's cap of {name}",
         policies.HeldBack.DOUBTFUL: f"{name} leaves it to people, as {doubt}",
         policies.HeldBack.REJECT_ONLY: f"the agent allows only a reject, so {name} cannot approve it",
+        policies.HeldBack.POSSIBLE_DUPLICATE: f"{name} leaves it to people, as it is a possible duplicate",
     }[held_back]
 
 

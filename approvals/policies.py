@@ -251,6 +251,9 @@ class HeldBack:
     OVER_CAP = "over_cap"
     DOUBTFUL = "doubtful"
     REJECT_ONLY = "reject_only"
+    # A possible duplicate of another hold (``holds.related.safeguard``): the deciding layer above finds it, and no
+    # policy, remembered approval or default outcome approves one.
+    POSSIBLE_DUPLICATE = "possible_duplicate"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -155,7 +155,26 @@ def _taken_over(payload: dict) -> str:
 
 
 def _submitted(payload: dict) -> str:
-    return ", ".join(f"{_action_word(item.get('action'))} {item_id(item)}" for item in items_of(payload))
+    said = ", ".join(f"{_action_word(item.get('action'))} {item_id(item)}" for item in items_of(payload))
+    checked = payload.get("duplicates_checked")
+    if not isinstance(checked, dict):
+        return said
+    return f"{said}, possible duplicate of {_duplicates(checked.get('holds') or [], checked.get('more') or 0)} checked"
+
+
+def _duplicates(named: list, more: int) -> str:
+    """ "h_13, h_14 and 1 more outside the reviewer's teams"."""
+    words = ", ".join(str(one) for one in named) or "other holds"
+    return f"{words} and {more} more outside the reviewer's teams" if more else words
+
+
+def _held_for_people(payload: dict) -> str:
+    """ "‘small refunds’ left it to people: possible duplicate of h_13, h_14"."""
+    name = f"‘{payload['policy']}’" if payload["policy"] else "A policy"
+    reason = payload["reason"]
+    if reason == "possible_duplicate":
+        reason = f"possible duplicate of {_duplicates(payload['duplicates'], 0)}"
+    return f"{name} ({payload['path']}) left it to people: {reason}"
 
 
 def _action_word(action) -> str:
@@ -315,6 +334,7 @@ _summaries = {
     EventKind.UNASSIGNED: _unassigned,
     EventKind.NOTE_ADDED: _note_added,
     EventKind.DECISION_SUBMITTED: _submitted,
+    EventKind.HELD_FOR_PEOPLE: _held_for_people,
     EventKind.APPROVAL_GIVEN: _approval,
     EventKind.ESCALATED: _escalated,
     EventKind.WITHDRAWN: _withdrawn,

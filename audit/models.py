@@ -22,6 +22,7 @@ class EventKind(models.TextChoices):
     UNASSIGNED = "unassigned", "Unassigned"
     NOTE_ADDED = "note_added", "Note added"
     DECISION_SUBMITTED = "decision_submitted", "Decision submitted"
+    HELD_FOR_PEOPLE = "held_for_people", "Left to people"
     APPROVAL_GIVEN = "approval_given", "Approval given"
     ESCALATED = "escalated", "Escalated"
     WITHDRAWN = "withdrawn", "Decision withdrawn"

@@ -300,11 +300,21 @@ class ClaimedByOther(Exception):
     """Someone else's claim on the hold is running (``Hold.claimant`` says whose)."""
 
 
-def decide(locked: Hold, reviewer, choices: list, now: datetime, round_shown=None, channel=DecisionChannel.PAGE):
+def decide(
+    locked: Hold,
+    reviewer,
+    choices: list,
+    now: datetime,
+    round_shown=None,
+    channel=DecisionChannel.PAGE,
+    *,
+    duplicates_checked: dict | None = None,
+):
     """``reviewer``'s ``choices`` for ``locked``, whose row the caller locked and found decidable: its claim taken
     (else ``ClaimedByOther``), counted under four eyes (``approvals.approving.count``, which raises ``NotCounted``)
     and, once the round is complete, stored as the hold's live decision, sent once its undo window (``UNDO_SECONDS``)
-    is over. Returns the decision, or the approval (``Approval``) when the round is not complete yet."""
+    is over. Returns the decision, or the approval (``Approval``) when the round is not complete yet.
+    ``duplicates_checked``: the reviewer's check of the hold's possible duplicates, for the audit."""
     undo_until = now + timedelta(seconds=settings.UNDO_SECONDS) if settings.UNDO_SECONDS else None
     with transaction.atomic():
         if not take_claim_for_decision(locked, reviewer, now):
@@ -314,7 +324,7 @@ def decide(locked: Hold, reviewer, choices: list, now: datetime, round_shown=Non
             changes.publish("approval", [locked])
             return counted.approval
         decision = decision_rows.create(locked, counted.choices, counted.approvals, now, reviewer, "", undo_until)
-        _store(decision, counted.approvals, now, channel, counted.target_minutes)
+        _store(decision, counted.approvals, now, channel, counted.target_minutes, checked=duplicates_checked)
     return decision
 
 
@@ -328,7 +338,9 @@ def decide_by_policy(locked: Hold, decider, choices: list, now: datetime, linked
     return decision
 
 
-def _store(decision: Decision, approvals: list, now: datetime, channel: str, target_minutes, decider=None) -> None:
+def _store(
+    decision: Decision, approvals: list, now: datetime, channel: str, target_minutes, decider=None, checked=None
+) -> None:
     """The audit of a decision made (with the ``channel`` it came through and the ``target_minutes`` its policy set,
     if any: the statistics count it late against that), what it makes moot resolved, and its announcement."""
     locked, reviewer = decision.hold, decision.reviewer
@@ -341,6 +353,7 @@ def _store(decision: Decision, approvals: list, now: datetime, channel: str, tar
             target_minutes=target_minutes,
             approvals=approvals,
             policy=decider,
+            duplicates_checked=checked,
         )
     )
     notify.resolve_for_holds([locked.pk], notify.RESOLVED_BY_DECISION, f"decided by {decider_name(decision)}", now)

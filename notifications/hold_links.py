@@ -15,11 +15,14 @@ from datetime import datetime
 
 @dataclasses.dataclass(frozen=True)
 class ActionLinks:
-    """What a message offers for one hold: ``open`` always; ``approve`` and ``reject`` when the hold can take them."""
+    """What a message offers for one hold: ``open`` always; ``approve`` and ``reject`` when the hold can take them
+    (``approve`` opens the hold's page where approving it asks for a confirmation: a possible duplicate); and a
+    ``warning`` the message shows beside them ("Possible duplicate of h_13"), blank for none."""
 
     open: str
     approve: str | None = None
     reject: str | None = None
+    warning: str = ""
 
 
 Maker = Callable[..., ActionLinks]

@@ -126,6 +126,7 @@ def block_kit(announcement: Announcement) -> list[dict]:
 def _facts(hold: HoldShown) -> list[tuple[str, str]]:
     """The hold's facts beside its question, as (label, value), leaving out those it has none of."""
     facts = [("Agent", hold.agent), ("Amount", ", ".join(hold.amounts)), ("Expires", hold.expires)]
+    facts.append(("Caution", hold.links.warning))  # "Possible duplicate of h_13": its Approve opens the hold
     return [(label, value) for label, value in facts if value.strip()]
 
 
@@ -150,6 +151,8 @@ def _buttons(links: ActionLinks, pressable: ChatButtons | None = None) -> dict:
     if pressable is not None:
         shown = [("Approve", pressable.approve, "primary"), ("Reject", pressable.reject, "danger")]
         shown.append(("Undo", pressable.undo, ""))
+        if links.warning and links.approve and not pressable.approve:  # a possible duplicate: Approve opens it
+            buttons.append(_button("Approve", links.approve, style="primary"))
         buttons += [_pressed(words, value, style) for words, value, style in shown if value]
     else:
         if links.approve:

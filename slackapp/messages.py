@@ -24,6 +24,7 @@ from django.utils import timezone
 from holds.deciding import decidable, deciders
 from holds.links import action_links
 from holds.models import Decision, DecisionChannel, DecisionItem, Hold
+from holds.related import safeguard
 from notifications import hold_links, notify, slack_api, webhook_formats
 from notifications.models import SlackMessage
 from people import wording
@@ -49,15 +50,17 @@ class Shown:
 def buttons_for(hold: Hold, now: datetime) -> hold_links.ChatButtons | None:
     """The interactive Approve and Reject of a message about ``hold`` (registered with ``notifications.hold_links``):
     values signed as the one-tap links are (``action_links.make``, channel ``slack``); None while the Slack app is
-    off; none of either once the hold can no longer be decided."""
+    off; none of either once the hold can no longer be decided; no Approve for a possible duplicate, whose message
+    offers Approve as a link to the hold's page instead (``holds.related.safeguard``)."""
     if not settings.SLACK_SIGNING_SECRET:
         return None
     if decidable.closed_reason(hold, now):
         return hold_links.ChatButtons()
+    duplicate = safeguard.guard(hold, now=now).needed  # its Approve opens the hold: a URL button (``links_for``)
     made = {
         action: action_links.make(hold, action, now=now, channel=DecisionChannel.SLACK)
         for action in action_links.ACTIONS
-        if action in hold.actions
+        if action in hold.actions and not (duplicate and action == DecisionItem.Action.APPROVE)
     }
     return hold_links.ChatButtons(
         approve=made.get(DecisionItem.Action.APPROVE), reject=made.get(DecisionItem.Action.REJECT)

@@ -39,7 +39,8 @@ from holds.deciding import decisions, review
 from holds.links import action_links
 from holds.mirror import fresh
 from holds.models import DecisionChannel, DecisionItem, Hold
-from notifications import slack_api
+from holds.related import safeguard
+from notifications import notify, slack_api
 from notifications.webhook_formats import slack_escaped
 from reviewqueue import roles
 from slackapp import linking, messages, payloads
@@ -108,6 +109,10 @@ def _decide(press: Press, link: action_links.Link, viewer, now: datetime) -> tup
             standing = link_standing.link_standing(hold, viewer, link.action)
             if standing.refusal:
                 return f"{standing.refusal} Nothing was sent.", "text"
+            if link.action == DecisionItem.Action.APPROVE and (guard := safeguard.guard(hold, now=now)).needed:
+                # A possible duplicate (a message sent before it was flagged, say): the press opens its page.
+                transaction.on_commit(lambda: messages.queue_refresh([hold.pk]))
+                return _open_to_check(hold, guard.seen_by(viewer)), "mrkdwn"
             if link.action == DecisionItem.Action.APPROVE:
                 choices = [decisions.ItemChoice(item.item_id, link.action) for item in hold.items.all()]
             else:
@@ -128,6 +133,15 @@ def _decide(press: Press, link: action_links.Link, viewer, now: datetime) -> tup
         return f"{words}.", _with_undo(words + ".", messages.undo_value(messages.UNDO_APPROVAL, outcome.pk))
     verb = "approved" if link.action == DecisionItem.Action.APPROVE else "rejected"
     return f"You {verb} it: the message now says so for everyone.", "text"
+
+
+def _open_to_check(hold: Hold, seen: safeguard.Seen) -> str:
+    """What an Approve press of a possible duplicate answers: a link to its page, where approving it asks for a
+    confirmation; nothing is decided."""
+    return (
+        f"{slack_escaped(seen.words().capitalize())}: <{notify.link_to(hold)}|open it in Review Queue> to check "
+        "them, then approve it there. Nothing was sent."
+    )
 
 
 def _not_a_link(message: str) -> str:

@@ -16,11 +16,21 @@ from audit.payloads import decision_items
 
 
 def decision_submitted(
-    *, actor, hold, decision, channel: str, target_minutes: int | None = None, approvals: Iterable = (), policy=None
+    *,
+    actor,
+    hold,
+    decision,
+    channel: str,
+    target_minutes: int | None = None,
+    approvals: Iterable = (),
+    policy=None,
+    duplicates_checked: dict | None = None,
 ) -> Entry:
     """``decision`` stored for ``hold``, with its items; the round of ``approvals`` that made it, if any; the hold's
-    policy's target in minutes, when it has one; and the deciding ``policy`` (``holds.deciding.decisions
-    .PolicyDecider``) when a policy decided by itself, or a reviewer's remembered approval did."""
+    policy's target in minutes, when it has one; the deciding ``policy`` (``holds.deciding.decisions
+    .PolicyDecider``) when a policy decided by itself, or a reviewer's remembered approval did; and, when it approves
+    a possible duplicate, ``duplicates_checked``: the ids of the other holds the reviewer confirmed they checked
+    (``holds``) and how many more, outside their teams, there were (``more``)."""
     payload = {"items": decision_items(decision), "channel": channel}
     if target_minutes:
         payload["target_minutes"] = target_minutes
@@ -33,7 +43,20 @@ def decision_submitted(
         payload["policy"] = {"name": policy.name, "last_changed_by": policy.changed_by, "kind": policy.kind}
         if policy.remembered_by:
             payload["policy"]["remembered_by"] = policy.remembered_by
+    if duplicates_checked is not None:
+        payload["duplicates_checked"] = {
+            "holds": list(duplicates_checked["holds"]),
+            "more": duplicates_checked["more"],
+        }
     return Entry(EventKind.DECISION_SUBMITTED, actor=actor, hold=hold, decision=decision, payload=payload)
+
+
+def held_for_people(*, hold, path: str, policy_name: str, reason: str, duplicates: Iterable[str]) -> Entry:
+    """A path needing fewer people (``path``: a 0-people policy, a remembered approval, a default approve) that would
+    have approved ``hold`` and left it to people instead, for ``reason`` (an ``approvals.policies.HeldBack``):
+    ``duplicates``, the ids of the holds it may duplicate."""
+    payload = {"path": path, "policy": policy_name, "reason": reason, "duplicates": list(duplicates)}
+    return Entry(EventKind.HELD_FOR_PEOPLE, hold=hold, payload=payload)
 
 
 def withdrawn(*, actor, hold, decision, approval_withdrawn=None) -> Entry:

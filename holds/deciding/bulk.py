@@ -13,7 +13,8 @@ approve leaves out the holds the reviewer approved before (a person approves a h
 those waiting for approval of a decision other than plain approval (counting the bulk
 approve would quietly start their count again over someone's edit), and those whose next
 approval must come from a group the reviewer is not in, by the rule the confirm applies
-(``rounds.Standing.group_awaited``). The summary's signature lasts ``CLAIM_MINUTES`` and
+(``rounds.Standing.group_awaited``), and possible duplicates (``holds.related.safeguard``: approving one asks for
+a confirmation on its own summary). The summary's signature lasts ``CLAIM_MINUTES`` and
 names each hold's latest decision, so a confirm replayed after an Undo sends nothing again.
 """
 
@@ -34,6 +35,7 @@ from audit.chain import canonical
 from holds.deciding import decidable, deciders, decisions, describe, review
 from holds.deciding.decisions import ItemChoice
 from holds.models import Decision, DecisionChannel, DecisionItem, Hold, HoldItem
+from holds.related import safeguard
 from reviewqueue import readers
 from reviewqueue.viewer import Viewer
 from teams import scopes
@@ -47,6 +49,7 @@ APPROVED_BEFORE = (
 )
 CHANGED_DECISION = "Waiting for approval of a changed decision: open it."
 WAITS_FOR_GROUP = "Waits for approval by {group}: the next approval must come from one of them."
+POSSIBLE_DUPLICATE = "Left out: it is a {words}. Open it to check them and confirm."
 NOT_CONFIRMED = "Nothing was sent: these decisions did not match a summary shown to you. Check them, then send them."
 
 
@@ -124,8 +127,10 @@ def plan(selection: Selection, viewer: Viewer, now: datetime | None = None) -> P
     for pk in selection.hold_ids:
         if pk in holds:
             entry = Entry(holds[pk], list(holds[pk].items.all()))
-            entry.reason = _left_out_reason(entry.hold, selection.action, reviewer, now) or _approval_reason(
-                entry, standings.get(pk), selection, viewer
+            entry.reason = (
+                _left_out_reason(entry.hold, selection.action, reviewer, now)
+                or _approval_reason(entry, standings.get(pk), selection, viewer)
+                or _duplicate_reason(entry, selection, viewer, now)
             )
             (left_out if entry.reason else included).append(entry)
     return Plan(included, left_out, [pk for pk in selection.hold_ids if pk not in holds])
@@ -185,6 +190,14 @@ def _approval_reason(entry: Entry, standing: rounds.Standing | None, selection: 
     return ""
 
 
+def _duplicate_reason(entry: Entry, selection: Selection, viewer: Viewer, now: datetime) -> str:
+    """Why a bulk approve leaves the hold out when it is a possible duplicate, in words ``viewer`` may read."""
+    if selection.action != DecisionItem.Action.APPROVE:
+        return ""
+    guard = safeguard.needs_person(entry.hold, selection.choices(entry.items), now=now)
+    return POSSIBLE_DUPLICATE.format(words=guard.words(viewer)) if guard else ""
+
+
 def _round_seen(standing: rounds.Standing | None) -> int | None:
     """The open round a bulk approve was checked against (``approving.count`` refuses it once that round changed)."""
     return rounds.shown(standing.approvals) if standing else None
@@ -240,6 +253,8 @@ def send(selection: Selection, viewer: Viewer, signed: str) -> list[Result]:
                 decision_shown=decision_shown,
                 channel=DecisionChannel.BULK,
             )
+        except decisions.PossibleDuplicate as refused:  # flagged since the summary
+            results.append(Result(entry.hold, reason=POSSIBLE_DUPLICATE.format(words=refused.seen.words())))
         except decisions.DecisionRefused as refused:
             results.append(Result(entry.hold, reason=refused.message))
         else:

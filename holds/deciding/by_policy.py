@@ -19,7 +19,9 @@ it, in two periodic sweeps (two beats at once are safe):
 Each decision goes through ``decisions.submit_for_policy`` (idempotency key, delivery and its
 retries, the audit, whose actor is the policy with who last changed it), and is recorded as
 a ``PolicyDecision``, unique per hold and kind: of two sweeps at once only one decides a
-hold, and a policy decides a hold at most once of each kind. A sweep handles at most ``BATCH``
+hold, and a policy decides a hold at most once of each kind. Neither ever approves a possible duplicate
+(``holds.related.safeguard``): such a hold waits for a person, and the audit says why once (``held_for_people``).
+A sweep handles at most ``BATCH``
 holds, oldest first, each in its own savepoint (``reviewqueue.sweeping``): one that cannot be decided is logged
 and left to people, never stopping the others.
 """
@@ -36,10 +38,13 @@ from django.utils import timezone
 from approvals import alone, policies, remembering, rounds
 from approvals.escalation import may_apply
 from approvals.models import Approval, ApprovalPolicy, PolicyDecision, RememberedApproval
+from audit import events as audit_events
+from audit.events import deciding as deciding_events
 from audit.models import AuditEvent, EventKind
 from holds.deciding import decisions
 from holds.models import Decision, DecisionItem, Hold
 from holds.queue import listing as holds_queue
+from holds.related import safeguard
 from notifications import notify
 from reviewqueue import sweeping
 
@@ -177,6 +182,9 @@ def _decide_locked(hold_pk: int, kind: str, now: datetime) -> Decision | None:
         choices = [
             decisions.ItemChoice(item.item_id, action.default_action, comment=comment) for item in hold.items.all()
         ]
+    approves = any(choice.action == DecisionItem.Action.APPROVE for choice in choices)
+    if approves and _held_as_duplicate(hold, policy, kind, now):
+        return None
     try:
         with transaction.atomic():
             record = PolicyDecision.objects.create(
@@ -207,3 +215,34 @@ def _decide_locked(hold_pk: int, kind: str, now: datetime) -> Decision | None:
     if not approving:
         notify.default_outcome(decision, [approval.approver for approval in current], claimant)
     return decision
+
+
+def _held_as_duplicate(hold: Hold, policy, kind: str, now: datetime) -> bool:
+    """Whether ``hold``, which ``policy`` would approve (by itself, as a remembered approval, or as its default
+    outcome), is a possible duplicate and so waits for a person; the audit says so once per path."""
+    guard = safeguard.guard(hold, now=now)
+    if not guard.needed:
+        return False
+    if isinstance(policy, RememberedApproval):
+        path = "remembered approval"
+    else:
+        path = "0-people policy" if kind == PolicyDecision.Kind.APPROVED else "default approve"
+    said = AuditEvent.objects.filter(
+        env=hold.env,
+        hold_id=hold.hold_id,
+        kind=EventKind.HELD_FOR_PEOPLE,
+        payload__path=path,
+        payload__policy=policy.name,
+    )
+    if not said.exists():
+        audit_events.append(
+            deciding_events.held_for_people(
+                hold=hold,
+                path=path,
+                policy_name=policy.name,
+                reason=policies.HeldBack.POSSIBLE_DUPLICATE,
+                duplicates=guard.hold_ids,
+            )
+        )
+    logger.info("%s left hold %s to people: %s", path, hold.pk, guard.words())
+    return True

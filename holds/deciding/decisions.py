@@ -25,7 +25,9 @@ from holds import lifecycle
 from holds.deciding import decidable, delivery
 from holds.deciding.deciders import decider_name, reviewer_name
 from holds.models import Decision, DecisionChannel, DecisionItem, Hold
+from holds.related import safeguard
 from people import wording
+from teams import scopes
 
 # How often a page showing a decision still being sent asks for its state: soon after the platform answers,
 # without a request a second from every page left open.
@@ -59,6 +61,18 @@ class DecidedSince(DecisionRefused):
             "This hold was decided since your summary was made, and that decision is over (undone, say); "
             "nothing was sent. Check your decision again, then send it."
         )
+
+
+class PossibleDuplicate(DecisionRefused):
+    """An approval of a possible duplicate without a confirmation covering every duplicate the reviewer may see
+    (``holds.related.safeguard``); ``seen`` says which they may see and how many more there are."""
+
+    def __init__(self, guard: safeguard.Guard, seen: safeguard.Seen):
+        super().__init__(
+            f"Nothing was sent: this hold is a {seen.words()}. Check them, then confirm that you did to approve it."
+        )
+        self.guard = guard
+        self.seen = seen
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,6 +118,7 @@ def submit(
     round_shown: int | None = None,
     decision_shown: int | None = None,
     channel: str = DecisionChannel.PAGE,
+    duplicates_checked: list[str] | None = None,
 ) -> Decision | Approval:
     """Store ``reviewer``'s decision as the hold's live one and queue its delivery; or, where the hold's approval
     policy asks for more approvers than have agreed, store it as an approval and send nothing (``approvals.approving``).
@@ -118,6 +133,9 @@ def submit(
     Everything is checked and the claim taken with the hold's row locked (on SQLite the
     transaction takes the write lock), so concurrent decisions, approvals and take-overs
     apply one at a time. ``channel`` (``DecisionChannel``) is where the decision came from, for the audit.
+    An approval of a possible duplicate (``holds.related.safeguard``), one of four eyes too, raises
+    ``PossibleDuplicate`` unless ``duplicates_checked`` (the ids the reviewer confirmed they checked; None for no
+    confirmation) names every duplicate they may see; the audit keeps what they confirmed.
     """
     now = now or timezone.now()
     with transaction.atomic():
@@ -129,8 +147,9 @@ def submit(
         if decision_shown is not None and locked.latest_decision_id != decision_shown:
             raise DecidedSince
         _check_decidable(locked, choices, now)
+        checked = _duplicates_checked(locked, reviewer, choices, now, duplicates_checked)
         try:
-            made = lifecycle.decide(locked, reviewer, choices, now, round_shown, channel)
+            made = lifecycle.decide(locked, reviewer, choices, now, round_shown, channel, duplicates_checked=checked)
         except lifecycle.ClaimedByOther:
             raise DecisionRefused(
                 f"{reviewer_name(locked.claimant(now))} is reviewing this hold; take it over first."
@@ -194,6 +213,20 @@ def withdraw_approval(approval_id: int, approver, now: datetime) -> Approval:
     """Take back ``approver``'s own approval in its undo window (``approving.withdraw``), and give them the hold's
     claim back, as ``withdraw`` does after the Undo of a decision (``holds.lifecycle.withdraw_approval``)."""
     return lifecycle.withdraw_approval(approval_id, approver, now)
+
+
+def _duplicates_checked(hold: Hold, reviewer, choices: list[ItemChoice], now: datetime, checked) -> dict | None:
+    """What the audit keeps of the reviewer's check of the hold's possible duplicates when ``choices`` approve one
+    (the ids they may see and confirmed, and how many more there are); raise ``PossibleDuplicate`` unless ``checked``
+    covers every duplicate they may see. None when the choices approve no possible duplicate."""
+    guard = safeguard.needs_person(hold, choices, now=now)
+    if guard is None:
+        return None
+    viewer = scopes.viewer_of(reviewer)
+    seen = guard.seen_by(viewer)
+    if not guard.covered(viewer, checked):
+        raise PossibleDuplicate(guard, seen)
+    return {"holds": list(seen.named), "more": seen.more}
 
 
 def _check_decidable(hold: Hold, choices: list[ItemChoice], now: datetime) -> None:

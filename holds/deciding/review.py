@@ -22,11 +22,14 @@ from audit.chain import canonical
 from holds.deciding import editing
 from holds.deciding.decisions import ItemChoice
 from holds.models import DecisionItem, Hold, HoldItem
+from holds.related import safeguard
 from reviewqueue.agent_json import storable
 
 ACTIONS = (DecisionItem.Action.APPROVE, DecisionItem.Action.REJECT)
 SUMMARY_SALT = "holds.deciding.review.summary"
 MAX_COMMENT = 5000  # of one comment sent with every item: a reject-all, or a bulk decision's
+DUPLICATE_NOT_CHECKED = "Nothing was sent: tick that you checked the other holds to approve a possible duplicate."
+MAX_DUPLICATES_POSTED = 500  # ids a confirm may say it checked: far above any hold's duplicates
 NOT_CONFIRMED = "Nothing was sent: the decision did not match a summary shown to you. Check it, then send it."
 
 
@@ -207,3 +210,34 @@ def _fingerprint(hold: Hold, reviewer, reviews: list[ItemReview], round_shown: i
         ],
     }
     return hashlib.sha256(canonical(shown).encode()).hexdigest()
+
+
+@dataclasses.dataclass(frozen=True)
+class DuplicateCheck:
+    """What the summary asks a reviewer approving a possible duplicate to confirm: the ids they may see (``named``)
+    and how many more there are outside their teams (``more``), in ``words``."""
+
+    named: tuple[str, ...]
+    more: int
+    words: str
+    subject_words: str
+
+
+def duplicate_check(hold: Hold, viewer, reviews: list[ItemReview]) -> DuplicateCheck | None:
+    """The confirmation the summary asks for when its choices approve a possible duplicate (``holds.related
+    .safeguard``), else None."""
+    guard = safeguard.needs_person(hold, choices(reviews))
+    if guard is None:
+        return None
+    seen = guard.seen_by(viewer)
+    subjects = sorted({shared.shown for duplicate in guard.duplicates for shared in duplicate.shared})
+    subject_words = ", ".join(subjects[:5]) + (" …" if len(subjects) > 5 else "")
+    return DuplicateCheck(seen.named, seen.more, seen.words(), subject_words)
+
+
+def duplicates_checked(submitted) -> list[str] | None:
+    """The ids a confirm says the reviewer checked (the summary's ``duplicate`` fields), or None when its
+    confirmation is not ticked."""
+    if submitted.get("duplicates-confirmed") != "yes":
+        return None
+    return [str(value)[:200] for value in submitted.getlist("duplicate")[:MAX_DUPLICATES_POSTED]]

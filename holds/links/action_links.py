@@ -44,6 +44,7 @@ from django.utils import timezone
 
 from holds.deciding import decidable, deciders, decisions, review
 from holds.models import ActionLinkUse, Decision, DecisionChannel, DecisionItem, Hold
+from holds.related import safeguard
 from notifications.hold_links import ActionLinks
 from people import wording
 from reviewqueue import roles
@@ -99,7 +100,10 @@ def links_for(hold: Hold, recipient=None, now: datetime | None = None) -> Action
     With a ``recipient`` (a user: an email's) the Approve and Reject links are bound to them, and
     left out unless they may review; without one (a channel's message) they are bound to nobody.
     Both are left out once the hold can no longer be decided, Approve also where the hold does not
-    allow it. Each call makes new links (a new token id each), good for ``LIFETIME`` at most.
+    allow it. Each call makes new links (a new token id each), good for ``LIFETIME`` at most. A possible duplicate's
+    Approve opens the hold's page instead (approving it asks for a confirmation there), and ``warning`` names the
+    other holds the recipient may see (``holds.related.safeguard``; for a channel's message, bound to nobody, those
+    anyone seeing this hold may see).
     """
     now = now or timezone.now()
     opening = settings.SITE_URL + reverse("hold", args=[hold.pk])
@@ -107,6 +111,15 @@ def links_for(hold: Hold, recipient=None, now: datetime | None = None) -> Action
         recipient is not None and not roles.can_review(scopes.viewer_of(recipient))
     ):
         return ActionLinks(opening)
+    guard = safeguard.guard(hold, now=now)
+    if guard.needed:
+        if recipient is not None:
+            warning = guard.seen_by(scopes.viewer_of(recipient)).words()
+        else:  # a channel's message: whoever reads the channel, not one person's teams
+            warning = guard.seen_by_its_readers().words(outside="of other agents or envs")
+        approve = opening if DecisionItem.Action.APPROVE in hold.actions else None
+        reject = _url(make(hold, DecisionItem.Action.REJECT, recipient, now)) if "reject" in hold.actions else None
+        return ActionLinks(opening, approve, reject, warning=warning.capitalize())
     made = {action: _url(make(hold, action, recipient, now)) for action in ACTIONS if action in hold.actions}
     return ActionLinks(opening, made.get(DecisionItem.Action.APPROVE), made.get(DecisionItem.Action.REJECT))
 

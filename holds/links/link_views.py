@@ -16,6 +16,7 @@ from holds.links import action_links
 from holds.models import DecisionItem
 from holds.pages import approval_page
 from holds.pages.guards import reviewer_required
+from holds.related import safeguard
 from reviewqueue import readers
 
 REFUSAL_STATUS = {
@@ -40,7 +41,10 @@ def action_link(request, token):
 
 
 def _decide(request, token, link, hold, now):
-    """The link's page for a reviewer, or its Send."""
+    """The link's page for a reviewer, or its Send; an Approve link of a possible duplicate (one made before it was
+    flagged) opens the hold's page instead, where approving it asks for a confirmation."""
+    if link.action == DecisionItem.Action.APPROVE and safeguard.guard(hold, now=now).needed:
+        return redirect("hold", pk=hold.pk)
     error = ""
     if request.method == "POST":
         comment = ""

@@ -39,6 +39,7 @@ def hold_review(request, pk):
         )
     except review.NotConfirmed as refused:
         return _summary(request, hold, reviews, refused.message, status=409)
+    checked = review.duplicates_checked(request.POST)
     try:
         remember.submit(
             hold,
@@ -47,9 +48,14 @@ def hold_review(request, pk):
             request.POST.get("remember", ""),
             round_shown=round_shown,
             decision_shown=decision_shown,
+            duplicates_checked=checked,
         )
     except remembering.NotRememberable as refused:
         return _summary(request, hold, reviews, f"Nothing was sent: {refused.message}", status=409)
+    except decisions.PossibleDuplicate as refused:  # not ticked, or a duplicate found since the summary
+        if checked is None:
+            return _summary(request, hold, reviews, duplicate_error=review.DUPLICATE_NOT_CHECKED, status=422)
+        return _summary(request, hold, reviews, duplicate_error=refused.message, status=409)
     except decisions.DecisionRefused as refused:
         return render(
             request,
@@ -60,9 +66,10 @@ def hold_review(request, pk):
     return redirect("hold", pk=hold.pk)
 
 
-def _summary(request, hold, reviews, message="", status=200):
+def _summary(request, hold, reviews, message="", status=200, duplicate_error=""):
     """The summary of a valid form, signed so that only what it shows can be confirmed, against the round of
-    approvals it shows."""
+    approvals it shows; with the confirmation an approval of a possible duplicate asks for (``duplicate_error``: why
+    the last confirm was refused)."""
     standing = rounds.standing(hold)
     round_shown = rounds.shown(standing.approvals)
     context = hold_page.presence_context(hold, request.user, timezone.now()) | {
@@ -73,6 +80,8 @@ def _summary(request, hold, reviews, message="", status=200):
         "standing": standing,
         "round_shown": round_shown,
         "remember": remembering.offer(hold, request.viewer, review.choices(reviews), timezone.now(), with_replay=True),
+        "duplicate_check": review.duplicate_check(hold, request.viewer, reviews),
+        "duplicate_error": duplicate_error,
     }
     return render(request, "holds/summary.html", context, status=status)
 

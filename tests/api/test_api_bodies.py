@@ -13,6 +13,7 @@ from holds.deciding import decisions
 from holds.deciding.decisions import ItemChoice
 from holds.models import Decision
 from tests.helpers.api import bearer, token_of
+from tests.helpers.duplicates import every_duplicate
 
 pytestmark = pytest.mark.django_db
 
@@ -78,7 +79,9 @@ def world(samples, alice, settings):
     settings.API_RATE_PER_MINUTE = 100_000
     settings.UNDO_SECONDS = 30
     hold = samples["h_13"]
-    made = decisions.submit(samples["h_12"], alice, [ItemChoice("A-1001", "approve")])
+    made = decisions.submit(
+        samples["h_12"], alice, [ItemChoice("A-1001", "approve")], duplicates_checked=every_duplicate(samples["h_12"])
+    )
     return {"hold": hold, "decision": made.pk, "secret": token_of(alice)}
 
 

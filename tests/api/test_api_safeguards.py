@@ -20,6 +20,7 @@ from holds.models import Decision, Hold
 from reviewqueue import roles
 from tests.helpers.api import approve_every_item, bearer, token_of
 from tests.helpers.approvals_setup import decision_posts
+from tests.helpers.duplicates import every_duplicate
 from tests.helpers.users import make_user, scoped_group
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_delivery")]
@@ -392,7 +393,8 @@ def test_an_edit_is_read_as_the_form_reads_it_and_an_unchanged_one_is_an_approva
         "items": [
             {"id": "toolu_01A9xQ2mZ", "action": "edit", "data": first},
             {"id": "toolu_01B7kR4pW", "action": "edit", "data": {**second, "amount": "100"}, "comment": "partial"},
-        ]
+        ],
+        "duplicates_checked": every_duplicate(hold),  # an A-1001 refund: the script checked the others
     }
 
     made = decide(client, token_of(alice), hold, body)

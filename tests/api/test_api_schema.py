@@ -20,6 +20,7 @@ from holds.deciding.decisions import ItemChoice
 from holds.models import Decision, Hold
 from reviewqueue import roles
 from tests.helpers.api import token_of
+from tests.helpers.duplicates import every_duplicate
 from tests.helpers.users import make_user
 
 EXAMPLES = 10  # per operation: enough to reach each answer the operation has, within the suite's time
@@ -39,7 +40,8 @@ def served(live_server, samples, settings):
     settings.UNDO_SECONDS = 30
     user = make_user("tester", roles.REVIEWERS, roles.AUDITORS)
     hold = samples["h_13"]
-    decisions.submit(hold, user, [ItemChoice(item.item_id, "approve") for item in hold.items.all()])
+    approve = [ItemChoice(item.item_id, "approve") for item in hold.items.all()]
+    decisions.submit(hold, user, approve, duplicates_checked=every_duplicate(hold))  # an A-1001 refund: checked
     return live_server.url, token_of(user)
 
 

@@ -11,6 +11,7 @@ from holds.deciding.decisions import ItemChoice
 from holds.mirror import sync
 from holds.models import Decision, Hold
 from reviewqueue import roles
+from tests.helpers.duplicates import every_duplicate
 from tests.helpers.preloaded import start_django
 from tests.helpers.reviewing import confirm, field_name
 from tests.helpers.users import make_user
@@ -135,7 +136,9 @@ def test_the_run_id_links_to_the_platform_with_the_ids_encoded(alice_client, usd
 
 def test_the_audit_pages_link_the_run(client, alice, usd_refund, platform_client, settings):
     settings.RUN_URL_TEMPLATE = RUN_PAGE
-    decision = decisions.submit(usd_refund, alice, [ItemChoice("call_1", "approve")])
+    decision = decisions.submit(
+        usd_refund, alice, [ItemChoice("call_1", "approve")], duplicates_checked=every_duplicate(usd_refund)
+    )
     client.force_login(make_user("ada", roles.AUDITORS))
     event = decision.audit_events.first()
 
@@ -264,7 +267,7 @@ def test_the_audit_says_approve_with_edits(auditor_client, samples, alice, platf
         ItemChoice("toolu_01A9xQ2mZ", "approve"),
         ItemChoice("toolu_01B7kR4pW", "edit", {"order_id": "A-1002", "amount": "100.00", "reason": "changed mind"}),
     ]
-    decision = decisions.submit(samples["h_13"], alice, choices)
+    decision = decisions.submit(samples["h_13"], alice, choices, duplicates_checked=every_duplicate(samples["h_13"]))
 
     listing = auditor_client.get(reverse("audit:list") + "?kind=decision_submitted").content.decode()
     page = auditor_client.get(reverse("audit:decision", args=[decision.pk])).content.decode()
@@ -275,5 +278,7 @@ def test_the_audit_says_approve_with_edits(auditor_client, samples, alice, platf
     assert "Approve toolu_01A9xQ2mZ, Approve with edits toolu_01B7kR4pW" in listing
     assert '<option value="edit">Approve with edits</option>' in listing
     assert '<strong class="action">Approve with edits</strong>' in page
-    assert row["summary"] == "Approve toolu_01A9xQ2mZ, Approve with edits toolu_01B7kR4pW"
+    assert row["summary"] == (  # h_13 is an A-1001 refund: the audit says the reviewer checked the others
+        "Approve toolu_01A9xQ2mZ, Approve with edits toolu_01B7kR4pW, possible duplicate of h_12, h_14, h_15 checked"
+    )
     assert row["actions"] == "approve edit"  # the codes the action filter takes

@@ -32,6 +32,7 @@ from holds.deciding import by_policy, decisions, delivery, rules
 from holds.mirror import sync
 from holds.models import Decision, Hold
 from tests.helpers.approvals_setup import decision_posts
+from tests.helpers.duplicates import every_duplicate
 
 STRICT, LENIENT = Decimal(1000), Decimal(20)
 ANYTHING = None  # what an amount that could mean anything means
@@ -186,7 +187,11 @@ def _mirror(platform_state, platform_client, n: int, items: list[dict], **fields
         {
             "hold_id": f"h_{n}",
             "capability": "refund",
-            "items": [{"id": f"i{index}", "title": "refund", "data": data} for index, data in enumerate(items)],
+            # An order of each example's own: a refund of an order another example asked for is a possible duplicate.
+            "items": [
+                {"id": f"h{n}-i{index}", "title": "refund", "data": {**data, "order_id": f"A-{n}"}}
+                for index, data in enumerate(items)
+            ],
             **fields,
         },
     )
@@ -257,7 +262,12 @@ def test_one_approval_decides_only_where_every_reading_needs_one_person(
     hold = _mirror(platform_state, platform_client, next(counter), items, expires_at=None)
     posted_before = len(decision_posts(platform_state))
 
-    made = decisions.submit(hold, alice, [decisions.ItemChoice(f"i{n}", "approve") for n in range(len(items))])
+    made = decisions.submit(
+        hold,
+        alice,
+        [decisions.ItemChoice(item.item_id, "approve") for item in hold.items.all()],
+        duplicates_checked=every_duplicate(hold),
+    )
     if isinstance(made, Decision):
         delivery.deliver(made.pk, platform_client)
 

@@ -21,6 +21,7 @@ from holds.mirror import sync
 from holds.mirror.amounts import UNREADABLE
 from holds.models import Decision, Hold
 from tests.helpers.approvals_setup import decision_posts, signed_in
+from tests.helpers.duplicates import every_duplicate
 
 pytestmark = pytest.mark.django_db
 
@@ -42,7 +43,8 @@ def refund(platform_state, platform_client, hold_id: str, *items: dict, **fields
         {
             "hold_id": hold_id,
             "capability": "refund",
-            "items": [{"id": f"i{n}", "title": "refund", "data": data} for n, data in enumerate(items)],
+            # Item ids of the hold's own: two holds' items of one id would be possible duplicates.
+            "items": [{"id": f"{hold_id}-i{n}", "title": "refund", "data": data} for n, data in enumerate(items)],
             **fields,
         },
     )
@@ -52,7 +54,10 @@ def refund(platform_state, platform_client, hold_id: str, *items: dict, **fields
 
 def approve_once(hold: Hold, reviewer):
     return decisions.submit(
-        hold, reviewer, [decisions.ItemChoice(item.item_id, "approve") for item in hold.items.all()]
+        hold,
+        reviewer,
+        [decisions.ItemChoice(item.item_id, "approve") for item in hold.items.all()],
+        duplicates_checked=every_duplicate(hold),
     )
 
 

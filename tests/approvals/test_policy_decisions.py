@@ -20,6 +20,7 @@ from people.models import Preference
 from reviewqueue import roles
 from tests.helpers.approvals_setup import add_refund, decision_posts, signed_in
 from tests.helpers.concurrently import at_once
+from tests.helpers.duplicates import every_duplicate
 from tests.helpers.users import make_user
 from tests.helpers.waiting import wait_until
 
@@ -101,7 +102,7 @@ def test_a_0_people_policy_approves_a_matching_hold_exactly_once_and_names_itsel
     assert decision.decided_by_policy == "small refunds" and decision.reviewer is None
     assert decision.state == "applied" and decision.undo_until is None
     assert [post["body"] for post in decision_posts(platform_state)] == [
-        {"items": [{"id": "A-1", "action": "approve"}], "decided_by": "policy: small refunds"}
+        {"items": [{"id": "A-h_small", "action": "approve"}], "decided_by": "policy: small refunds"}
     ]
     submitted = AuditEvent.objects.get(kind="decision_submitted", decision=decision)
     assert submitted.actor is None
@@ -214,7 +215,7 @@ def test_a_policy_approval_racing_a_reviewers_decision_ends_with_exactly_one_dec
 
     def reviewer_rejects():
         try:
-            return decisions.submit(refund, alice, [decisions.ItemChoice("A-1", "reject")])
+            return decisions.submit(refund, alice, [decisions.ItemChoice("A-h_small", "reject")])
         except decisions.AlreadyDecided:
             return None
 
@@ -249,7 +250,9 @@ def test_the_default_outcome_reaches_the_platform_before_the_expiry_once_even_wi
     default_reject()
     expires_at = timezone.now().replace(microsecond=0) + timedelta(hours=1)
     refund = add_refund(platform_client, platform_state, "h_r", "20.00", expires_at=expires_at.isoformat())
-    decisions.submit(refund, alice, [decisions.ItemChoice("A-1", "approve")])  # 1 of 2 approvals
+    decisions.submit(
+        refund, alice, [decisions.ItemChoice("A-h_r", "approve")], duplicates_checked=every_duplicate(refund)
+    )  # 1 of 2 approvals
     due = expires_at - timedelta(minutes=10)
 
     too_early = defaults_at(due - timedelta(seconds=1))
@@ -264,7 +267,11 @@ def test_the_default_outcome_reaches_the_platform_before_the_expiry_once_even_wi
     assert [post["body"] for post in decision_posts(platform_state)] == [
         {
             "items": [
-                {"id": "A-1", "action": "reject", "comment": "Nobody could check this refund in time; please call us."}
+                {
+                    "id": "A-h_r",
+                    "action": "reject",
+                    "comment": "Nobody could check this refund in time; please call us.",
+                }
             ],
             "decided_by": "policy: refunds",
         }
@@ -283,7 +290,9 @@ def test_the_default_outcome_reaches_the_platform_before_the_expiry_once_even_wi
 def test_a_hold_decided_in_time_gets_no_default_outcome(platform_client, platform_state, alice):
     default_reject(approvals_required=1)
     refund = add_refund(platform_client, platform_state, "h_r", "20.00")
-    decisions.submit(refund, alice, [decisions.ItemChoice("A-1", "approve")])
+    decisions.submit(
+        refund, alice, [decisions.ItemChoice("A-h_r", "approve")], duplicates_checked=every_duplicate(refund)
+    )
 
     assert defaults_at(refund.expires_at - timedelta(minutes=5)) == []
 

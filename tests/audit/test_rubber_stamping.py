@@ -14,6 +14,7 @@ from holds.deciding import decisions
 from holds.deciding.decisions import ItemChoice
 from holds.models import HoldFirstOpened
 from reviewqueue import roles
+from tests.helpers.duplicates import every_duplicate
 from tests.helpers.users import make_user
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_delivery")]
@@ -46,10 +47,20 @@ def test_the_statistics_show_a_decision_made_two_seconds_after_opening(auditor, 
     opened = timezone.now() - timedelta(minutes=5)
     open_hold(alice, samples["h_12"], opened)
     quick = decisions.submit(
-        samples["h_12"], alice, [ItemChoice("A-1001", "approve")], now=opened + timedelta(seconds=2)
+        samples["h_12"],
+        alice,
+        [ItemChoice("A-1001", "approve")],
+        now=opened + timedelta(seconds=2),
+        duplicates_checked=every_duplicate(samples["h_12"]),
     )
     open_hold(bob, samples["h_17"], opened)
-    decisions.submit(samples["h_17"], bob, [ItemChoice("A-1004", "approve")], now=opened + timedelta(seconds=10))
+    decisions.submit(
+        samples["h_17"],
+        bob,
+        [ItemChoice("A-1004", "approve")],
+        now=opened + timedelta(seconds=10),
+        duplicates_checked=every_duplicate(samples["h_17"]),
+    )
 
     stats, page = statistics(auditor)
 
@@ -71,8 +82,16 @@ def test_only_the_first_opening_counts_and_a_decision_without_one_has_no_time_lo
     opened = timezone.now() - timedelta(minutes=5)
     open_hold(alice, samples["h_12"], opened)
     open_hold(alice, samples["h_12"], opened + timedelta(minutes=1))  # a second look, a minute later
-    decisions.submit(samples["h_12"], alice, [ItemChoice("A-1001", "approve")], now=opened + timedelta(seconds=62))
-    decisions.submit(samples["h_17"], bob, [ItemChoice("A-1004", "approve")])  # never opened: from the queue, say
+    decisions.submit(
+        samples["h_12"],
+        alice,
+        [ItemChoice("A-1001", "approve")],
+        now=opened + timedelta(seconds=62),
+        duplicates_checked=every_duplicate(samples["h_12"]),
+    )
+    decisions.submit(
+        samples["h_17"], bob, [ItemChoice("A-1004", "approve")], duplicates_checked=every_duplicate(samples["h_17"])
+    )  # never opened: from the queue, say
 
     stats, _ = statistics(auditor)
 
@@ -84,7 +103,9 @@ def test_only_the_first_opening_counts_and_a_decision_without_one_has_no_time_lo
 
 
 def test_each_reviewers_approval_rate_stands_beside_the_teams(auditor, alice, bob, samples):
-    decisions.submit(samples["h_12"], alice, [ItemChoice("A-1001", "approve")])
+    decisions.submit(
+        samples["h_12"], alice, [ItemChoice("A-1001", "approve")], duplicates_checked=every_duplicate(samples["h_12"])
+    )
     decisions.submit(
         samples["h_13"],
         alice,
@@ -92,6 +113,7 @@ def test_each_reviewers_approval_rate_stands_beside_the_teams(auditor, alice, bo
             ItemChoice("toolu_01A9xQ2mZ", "approve"),
             ItemChoice("toolu_01B7kR4pW", "edit", EDITED),
         ],
+        duplicates_checked=every_duplicate(samples["h_13"]),
     )
     decisions.submit(samples["h_17"], bob, [ItemChoice("A-1004", "reject")])
 

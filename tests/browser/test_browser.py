@@ -53,6 +53,7 @@ def test_edit_the_agno_holds_amount_to_20(reviewer_page, samples, platform_state
     page.get_by_role("button", name="Review decision").click()
     expect(page.locator("td.before")).to_have_text("49.90")
     expect(page.locator("td.after")).to_have_text("20.00")
+    page.get_by_label("I checked").check()  # an A-1001 refund, a possible duplicate: she checked
     page.get_by_role("button", name="Send decision").click()
 
     assert applied(page, platform_state, hold) == [
@@ -95,6 +96,7 @@ def test_decide_a_multi_item_hold_with_mixed_actions(reviewer_page, samples, pla
     second.get_by_label("Comment").fill("A change of mind is not refundable.")
     page.get_by_role("button", name="Review decision").click()
     expect(page.locator(".summary-item .action")).to_have_text(["Approve with edits", "Reject"])
+    page.get_by_label("I checked").check()  # an A-1001 refund, a possible duplicate: she checked
     page.get_by_role("button", name="Send decision").click()
 
     assert applied(page, platform_state, hold) == [
@@ -148,6 +150,8 @@ def test_a_second_tab_cannot_decide_again(reviewer_page, samples, platform_state
         tab.keyboard.press("Control+Enter")
         expect(tab.get_by_role("heading", name="Check your decision")).to_be_visible()
 
+    for tab in (first, second):  # h_12 is an A-1001 refund, a possible duplicate: she checked
+        tab.get_by_label("I checked").check()
     first.get_by_role("button", name="Send decision").click()
     applied(first, platform_state, hold)
     second.get_by_role("button", name="Send decision").click()

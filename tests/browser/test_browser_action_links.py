@@ -26,7 +26,7 @@ def test_a_signed_out_reviewer_follows_an_email_link_signs_in_sends_and_undoes(
     browser, live_server, samples, alice, settings
 ):
     settings.SITE_URL = live_server.url
-    hold = samples["h_12"]
+    hold = samples["h_17"]  # not h_12, an A-1001 refund: its Approve link opens its page
     approve = action_links.links_for(hold, alice).approve
     page = phone(browser, live_server)
 

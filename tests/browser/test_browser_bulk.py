@@ -5,6 +5,7 @@ from playwright.sync_api import expect
 
 from holds.mirror import sync
 from holds.models import Decision, Hold
+from holds.related import safeguard
 from tests.helpers import browser as chromium
 from tests.helpers.waiting import wait_until
 
@@ -35,14 +36,19 @@ def test_tick_holds_with_x_and_shift_click_then_approve_them_together(
     page.get_by_label("Comment for every item").fill("Checked against the order history.")
     page.get_by_role("button", name="Approve selected").click()
 
+    # The sample holds' A-1001 refunds among them are possible duplicates: the bulk approve leaves them out.
+    duplicates = [hold.pk for hold in Hold.objects.filter(pk__in=chosen) if safeguard.guard(hold).needed]
+    sent = [pk for pk in chosen if pk not in duplicates]
     expect(page.get_by_role("heading", name="Check your decisions")).to_be_visible()
-    expect(page.locator(".bulk-included > li")).to_have_count(4)
+    expect(page.locator(".bulk-included > li")).to_have_count(len(sent))
+    if duplicates:
+        expect(page.get_by_text("possible duplicate of").first).to_be_visible()
     page.wait_for_load_state("domcontentloaded")  # the keys are app.js's, deferred past the heading's showing
     page.keyboard.press("Control+Enter")
-    expect(page.get_by_role("heading", name="4 decisions sent")).to_be_visible()
+    expect(page.get_by_role("heading", name=f"{len(sent)} decision")).to_be_visible()
 
-    wait_until(lambda: Decision.objects.filter(state="applied").count() == 4, timeout=30)
-    for hold in Hold.objects.filter(pk__in=chosen):
+    wait_until(lambda: Decision.objects.filter(state="applied").count() == len(sent), timeout=30)
+    for hold in Hold.objects.filter(pk__in=sent):
         assert chromium.decision_bodies(platform_state, hold.hold_id) == [
             {
                 "items": [
@@ -52,5 +58,5 @@ def test_tick_holds_with_x_and_shift_click_then_approve_them_together(
                 "decided_by": "alice@example.com",
             }
         ]
-    assert sorted(Decision.objects.values_list("hold", flat=True)) == sorted(chosen)
+    assert sorted(Decision.objects.values_list("hold", flat=True)) == sorted(sent)
     assert not page.problems

@@ -23,7 +23,10 @@ def add_refund(platform_client, platform_state, hold_id, amount, agent="refund-b
             "agent": agent,
             "capability": "refund",
             "question": f"Refund {amount}?",
-            "items": [{"id": "A-1", "title": "refund", "data": {"order_id": "A-1", "amount": amount}}],
+            # An order of each hold's own: two refunds of one order are possible duplicates, never remembered away.
+            "items": [
+                {"id": f"A-{hold_id}", "title": "refund", "data": {"order_id": f"A-{hold_id}", "amount": amount}}
+            ],
         },
     )
     sync.sync_env(platform_client, "default")

@@ -21,7 +21,7 @@ def test_a_first_press_in_slack_connects_the_account_after_sign_in_and_then_appr
 ):
     slack_app = slack_bot  # with the bot token that reads who the Slack user is
     settings.SITE_URL = live_server.url
-    hold = samples["h_12"]
+    hold = samples["h_17"]  # not h_12, an A-1001 refund: its Approve press opens its page
     value = action_links.make(hold, "approve", channel=DecisionChannel.SLACK)
     pressing.handle(Press(TEAM, "U0ALICE", "approve", value, slack_app.response_url()))
     connect_url = re.search(r"<(http[^|>]+)\|Connect your Slack account>", slack_app.posts_to("/respond/")[0]["text"])[

@@ -78,7 +78,7 @@ def remind(hold, *users):
 
 @pytest.mark.django_db
 def test_a_reminder_email_carries_approve_reject_and_open_and_approve_decides_once(mail, samples, alice):
-    hold = samples["h_12"]
+    hold = samples["h_17"]
     remind(hold, alice)
     message = deliver_pending(mail)[0]
 
@@ -91,8 +91,8 @@ def test_a_reminder_email_carries_approve_reject_and_open_and_approve_decides_on
     assert opened.status_code == 200 and not sent_decisions(hold)  # opening decides nothing: scanners open links
     page = opened.content.decode()
     assert (
-        "Goes ahead with amount 49.90, order_id A-1001" in page
-        and 'Amount <strong class="untrusted">49.90</strong>' in page
+        "Goes ahead with amount 15.00, order_id A-1004" in page
+        and 'Amount <strong class="untrusted">15.00</strong>' in page
     )
     assert "llamaindex-support" in page and "left" in page and ">Send</button>" in page
 
@@ -108,7 +108,7 @@ def test_a_reminder_email_carries_approve_reject_and_open_and_approve_decides_on
 
 @pytest.mark.django_db
 def test_a_reject_link_sends_the_optional_comment_and_the_audit_shows_the_email_link(mail, samples, alice, audrey):
-    hold = samples["h_12"]
+    hold = samples["h_17"]
     remind(hold, alice)
     reject = text_link(deliver_pending(mail)[0], "Reject")
     client = signed_in(alice)
@@ -120,7 +120,7 @@ def test_a_reject_link_sends_the_optional_comment_and_the_audit_shows_the_email_
     auditor = signed_in(audrey)
     decision_page = auditor.get(reverse("audit:decision", args=[item.decision_id])).content.decode()
     assert "Came through" in decision_page and "the email link" in decision_page
-    assert "Reject A-1001 (through the email link)" in auditor.get(reverse("audit:list")).content.decode()
+    assert "Reject A-1004 (through the email link)" in auditor.get(reverse("audit:list")).content.decode()
     csv = b"".join(auditor.get(reverse("audit:export")).streaming_content).decode()
     header, *rows = csv.splitlines()
     assert header.endswith(",channel")
@@ -130,7 +130,7 @@ def test_a_reject_link_sends_the_optional_comment_and_the_audit_shows_the_email_
 @pytest.mark.django_db
 def test_a_new_holds_digest_gives_each_listed_hold_its_own_links(mail, samples, alice):
     subscriptions.save_preferences(scopes.viewer_of(alice), {notify.Event.NEW_HOLDS: ["email"]})
-    listed = [samples["h_12"], samples["h_16"]]  # h_16's agent wrote a <script> into its question
+    listed = [samples["h_17"], samples["h_16"]]  # h_16's agent wrote a <script> into its question
     notify.new_holds_digest(listed, timezone.now())
     message = deliver_pending(mail)[0]
 
@@ -165,13 +165,13 @@ def test_a_webhook_carries_links_bound_to_nobody_and_whoever_opens_one_decides_a
     settings,
 ):
     settings.SITE_URL = SITE
-    hold = samples["h_12"]
+    hold = samples["h_17"]
     WebhookChannel.objects.create(name="chat", url=webhook_receiver.url, secret="s" * 32, events=["expiring_soon"])
     notify.expiring_soon([hold], timezone.now())
     sending.send(Notification.objects.get(channel="webhook").pk)
 
     body = json.loads(webhook_receiver.received[0][1])
-    assert body["text"].startswith("Expires in") and body["hold"]["hold_id"] == "h_12"  # as receivers had it
+    assert body["text"].startswith("Expires in") and body["hold"]["hold_id"] == "h_17"  # as receivers had it
     assert body["actions"]["open"] == f"{SITE}/holds/{hold.pk}/"
     posted(signed_in(bob), path_of(body["actions"]["approve"]))
 
@@ -183,7 +183,7 @@ def test_a_webhook_carries_links_bound_to_nobody_and_whoever_opens_one_decides_a
 @pytest.mark.django_db
 def test_a_signed_out_reviewer_signs_in_and_lands_on_the_link(samples, alice, settings):
     settings.SITE_URL = SITE
-    link = path_of(action_links.links_for(samples["h_12"], alice).approve)
+    link = path_of(action_links.links_for(samples["h_17"], alice).approve)
     client = Client()
 
     to_sign_in = client.get(link)

@@ -12,13 +12,14 @@ from holds.links import action_links
 from holds.models import ActionLinkUse, Decision, Hold
 from tests.helpers.action_links import SITE, path_of, posted, sent_decisions, signed_in
 from tests.helpers.approval_history import raise_on_the_platform
+from tests.helpers.duplicates import every_duplicate
 from tests.helpers.users import scoped_group
 
 
 @pytest.mark.django_db
 def test_a_replayed_link_says_who_decided_and_when_and_sends_nothing(samples, alice, bob, settings):
     settings.SITE_URL = SITE
-    hold = samples["h_12"]
+    hold = samples["h_17"]
     chat_link = path_of(action_links.links_for(hold).approve)
     posted(signed_in(alice), chat_link)
 
@@ -34,7 +35,7 @@ def test_a_replayed_link_says_who_decided_and_when_and_sends_nothing(samples, al
 @pytest.mark.django_db
 def test_someone_without_the_reviewer_role_learns_nothing_from_a_used_link(samples, alice, audrey, settings):
     settings.SITE_URL = SITE
-    chat_link = path_of(action_links.links_for(samples["h_12"]).reject)
+    chat_link = path_of(action_links.links_for(samples["h_17"]).reject)
     posted(signed_in(alice), chat_link)
 
     opened = signed_in(audrey).get(chat_link)
@@ -45,7 +46,7 @@ def test_someone_without_the_reviewer_role_learns_nothing_from_a_used_link(sampl
 @pytest.mark.django_db
 def test_a_forwarded_email_link_reveals_nothing_and_sends_nothing(samples, alice, bob, settings):
     settings.SITE_URL = SITE
-    hold = samples["h_12"]
+    hold = samples["h_17"]
     alices = path_of(action_links.links_for(hold, alice).approve)
 
     opened = signed_in(bob).get(alices)
@@ -61,7 +62,7 @@ def test_a_forwarded_email_link_reveals_nothing_and_sends_nothing(samples, alice
 @pytest.mark.django_db
 @pytest.mark.parametrize("change", ["one character", "cut short", "another salt", "garbage", "forged payload"])
 def test_a_tampered_link_gives_a_clear_page_never_a_500(samples, alice, settings, change):
-    token = action_links.make(samples["h_12"], "approve", alice)
+    token = action_links.make(samples["h_17"], "approve", alice)
     from django.core import signing
 
     tampered = {
@@ -72,7 +73,7 @@ def test_a_tampered_link_gives_a_clear_page_never_a_500(samples, alice, settings
         ),
         "garbage": "%00..%2F" * 3,
         "forged payload": signing.dumps(
-            {"t": "x", "h": samples["h_12"].pk, "a": "edit", "d": "", "r": alice.pk, "c": "email_link", "x": 2**40},
+            {"t": "x", "h": samples["h_17"].pk, "a": "edit", "d": "", "r": alice.pk, "c": "email_link", "x": 2**40},
             salt=action_links.SALT,
         ),
     }[change]
@@ -89,7 +90,7 @@ def test_a_tampered_link_gives_a_clear_page_never_a_500(samples, alice, settings
 
 @pytest.mark.django_db
 def test_a_send_that_names_no_round_of_approvals_is_a_400(samples, alice):
-    link = reverse("action-link", args=[action_links.make(samples["h_12"], "approve", alice)])
+    link = reverse("action-link", args=[action_links.make(samples["h_17"], "approve", alice)])
 
     sent = signed_in(alice).post(link)
 
@@ -100,7 +101,7 @@ def test_a_send_that_names_no_round_of_approvals_is_a_400(samples, alice):
 def test_an_expired_link_gives_a_clear_page_and_a_link_expires_with_its_hold(
     samples, alice, platform_state, platform_client
 ):
-    hold = samples["h_12"]
+    hold = samples["h_17"]
     a_day_ago = timezone.now() - timedelta(hours=25)
     stale = action_links.make(hold, "approve", alice, now=a_day_ago)
     soon = timezone.now() + timedelta(minutes=5)
@@ -117,7 +118,7 @@ def test_an_expired_link_gives_a_clear_page_and_a_link_expires_with_its_hold(
 
 @pytest.mark.django_db
 def test_out_of_the_recipients_team_scopes_the_link_is_a_404(samples, alice):
-    hold = samples["h_12"]
+    hold = samples["h_17"]
     link = reverse("action-link", args=[action_links.make(hold, "approve", alice)])
     alice.groups.add(scoped_group("Billing", agent="billing-*"))  # the scopes changed since the message
 
@@ -128,9 +129,9 @@ def test_out_of_the_recipients_team_scopes_the_link_is_a_404(samples, alice):
 
 @pytest.mark.django_db
 def test_a_hold_decided_elsewhere_meanwhile_is_said_so(samples, alice, bob):
-    hold = samples["h_12"]
+    hold = samples["h_17"]
     link = reverse("action-link", args=[action_links.make(hold, "reject", alice)])
-    decisions.submit(hold, bob, [decisions.ItemChoice("A-1001", "approve")])
+    decisions.submit(hold, bob, [decisions.ItemChoice("A-1004", "approve")], duplicates_checked=every_duplicate(hold))
 
     sent = signed_in(alice).post(link, {"round": "0"})
 

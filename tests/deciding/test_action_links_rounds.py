@@ -54,7 +54,7 @@ def test_four_eyes_through_two_links_records_one_approval_each_and_the_second_se
 
 @pytest.mark.django_db
 def test_a_claim_held_by_someone_else_is_refused_with_their_name_and_the_link_still_works_later(samples, alice, bob):
-    hold = samples["h_12"]
+    hold = samples["h_17"]
     link = reverse("action-link", args=[action_links.make(hold, "approve", alice)])
     lifecycle.claim(hold, bob)
     alices = signed_in(alice)
@@ -71,7 +71,7 @@ def test_a_claim_held_by_someone_else_is_refused_with_their_name_and_the_link_st
 
 @pytest.mark.django_db
 def test_undo_from_the_outcome_withdraws_and_the_link_stays_used(samples, alice):
-    hold = samples["h_12"]
+    hold = samples["h_17"]
     link = reverse("action-link", args=[action_links.make(hold, "approve", alice)])
     alices = signed_in(alice)
     posted(alices, link)
@@ -88,7 +88,7 @@ def test_undo_from_the_outcome_withdraws_and_the_link_stays_used(samples, alice)
 
 @pytest.mark.django_db(transaction=True)
 def test_two_taps_on_one_chat_link_at_the_same_moment_send_one_decision(samples, alice, bob):
-    token = action_links.make(samples["h_12"], "approve")
+    token = action_links.make(samples["h_17"], "approve")
 
     def tap(user):
         def send():

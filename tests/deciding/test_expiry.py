@@ -17,6 +17,7 @@ from notifications.models import Notification
 from people import wording
 from teams.scopes import viewer_of
 from tests.helpers.concurrently import at_once
+from tests.helpers.duplicates import every_duplicate
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_delivery")]
 
@@ -160,7 +161,9 @@ def test_a_decision_not_applied_tells_the_reviewer_and_the_auditors(
     samples, alice, audrey, platform_client, platform_state
 ):
     hold = samples["h_12"]
-    decision = decisions.submit(hold, alice, [ItemChoice("A-1001", "approve")])
+    decision = decisions.submit(
+        hold, alice, [ItemChoice("A-1001", "approve")], duplicates_checked=every_duplicate(hold)
+    )
     platform_state.decide_elsewhere("default", "h_12", "bob@example.com")
 
     delivery.deliver(decision.pk, platform_client)
@@ -173,7 +176,7 @@ def test_a_decision_not_applied_tells_the_reviewer_and_the_auditors(
 def test_a_decision_still_undelivered_is_announced_once(samples, alice, settings):
     settings.DELIVERY_ALERT_MINUTES = 10
     hold = samples["h_12"]
-    decisions.submit(hold, alice, [ItemChoice("A-1001", "approve")])
+    decisions.submit(hold, alice, [ItemChoice("A-1001", "approve")], duplicates_checked=every_duplicate(hold))
 
     with time_machine.travel(timezone.now() + timedelta(minutes=9)):
         assert delivery.alert_undelivered() == []

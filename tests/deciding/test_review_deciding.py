@@ -147,6 +147,7 @@ def test_the_decide_form_works_without_javascript(alice_client, samples):
 
     summary = alice_client.post(reverse("hold-review", args=[hold.pk]), form)
     shown = fields_of(summary.content.decode(), "confirm-form")
+    shown["duplicates-confirmed"] = ["yes"]  # h_13's A-1001 refund is a possible duplicate: the reviewer checked
     sent = alice_client.post(reverse("hold-review", args=[hold.pk]), {**shown, "confirm": "yes"})
 
     assert summary.status_code == 200 and sent.status_code == 302

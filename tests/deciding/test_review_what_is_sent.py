@@ -10,8 +10,7 @@ from django.utils import timezone
 
 from holds.deciding import deciders
 from holds.models import Decision, Hold
-from tests.helpers.forms import fields_of
-from tests.helpers.reviewing import confirm, field_name, review_form, send, summary_of
+from tests.helpers.reviewing import checked, confirm, field_name, review_form, send, summary_of
 from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.django_db
@@ -63,7 +62,7 @@ def test_a_digest_shown_for_other_choices_does_not_send_the_changed_ones(alice_c
 
     assert refused.status_code == 409 and "Nothing was sent" in refused.content.decode()
     assert not Decision.objects.exists()
-    send(alice_client, hold, fields_of(refused.content.decode(), "confirm-form"))  # checked on the new summary
+    send(alice_client, hold, checked(refused.content.decode()))  # checked on the new summary
     item = Decision.objects.get(hold=hold).items.get()
     assert (item.action, item.comment) == stored
 
@@ -76,7 +75,7 @@ def test_a_summary_older_than_claim_minutes_sends_nothing_and_is_shown_again(ali
 
         expired = send(alice_client, hold, shown)
         nothing_stored = not Decision.objects.exists()
-        fresh = send(alice_client, hold, fields_of(expired.content.decode(), "confirm-form"))
+        fresh = send(alice_client, hold, checked(expired.content.decode()))
 
     assert expired.status_code == 409 and nothing_stored
     assert "Nothing was sent: this summary is more than 10 minutes old." in expired.content.decode()
@@ -96,10 +95,11 @@ def test_a_digest_shown_for_one_hold_does_not_decide_its_twin(alice_client, plat
 
     response = send(alice_client, twin, shown_for_first)
 
-    assert {**shown_for_first, "digest": None, "csrfmiddlewaretoken": None} == {
+    assert {**shown_for_first, "digest": None, "csrfmiddlewaretoken": None, "duplicate": None} == {
         **shown_for_twin,
         "digest": None,
         "csrfmiddlewaretoken": None,
+        "duplicate": None,  # twins are possible duplicates of each other: each names the other
     }  # the same choices: only the hold differs
     assert response.status_code == 409
     assert not Decision.objects.exists()

@@ -28,6 +28,7 @@ from reviewqueue import agent_numbers
 from teams import scopes
 from tests.helpers import escalation as escalating
 from tests.helpers.approvals_setup import add_refund, signed_in
+from tests.helpers.duplicates import every_duplicate
 from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.django_db
@@ -175,7 +176,15 @@ def test_the_requeue_of_deliveries_and_the_alert_of_undelivered_ones_go_on_past_
 ):
     settings.DELIVERY_ALERT_MINUTES = 10
     holds = [add_refund(platform_client, platform_state, f"h_{n}", "20.00") for n in range(2)]
-    made = [decisions.submit(hold, alice, [decisions.ItemChoice("A-1", "approve")]) for hold in holds]
+    made = [
+        decisions.submit(
+            hold,
+            alice,
+            [decisions.ItemChoice(f"A-{hold.hold_id}", "approve")],
+            duplicates_checked=every_duplicate(hold),
+        )
+        for hold in holds
+    ]
     Decision.objects.update(next_attempt_at=timezone.now() - timedelta(minutes=5))
     queued = []
     monkeypatch.setattr(tasks.deliver_decision, "delay", queued.append)

@@ -18,6 +18,7 @@ from holds.mirror import sync
 from holds.models import Decision, Hold
 from notifications.models import Notification
 from reviewqueue.celery import app as celery_app
+from tests.helpers.duplicates import every_duplicate
 from tests.helpers.forms import fields_of
 from tests.helpers.reviewing import confirm, field_name, review_form, send, summary_of
 from tests.helpers.waiting import wait_until
@@ -48,7 +49,7 @@ def test_a_sent_decision_waits_for_the_window_before_delivery_starts(
     samples, alice, platform_client, platform_state, undo_window
 ):
     hold = samples["h_12"]
-    decision = decisions.submit(hold, alice, approve_all(hold))
+    decision = decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
 
     early = delivery.deliver(decision.pk, platform_client)
     nothing_posted_yet = posted_decisions(platform_state, hold) == []
@@ -67,7 +68,7 @@ def test_undo_withdraws_the_decision_and_nothing_ever_reaches_the_platform(
     samples, alice, platform_client, platform_state, undo_window
 ):
     hold = samples["h_12"]
-    decision = decisions.submit(hold, alice, approve_all(hold))
+    decision = decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
 
     decisions.withdraw(decision.pk, alice)
     with time_machine.travel(decision.undo_until + timedelta(minutes=30)):
@@ -84,7 +85,7 @@ def test_undo_withdraws_the_decision_and_nothing_ever_reaches_the_platform(
 
 def test_after_undo_the_hold_is_the_reviewers_to_decide_again(samples, alice, undo_window):
     hold = samples["h_12"]
-    first = decisions.submit(hold, alice, approve_all(hold))
+    first = decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
 
     decisions.withdraw(first.pk, alice)
     hold.refresh_from_db()
@@ -97,7 +98,9 @@ def test_after_undo_the_hold_is_the_reviewers_to_decide_again(samples, alice, un
 
 
 def test_undoing_twice_is_harmless(samples, alice, undo_window):
-    decision = decisions.submit(samples["h_12"], alice, approve_all(samples["h_12"]))
+    decision = decisions.submit(
+        samples["h_12"], alice, approve_all(samples["h_12"]), duplicates_checked=every_duplicate(samples["h_12"])
+    )
 
     decisions.withdraw(decision.pk, alice)
     again = decisions.withdraw(decision.pk, alice)
@@ -107,7 +110,9 @@ def test_undoing_twice_is_harmless(samples, alice, undo_window):
 
 
 def test_only_the_reviewer_who_sent_it_may_undo(samples, alice, bob, undo_window):
-    decision = decisions.submit(samples["h_12"], alice, approve_all(samples["h_12"]))
+    decision = decisions.submit(
+        samples["h_12"], alice, approve_all(samples["h_12"]), duplicates_checked=every_duplicate(samples["h_12"])
+    )
 
     with pytest.raises(decisions.DecisionRefused, match="Only the reviewer who sent"):
         decisions.withdraw(decision.pk, bob)
@@ -116,7 +121,9 @@ def test_only_the_reviewer_who_sent_it_may_undo(samples, alice, bob, undo_window
 
 
 def test_undo_is_refused_once_the_window_is_over(samples, alice, undo_window):
-    decision = decisions.submit(samples["h_12"], alice, approve_all(samples["h_12"]))
+    decision = decisions.submit(
+        samples["h_12"], alice, approve_all(samples["h_12"]), duplicates_checked=every_duplicate(samples["h_12"])
+    )
 
     with time_machine.travel(decision.undo_until), pytest.raises(decisions.TooLateToUndo):
         decisions.withdraw(decision.pk, alice)
@@ -129,7 +136,7 @@ def test_undo_is_refused_once_an_attempt_started_even_by_a_clock_still_inside_th
 ):
     """The row, not the clock, decides: a worker whose clock runs ahead may start early by the web's clock."""
     hold = samples["h_12"]
-    decision = decisions.submit(hold, alice, approve_all(hold))
+    decision = decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
     platform_state.push_faults([{"status": 503, "path_contains": "/decision"}])
     with time_machine.travel(decision.undo_until):
         delivery.deliver(decision.pk, platform_client)  # an attempt was made; it will be retried
@@ -146,7 +153,7 @@ def test_without_a_window_a_decision_is_sent_at_once_and_offers_no_undo(
 ):
     settings.UNDO_SECONDS = 0
     hold = samples["h_12"]
-    decision = decisions.submit(hold, alice, approve_all(hold))
+    decision = decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
 
     page = alice_client.get(reverse("hold", args=[hold.pk])).content.decode()
     delivery.deliver(decision.pk, platform_client)
@@ -300,7 +307,7 @@ def test_a_decision_undone_in_the_window_never_reaches_the_worker_or_the_platfor
     hold = samples["h_12"]
     celery_processes("worker")
 
-    decision = decisions.submit(hold, alice, approve_all(hold))
+    decision = decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
     decisions.withdraw(decision.pk, alice)
     time.sleep(settings.UNDO_SECONDS + 3)  # the queued task has fired by now, and found nothing to send
 
@@ -316,7 +323,7 @@ def test_a_decision_not_undone_is_applied_once_the_window_is_over(
     hold = samples["h_12"]
     celery_processes("worker")
 
-    decision = decisions.submit(hold, alice, approve_all(hold))
+    decision = decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
 
     applied = wait_until(lambda: Decision.objects.filter(pk=decision.pk, state="applied").first())
     assert applied.delivery_started_at >= applied.undo_until
@@ -341,7 +348,7 @@ def test_undo_at_the_very_end_of_the_window_either_withdraws_or_sends_never_both
     jitter = random.Random(10)
     sent = []
     for hold in Hold.objects.filter(hold_id__startswith="h_g", status="open").order_by("pk")[:20]:
-        sent.append(decisions.submit(hold, alice, approve_all(hold)))
+        sent.append(decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold)))
         time.sleep(0.32)
 
     for decision in sent:

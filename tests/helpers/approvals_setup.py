@@ -32,13 +32,17 @@ def decision_posts(platform_state):
 
 
 def add_refund(platform_client, platform_state, hold_id, amount, **fields) -> Hold:
-    """A refund hold of ``amount`` on order A-1 asked on the platform and mirrored by a sync (``fields`` add to it)."""
+    """A refund hold of ``amount`` on an order of its own (A-<hold_id>), asked on the platform and mirrored by a sync
+    (``fields`` add to it)."""
     platform_state.add_hold(
         "default",
         {
             "hold_id": hold_id,
             "capability": "refund",
-            "items": [{"id": "A-1", "title": "refund", "data": {"order_id": "A-1", "amount": amount}}],
+            # Each hold on an order of its own: two refunds of one order are possible duplicates.
+            "items": [
+                {"id": f"A-{hold_id}", "title": "refund", "data": {"order_id": f"A-{hold_id}", "amount": amount}}
+            ],
             **fields,
         },
     )

@@ -18,7 +18,10 @@ def add_refund(platform_client, platform_state, hold_id, amount, agent="refund-b
             "hold_id": hold_id,
             "agent": agent,
             "capability": "refund",
-            "items": [{"id": "A-1", "title": "refund", "data": {"order_id": "A-1", "amount": amount}}],
+            # Each hold on an order of its own: two refunds of one order are possible duplicates.
+            "items": [
+                {"id": f"A-{hold_id}", "title": "refund", "data": {"order_id": f"A-{hold_id}", "amount": amount}}
+            ],
             **fields,
         },
     )

@@ -32,7 +32,8 @@ def field_name(hold, position: int, key: str) -> str:
 
 
 def through_summary(client, hold, form):
-    """Send the decide form, then press "Send decision" on the summary it shows, as a browser does.
+    """Send the decide form, then press "Send decision" on the summary it shows, as a browser does, having ticked
+    that the other holds were checked where the summary asks (a possible duplicate: ``checked``).
 
     A form the summary does not accept (errors, a closed hold) answers what it showed instead.
     """
@@ -40,7 +41,16 @@ def through_summary(client, hold, form):
     summary = client.post(url, form)
     if summary.status_code != 200 or b'id="confirm-form"' not in summary.content:
         return summary
-    return client.post(url, {**fields_of(summary.content.decode(), "confirm-form"), "confirm": "yes"})
+    return client.post(url, {**checked(summary.content.decode()), "confirm": "yes"})
+
+
+def checked(summary: str) -> dict[str, list[str]]:
+    """What the summary's "Send decision" posts, with its possible-duplicate confirmation ticked when it asks for one
+    (the sample holds' four A-1001 refunds are possible duplicates of one another)."""
+    fields = fields_of(summary, "confirm-form")
+    if 'id="duplicates-confirmed"' in summary:
+        fields["duplicates-confirmed"] = ["yes"]
+    return fields
 
 
 def confirm(client, hold, **overrides):
@@ -51,7 +61,7 @@ def summary_of(client, hold, form) -> dict[str, list[str]]:
     """Show the summary of ``form``; answer what its "Send decision" button posts."""
     summary = client.post(reverse("hold-review", args=[hold.pk]), form)
     assert summary.status_code == 200
-    return fields_of(summary.content.decode(), "confirm-form")
+    return checked(summary.content.decode())
 
 
 def send(client, hold, fields):

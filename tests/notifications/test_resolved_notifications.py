@@ -17,6 +17,7 @@ from holds.sweeps import expiry
 from notifications import in_app, notify, sending, subscriptions
 from notifications.models import Notification, NotificationAttempt
 from teams.scopes import viewer_of
+from tests.helpers.duplicates import every_duplicate
 
 pytestmark = pytest.mark.django_db
 
@@ -54,7 +55,7 @@ def test_expires_in_11_min_leaves_the_bell_once_alice_decides_the_hold(samples, 
     assert in_app.unread_count(viewer_of(alice)) == 1
     assert "Notifications: 1 unread" in bell_of(alice_client)
 
-    decisions.submit(hold, alice, approve_all(hold))
+    decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
 
     assert in_app.unread_count(viewer_of(alice)) == 0
     assert "Notifications: 0 unread" in bell_of(alice_client)
@@ -80,7 +81,7 @@ def test_the_bell_counts_down_as_holds_are_decided_and_expire_and_the_inbox_keep
     expiry.remind()
     assert in_app.unread_count(viewer_of(alice)) == 2
 
-    decisions.submit(decided, alice, approve_all(decided))
+    decisions.submit(decided, alice, approve_all(decided), duplicates_checked=every_duplicate(decided))
     assert in_app.unread_count(viewer_of(alice)) == 1
     with time_machine.travel(expiring.expires_at + timedelta(seconds=1)):
         expiry.sweep()
@@ -135,7 +136,7 @@ def test_a_pending_reminder_email_for_a_decided_hold_is_never_sent(samples, alic
     email = reminder(alice, hold, channel="email")
     assert email.status == "pending"
 
-    decisions.submit(hold, alice, approve_all(hold))
+    decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
     sending.send(email.pk)
 
     email.refresh_from_db()
@@ -158,7 +159,7 @@ def test_a_withdrawn_decision_puts_the_reminder_back_in_the_bell(samples, alice,
     settings.UNDO_SECONDS = 10
     [hold] = only_these_expire_soon(samples, (samples["h_12"], 11))
     expiry.remind()
-    decision = decisions.submit(hold, alice, approve_all(hold))
+    decision = decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
     assert in_app.unread_count(viewer_of(alice)) == 0
 
     decisions.withdraw(decision.pk, alice)
@@ -171,7 +172,7 @@ def test_a_still_undelivered_alert_is_resolved_once_the_decision_is_applied(samp
     settings.UNDO_SECONDS = 0
     settings.DELIVERY_ALERT_MINUTES = 10
     hold = samples["h_12"]
-    decision = decisions.submit(hold, alice, approve_all(hold))
+    decision = decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
     with time_machine.travel(timezone.now() + timedelta(minutes=11)):
         delivery.alert_undelivered()
     assert in_app.unread_count(viewer_of(alice)) == 1
@@ -187,7 +188,7 @@ def test_a_not_applied_alert_is_not_resolved_by_the_refusal_it_reports(
 ):
     settings.UNDO_SECONDS = 0
     hold = samples["h_12"]
-    decision = decisions.submit(hold, alice, approve_all(hold))
+    decision = decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
     platform_state.decide_elsewhere("default", "h_12", "bob@example.com")
 
     delivery.deliver(decision.pk, platform_client)
@@ -225,7 +226,12 @@ def test_a_digest_never_mentions_a_hold_decided_before_it_was_written(
 ):
     subscribe_to_digests(alice, settings)
     held = new_holds(platform_client, platform_state, "Refund the first", "Refund the second")
-    decisions.submit(held["Refund the first"], alice, approve_all(held["Refund the first"]))
+    decisions.submit(
+        held["Refund the first"],
+        alice,
+        approve_all(held["Refund the first"]),
+        duplicates_checked=every_duplicate(held["Refund the first"]),
+    )
 
     with next_window():
         notify.digest_new_holds()
@@ -242,7 +248,12 @@ def test_a_digest_email_drops_a_hold_decided_before_it_is_sent(
     held = new_holds(platform_client, platform_state, "Refund the first", "Refund the second")
     with next_window():
         notify.digest_new_holds()
-    decisions.submit(held["Refund the first"], alice, approve_all(held["Refund the first"]))
+    decisions.submit(
+        held["Refund the first"],
+        alice,
+        approve_all(held["Refund the first"]),
+        duplicates_checked=every_duplicate(held["Refund the first"]),
+    )
 
     sending.send(digest_email().pk)
 
@@ -259,7 +270,12 @@ def test_a_digest_email_whose_holds_were_all_decided_is_not_sent(
     held = new_holds(platform_client, platform_state, "Refund the first")
     with next_window():
         notify.digest_new_holds()
-    decisions.submit(held["Refund the first"], alice, approve_all(held["Refund the first"]))
+    decisions.submit(
+        held["Refund the first"],
+        alice,
+        approve_all(held["Refund the first"]),
+        duplicates_checked=every_duplicate(held["Refund the first"]),
+    )
 
     sending.send(digest_email().pk)
 

@@ -12,6 +12,7 @@ from holds.deciding.decisions import ItemChoice
 from operations.logcontext import ContextFilter
 from operations.logformat import JsonFormatter
 from tests.helpers import preloaded
+from tests.helpers.duplicates import every_duplicate
 from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.django_db
@@ -77,7 +78,12 @@ def test_a_worker_with_log_format_json_logs_its_tasks_with_task_and_decision_ids
     celery_processes("worker", LOG_FORMAT="json", UNDO_SECONDS="0")
     hold = samples["h_13"]
     platform_state.push_faults([{"status": 503}])  # the first delivery is refused, so the worker logs a retry
-    decision = decisions.submit(hold, alice, [ItemChoice(item.item_id, "approve") for item in hold.items.all()])
+    decision = decisions.submit(
+        hold,
+        alice,
+        [ItemChoice(item.item_id, "approve") for item in hold.items.all()],
+        duplicates_checked=every_duplicate(hold),
+    )
 
     def task_lines():
         lines = [

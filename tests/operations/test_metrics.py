@@ -16,6 +16,7 @@ from holds.models import Decision, Hold, SyncState
 from notifications.models import Notification
 from operations import auditcheck
 from operations.models import SyncStats
+from tests.helpers.duplicates import every_duplicate
 from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.django_db
@@ -107,9 +108,13 @@ def test_open_holds_are_counted_by_env_and_agent_with_the_oldest_age_and_those_e
 def test_decisions_are_counted_by_outcome_with_the_time_to_decide_and_to_deliver(
     scraper, samples, alice, platform_client, platform_state, immediate_delivery
 ):
-    applied = decisions.submit(samples["h_13"], alice, approve_all(samples["h_13"]))
+    applied = decisions.submit(
+        samples["h_13"], alice, approve_all(samples["h_13"]), duplicates_checked=every_duplicate(samples["h_13"])
+    )
     delivery.deliver(applied.pk, platform_client)
-    elsewhere = decisions.submit(samples["h_12"], alice, approve_all(samples["h_12"]))
+    elsewhere = decisions.submit(
+        samples["h_12"], alice, approve_all(samples["h_12"]), duplicates_checked=every_duplicate(samples["h_12"])
+    )
     platform_state.decide_elsewhere("default", "h_12", "bob@example.com")
     delivery.deliver(elsewhere.pk, platform_client)
 
@@ -129,7 +134,9 @@ def test_decisions_are_counted_by_outcome_with_the_time_to_decide_and_to_deliver
 def test_a_decision_the_platform_keeps_refusing_is_a_delivery_in_retry_with_its_age(
     scraper, samples, alice, platform_client, platform_state, immediate_delivery
 ):
-    decision = decisions.submit(samples["h_13"], alice, approve_all(samples["h_13"]))
+    decision = decisions.submit(
+        samples["h_13"], alice, approve_all(samples["h_13"]), duplicates_checked=every_duplicate(samples["h_13"])
+    )
     platform_state.push_faults([{"status": 503}])
     assert delivery.deliver(decision.pk, platform_client) is not None  # a retry is due
     Decision.objects.filter(pk=decision.pk).update(delivery_started_at=timezone.now() - timedelta(minutes=11))
@@ -274,12 +281,16 @@ def test_decision_counters_grow_scrape_by_scrape_and_catch_up_on_history_in_chun
 ):
     from operations import decisionstats
 
-    first = decisions.submit(samples["h_13"], alice, approve_all(samples["h_13"]))
+    first = decisions.submit(
+        samples["h_13"], alice, approve_all(samples["h_13"]), duplicates_checked=every_duplicate(samples["h_13"])
+    )
     delivery.deliver(first.pk, platform_client)
     monkeypatch.setattr(decisionstats, "FOLD_CHUNK", 3)  # the history is longer than one chunk
 
     scrapes = [scraper()["reviewqueue_decisions_total"][(("outcome", "applied"),)] for _ in range(10)]
-    second = decisions.submit(samples["h_12"], alice, approve_all(samples["h_12"]))
+    second = decisions.submit(
+        samples["h_12"], alice, approve_all(samples["h_12"]), duplicates_checked=every_duplicate(samples["h_12"])
+    )
     delivery.deliver(second.pk, platform_client)
     later = [scraper() for _ in range(5)][-1]  # three events a chunk: a few scrapes bring in the new ones
 

@@ -14,6 +14,7 @@ from holds.deciding import decisions
 from holds.deciding.decisions import ItemChoice
 from holds.models import DecisionChannel
 from tests.helpers.approvals_setup import signed_in
+from tests.helpers.duplicates import every_duplicate
 
 pytestmark = pytest.mark.django_db
 
@@ -26,7 +27,9 @@ def approve_all(hold):
 
 def decide_after(hold, reviewer, minutes, channel=DecisionChannel.PAGE):
     with time_machine.travel(hold.created_at + timedelta(minutes=minutes), tick=False):
-        return decisions.submit(hold, reviewer, approve_all(hold), channel=channel)
+        return decisions.submit(
+            hold, reviewer, approve_all(hold), channel=channel, duplicates_checked=every_duplicate(hold)
+        )
 
 
 def scrape(client, settings) -> dict:

@@ -12,6 +12,7 @@ from holds.deciding import decisions, delivery
 from holds.deciding.decisions import ItemChoice
 from holds.models import Decision, Hold
 from reviewqueue import backoff
+from tests.helpers.duplicates import every_duplicate
 from tests.helpers.waiting import wait_until
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_delivery")]
@@ -35,7 +36,7 @@ def test_an_applied_decision_records_the_platforms_answer(samples, alice, platfo
             "toolu_01B7kR4pW", "edit", {"order_id": "A-1002", "amount": "100.00", "reason": "changed mind"}, "partial"
         ),
     ]
-    decision = decisions.submit(hold, alice, choices)
+    decision = decisions.submit(hold, alice, choices, duplicates_checked=every_duplicate(hold))
 
     assert delivery.deliver(decision.pk, platform_client) is None
 
@@ -59,7 +60,7 @@ def test_an_applied_decision_records_the_platforms_answer(samples, alice, platfo
 
 def test_decided_elsewhere_records_who_decided_instead(samples, alice, platform_client, platform_state):
     hold = samples["h_12"]
-    decision = decisions.submit(hold, alice, approve_all(hold))
+    decision = decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
     platform_state.decide_elsewhere("default", "h_12", "bob@example.com")
 
     delivery.deliver(decision.pk, platform_client)
@@ -73,7 +74,7 @@ def test_decided_elsewhere_records_who_decided_instead(samples, alice, platform_
 
 def test_a_hold_expired_early_on_the_platform_is_not_applied(samples, alice, platform_client, platform_state):
     hold = samples["h_12"]
-    decision = decisions.submit(hold, alice, approve_all(hold))
+    decision = decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
     platform_state.expire("default", "h_12")
 
     delivery.deliver(decision.pk, platform_client)
@@ -84,7 +85,7 @@ def test_a_hold_expired_early_on_the_platform_is_not_applied(samples, alice, pla
 
 def test_an_invalid_decision_keeps_the_platforms_message(samples, alice, platform_client, platform_state):
     hold = samples["h_12"]
-    decision = decisions.submit(hold, alice, approve_all(hold))
+    decision = decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
     decision.items.update(item_id="A-9999")
 
     delivery.deliver(decision.pk, platform_client)
@@ -95,7 +96,7 @@ def test_an_invalid_decision_keeps_the_platforms_message(samples, alice, platfor
 
 def test_an_unknown_hold_is_not_found(samples, alice, platform_client, platform_state):
     hold = samples["h_12"]
-    decision = decisions.submit(hold, alice, approve_all(hold))
+    decision = decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
     Hold.objects.filter(pk=hold.pk).update(hold_id="h_gone")
 
     delivery.deliver(decision.pk, platform_client)
@@ -106,7 +107,7 @@ def test_an_unknown_hold_is_not_found(samples, alice, platform_client, platform_
 
 def test_an_unavailable_platform_schedules_a_retry_with_the_same_key(samples, alice, platform_client, platform_state):
     hold = samples["h_12"]
-    decision = decisions.submit(hold, alice, approve_all(hold))
+    decision = decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
     platform_state.push_faults([{"status": 503, "path_contains": "/decision"}])
 
     delay = delivery.deliver(decision.pk, platform_client)
@@ -126,7 +127,7 @@ def test_a_second_attempt_while_the_first_holds_the_lease_does_nothing(
 ):
     settings.DELIVERY_RETRY_BASE_SECONDS = 30  # the retry is due well after the clock slack
     hold = samples["h_12"]
-    decision = decisions.submit(hold, alice, approve_all(hold))
+    decision = decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
     platform_state.push_faults([{"status": 503, "path_contains": "/decision"}])
     delivery.deliver(decision.pk, platform_client)  # fails; the retry is due in half a minute
 
@@ -139,7 +140,7 @@ def test_a_second_attempt_while_the_first_holds_the_lease_does_nothing(
 
 def test_delivering_twice_posts_once(samples, alice, platform_client, platform_state):
     hold = samples["h_12"]
-    decision = decisions.submit(hold, alice, approve_all(hold))
+    decision = decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
 
     delivery.deliver(decision.pk, platform_client)
     delivery.deliver(decision.pk, platform_client)
@@ -149,7 +150,7 @@ def test_delivering_twice_posts_once(samples, alice, platform_client, platform_s
 
 def test_an_unreachable_platform_until_expiry_gives_up_saying_so(samples, alice, platform_client, platform_state):
     hold = samples["h_12"]
-    decision = decisions.submit(hold, alice, approve_all(hold))
+    decision = decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
     Hold.objects.filter(pk=hold.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     platform_state.push_faults([{"status": 503}])
 
@@ -170,7 +171,7 @@ def test_retry_delays_grow_exponentially_up_to_a_cap(settings):
 
 def test_decisions_stuck_in_sending_are_found_for_requeueing(samples, alice):
     hold = samples["h_12"]
-    decision = decisions.submit(hold, alice, approve_all(hold))
+    decision = decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
     fresh = delivery.due_for_requeue()
     Decision.objects.filter(pk=decision.pk).update(next_attempt_at=timezone.now() - timedelta(minutes=5))
 
@@ -183,7 +184,7 @@ def test_a_platform_outage_delays_a_decision_without_losing_it(celery_processes,
     platform_state.push_faults([{"status": 503, "path_contains": "/decision"}] * 3)
     celery_processes("worker", DELIVERY_RETRY_BASE_SECONDS="0.2")
 
-    decision = decisions.submit(hold, alice, approve_all(hold))
+    decision = decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
 
     wait_until(lambda: Decision.objects.filter(pk=decision.pk, state="applied").exists())
     posts = posted_decisions(platform_state, hold)
@@ -197,7 +198,7 @@ def test_a_decision_made_while_no_worker_runs_is_delivered_when_one_starts(
     celery_processes, samples, alice, platform_state
 ):
     hold = samples["h_12"]
-    decision = decisions.submit(hold, alice, approve_all(hold))
+    decision = decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
     assert posted_decisions(platform_state, hold) == []
 
     celery_processes("worker")
@@ -209,7 +210,7 @@ def test_a_decision_made_while_no_worker_runs_is_delivered_when_one_starts(
 @pytest.mark.django_db(transaction=True)
 def test_a_decision_whose_task_was_lost_is_requeued(celery_processes, samples, alice, platform_state, settings):
     hold = samples["h_12"]
-    decision = decisions.submit(hold, alice, approve_all(hold))
+    decision = decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
     redis.Redis.from_url(settings.CELERY_BROKER_URL).flushdb()  # Redis lost the queued task
     Decision.objects.filter(pk=decision.pk).update(next_attempt_at=timezone.now() - timedelta(minutes=5))
     celery_processes("worker")
@@ -233,7 +234,7 @@ def test_a_decision_whose_worker_died_mid_post_is_sent_again_with_the_same_key(
     celery_processes("beat", REQUEUE_SECONDS="2")
     doomed = celery_processes("worker", **quick_timeouts)
 
-    decision = decisions.submit(hold, alice, approve_all(hold))
+    decision = decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
     wait_until(lambda: platform_is_answering_a_delayed_post(platform_state))
     doomed.kill()  # SIGKILL while the platform is still answering: no ack, no result, the lease left in place
     doomed.wait()

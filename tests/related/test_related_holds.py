@@ -11,6 +11,7 @@ from holds.mirror import sync
 from holds.models import Hold, HoldSubject, SubjectKeys
 from holds.related import duplicates, related
 from teams.scopes import viewer_of
+from tests.helpers.duplicates import every_duplicate
 from tests.helpers.handoff import approve_all
 from tests.helpers.users import make_user, scoped_group
 
@@ -100,7 +101,9 @@ def test_a_decision_platform_reports_unreadably_counts_as_approving_everything(
 
 
 def test_a_decision_made_here_names_its_reviewer(samples, alice):
-    decisions.submit(samples["h_12"], alice, approve_all(samples["h_12"]))
+    decisions.submit(
+        samples["h_12"], alice, approve_all(samples["h_12"]), duplicates_checked=every_duplicate(samples["h_12"])
+    )
 
     approved = duplicates.approved_on_subject(samples["h_14"])
     found = next(one for one in related.every_related(samples["h_14"]) if one.hold.hold_id == "h_12")

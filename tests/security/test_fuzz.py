@@ -31,6 +31,7 @@ from holds.queue import listing as queue
 from notifications import notify
 from notifications.models import Notification, WebhookChannel
 from reviewqueue import readers
+from tests.helpers.duplicates import every_duplicate
 from tests.helpers.forms import fields_of
 from tests.helpers.reviewing import review_form
 from tests.helpers.urls import named_urls, real_path_values
@@ -234,6 +235,7 @@ def world(samples, alice, audrey, platform_client):
         samples["h_13"],
         alice,
         [ItemChoice("toolu_01A9xQ2mZ", "approve"), ItemChoice("toolu_01B7kR4pW", "reject", None, "no")],
+        duplicates_checked=every_duplicate(samples["h_13"]),
     )
     delivery.deliver(decision.pk, platform_client)
     notify.expired([samples["h_12"]])

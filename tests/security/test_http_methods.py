@@ -5,6 +5,7 @@ import pytest
 from holds.deciding import decisions
 from holds.deciding.decisions import ItemChoice
 from holds.links import action_links
+from tests.helpers.duplicates import every_duplicate
 from tests.helpers.urls import named_urls, real_path_values
 from tests.helpers.users import make_user
 
@@ -26,7 +27,10 @@ CHANGING = ("post", "put", "patch", "delete")
 
 def test_every_view_that_only_reads_refuses_every_other_method_with_405(client, samples, alice, platform_client):
     decisions.submit(
-        samples["h_13"], alice, [ItemChoice(item.item_id, "approve") for item in samples["h_13"].items.all()]
+        samples["h_13"],
+        alice,
+        [ItemChoice(item.item_id, "approve") for item in samples["h_13"].items.all()],
+        duplicates_checked=every_duplicate(samples["h_13"]),
     )
     client.force_login(make_user("root", is_staff=True, is_superuser=True))  # every role: no 403 hides a missing 405
 

@@ -26,6 +26,7 @@ from holds.deciding import decisions
 from holds.deciding.decisions import ItemChoice
 from reviewqueue import roles
 from tests.helpers import browser as chromium
+from tests.helpers.duplicates import every_duplicate
 from tests.helpers.users import make_user
 
 pytestmark = pytest.mark.django_db
@@ -151,7 +152,9 @@ def auditor_client(db):
 
 
 def test_no_page_or_download_with_hold_or_audit_data_may_be_cached(alice_client, auditor_client, samples, alice):
-    decision = decisions.submit(samples["h_12"], alice, [ItemChoice("A-1001", "approve")])
+    decision = decisions.submit(
+        samples["h_12"], alice, [ItemChoice("A-1001", "approve")], duplicates_checked=every_duplicate(samples["h_12"])
+    )
     image = samples["h_14"]
     reviewer_pages = [
         reverse("queue"),

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.django_db
 def offered(samples, slack_bot):
     """The key of a connect link offered to Slack user U0ALICE (alice@example.com in Slack) for a press of Approve
     on h_12; the bot token reads who they are."""
-    return offer_to("U0ALICE", samples["h_12"], slack_bot)
+    return offer_to("U0ALICE", samples["h_17"], slack_bot)
 
 
 def offer_to(slack_user_id, hold, slack, action="approve"):
@@ -68,7 +68,7 @@ def test_a_connect_link_expires_after_ten_minutes(alice_client, offered):
 def test_connect_links_are_deleted_a_day_after_they_expire_and_messages_a_week_after_their_hold_closed(
     offered, samples
 ):
-    closed, still_open = samples["h_12"], samples["h_13"]
+    closed, still_open = samples["h_17"], samples["h_13"]
     Hold.objects.filter(pk=closed.pk).update(status=Hold.Status.DECIDED, closed_at=timezone.now())
     for hold, ts in ((closed, "1.1"), (still_open, "1.2")):
         SlackMessage.objects.create(hold=hold, channel_id="C1", ts=ts, by_bot=True, created_at=timezone.now())
@@ -182,7 +182,7 @@ def test_a_link_opened_by_someone_whose_email_differs_links_nothing_and_says_who
     client, samples, slack_bot, mallory
 ):
     carol = make_user("carol", roles.REVIEWERS)
-    key = offer_to(mallory, samples["h_12"], slack_bot)
+    key = offer_to(mallory, samples["h_17"], slack_bot)
     client.force_login(carol)
 
     page = client.get(reverse("slack-connect", args=[key]))

@@ -47,7 +47,7 @@ def mrkdwn_objects(blocks):
 
 
 def test_an_unlinked_press_gets_a_single_use_connect_link_and_no_email_match_links_it(samples, alice, slack_app):
-    hold = samples["h_12"]
+    hold = samples["h_17"]
     press = press_of(hold, "approve", slack_app)  # U0ALICE, "alice" by name, and alice@example.com exists
 
     answer = pressing.handle(press)
@@ -67,7 +67,7 @@ def test_an_unlinked_press_gets_a_single_use_connect_link_and_no_email_match_lin
 
 
 def test_a_linked_press_approves_once_through_the_one_path_with_the_slack_channel(samples, alice_in_slack, slack_app):
-    hold = samples["h_12"]
+    hold = samples["h_17"]
     press = press_of(hold, "approve", slack_app)
 
     first = pressing.handle(press)
@@ -132,7 +132,7 @@ def test_a_hold_out_of_the_pressers_scope_answers_as_if_unknown(samples, slack_a
     carol.groups.add(scoped_group("Other team", agent="nobody-here-*"))
     linked(carol, "U0CAROL")
 
-    answer = pressing.handle(press_of(samples["h_12"], "approve", slack_app, user="U0CAROL"))
+    answer = pressing.handle(press_of(samples["h_17"], "approve", slack_app, user="U0CAROL"))
 
     assert answer == "No such hold." and not Decision.objects.exists() and not SlackMessage.objects.exists()
 
@@ -154,7 +154,7 @@ def test_a_press_on_a_hold_that_expired_meanwhile_sends_nothing_and_the_message_
 
 
 def test_reject_without_a_bot_token_rejects_with_no_comment(samples, alice_in_slack, slack_app):
-    pressing.handle(press_of(samples["h_12"], "reject", slack_app))
+    pressing.handle(press_of(samples["h_17"], "reject", slack_app))
 
     decision = Decision.objects.get()
     assert [(i.action, i.comment) for i in decision.items.all()] == [("reject", "")]
@@ -162,7 +162,7 @@ def test_reject_without_a_bot_token_rejects_with_no_comment(samples, alice_in_sl
 
 
 def test_reject_with_a_bot_token_asks_for_a_reason_in_a_modal_then_rejects_with_it(samples, alice_in_slack, slack_bot):
-    hold = samples["h_12"]
+    hold = samples["h_17"]
     press = press_of(hold, "reject", slack_bot)
 
     asked = pressing.handle(press)
@@ -192,7 +192,7 @@ def test_undo_in_the_window_takes_the_decision_back_and_the_buttons_return(
     samples, alice_in_slack, slack_app, settings
 ):
     settings.UNDO_SECONDS = 10
-    hold = samples["h_12"]
+    hold = samples["h_17"]
     press = press_of(hold, "approve", slack_app)
     pressing.handle(press)
     messages.refresh([hold.pk])
@@ -226,7 +226,7 @@ def test_undo_of_ones_own_approval_after_its_window_tells_the_presser_it_is_too_
 
 
 def test_a_button_we_did_not_make_for_slack_decides_nothing(samples, alice_in_slack, slack_app):
-    hold = samples["h_12"]
+    hold = samples["h_17"]
     chat_link = action_links.make(hold, "approve")  # a one-tap link's token, not a button's
     slack_reject = action_links.make(hold, "reject", channel=DecisionChannel.SLACK)
 
@@ -262,11 +262,11 @@ def test_a_press_through_a_link_never_proven_decides_nothing_and_offers_to_prove
     samples, alice, slack_app, settings
 ):
     linked(alice, "U0ALICE", proof="")
-    press = press_of(samples["h_12"], "approve", slack_app)
+    press = press_of(samples["h_17"], "approve", slack_app)
 
     refused = pressing.handle(press)
     settings.SLACK_REQUIRE_VERIFIED_LINKS = False
-    allowed = pressing.handle(press_of(samples["h_12"], "approve", slack_app))
+    allowed = pressing.handle(press_of(samples["h_17"], "approve", slack_app))
 
     assert "without proof that it is yours" in refused and "Connect your Slack account" in refused
     assert "without proof" in slack_app.texts(press.response_url)[0] and ConnectLink.objects.count() == 1

@@ -31,7 +31,7 @@ def test_a_linked_press_decides_once_and_the_message_says_who_decided(
     celery_processes, samples, alice_in_slack, slack_app, slack_env, platform_state, client, immediate_delivery
 ):
     celery_processes("worker", **slack_env)
-    hold = samples["h_12"]
+    hold = samples["h_17"]
     value = action_links.make(hold, "approve", channel=DecisionChannel.SLACK)
     pressed = button_press(value, "approve", slack_app.response_url())
     body, headers = signed(pressed)
@@ -54,7 +54,7 @@ def test_a_hold_decided_on_the_page_updates_the_message_the_bot_posted(
     WebhookChannel.objects.create(
         name="reviews", url="https://hooks.example/x", secret="s", events=["expiring_soon"], slack_channel=CHANNEL
     )
-    hold = samples["h_12"]
+    hold = samples["h_17"]
     with transaction.atomic():
         notify.expiring_soon([hold], timezone.now())
     message = wait_until(lambda: SlackMessage.objects.filter(hold=hold, by_bot=True).first())
@@ -79,7 +79,7 @@ def test_a_slack_user_decides_only_once_an_account_with_their_email_connected_th
     celery_processes("worker", **slack_env)
     slack_bot.people["U0MALLORY"] = slack_person("U0MALLORY", "mallory", "mallory@elsewhere.example")
     carol = make_user("carol", roles.REVIEWERS)
-    hold = samples["h_12"]
+    hold = samples["h_17"]
 
     def press_as(slack_user_id):
         value = action_links.make(hold, "approve", channel=DecisionChannel.SLACK)

@@ -19,6 +19,7 @@ from django.urls import reverse
 from holds.deciding import decisions
 from holds.deciding.decisions import ItemChoice
 from holds.models import HoldFirstOpened, HoldViewer
+from tests.helpers.duplicates import every_duplicate
 
 pytestmark = pytest.mark.django_db
 
@@ -75,7 +76,7 @@ def test_an_open_hold_shows_its_form_and_who_else_is_looking_in_at_most_11_queri
 
 def test_a_hold_with_a_live_decision_shows_it_in_at_most_11_queries(samples, alice, bob, undo_window):
     hold = samples["h_12"]
-    decisions.submit(hold, alice, approve_all(hold))
+    decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
 
     alices_page, alices_statements = open_page(signed_in(alice), hold)
     bobs_page, bobs_statements = open_page(signed_in(bob), hold)
@@ -96,7 +97,7 @@ def test_a_hold_with_a_live_decision_shows_it_in_at_most_11_queries(samples, ali
 
 def test_after_an_undo_the_form_comes_back_as_it_was_sent_in_at_most_11_queries(samples, alice, undo_window):
     hold = samples["h_12"]
-    decision = decisions.submit(hold, alice, approve_all(hold))
+    decision = decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
     decisions.withdraw(decision.pk, alice)
 
     page, statements = open_page(signed_in(alice), hold)
@@ -131,7 +132,7 @@ def test_a_hold_waiting_for_its_second_approval_shows_the_round_in_at_most_11_qu
         approvals_required=2,
         later_approver_group=Group.objects.get(name=roles.REVIEWERS),
     )
-    decisions.submit(hold, alice, approve_all(hold))
+    decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
 
     page, statements = open_page(signed_in(bob), hold)
 

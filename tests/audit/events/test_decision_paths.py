@@ -12,6 +12,7 @@ from audit.models import EventKind
 from holds.deciding import decisions, delivery
 from holds.deciding.decisions import ItemChoice
 from tests.helpers.audit_trail import only, trail
+from tests.helpers.duplicates import every_duplicate
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_delivery")]
 
@@ -27,6 +28,7 @@ def test_a_submitted_decision_records_each_items_action_original_and_submitted_d
             ItemChoice("toolu_01A9xQ2mZ", "approve"),
             ItemChoice("toolu_01B7kR4pW", "edit", edited, "partial refund"),
         ],
+        duplicates_checked=every_duplicate(hold),
     )
 
     event = only(EventKind.DECISION_SUBMITTED)
@@ -44,7 +46,9 @@ def test_an_approval_short_of_its_policys_count_records_approval_given_and_sends
     ApprovalPolicy.objects.create(name="Two for h_12", env_pattern="default", approvals_required=2)
     hold = samples["h_12"]
 
-    approval = decisions.submit(hold, alice, [ItemChoice("A-1001", "approve", comment="fine")])
+    approval = decisions.submit(
+        hold, alice, [ItemChoice("A-1001", "approve", comment="fine")], duplicates_checked=every_duplicate(hold)
+    )
 
     event = only(EventKind.APPROVAL_GIVEN)
     assert (event.actor, event.hold_id, event.decision, event.actions) == (alice, "h_12", None, "approve")
@@ -64,7 +68,7 @@ def test_an_approval_short_of_its_policys_count_records_approval_given_and_sends
 
 def test_a_refused_decision_records_nothing(samples, alice, bob):
     hold = samples["h_12"]
-    decisions.submit(hold, alice, [ItemChoice("A-1001", "approve")])
+    decisions.submit(hold, alice, [ItemChoice("A-1001", "approve")], duplicates_checked=every_duplicate(hold))
 
     with pytest.raises(decisions.AlreadyDecided):
         decisions.submit(hold, bob, [ItemChoice("A-1001", "reject")])
@@ -74,7 +78,9 @@ def test_a_refused_decision_records_nothing(samples, alice, bob):
 
 def test_an_undone_decision_records_withdrawn_with_what_was_never_sent(samples, alice, settings):
     settings.UNDO_SECONDS = 10
-    decision = decisions.submit(samples["h_12"], alice, [ItemChoice("A-1001", "approve")])
+    decision = decisions.submit(
+        samples["h_12"], alice, [ItemChoice("A-1001", "approve")], duplicates_checked=every_duplicate(samples["h_12"])
+    )
 
     decisions.withdraw(decision.pk, alice)
 
@@ -85,7 +91,9 @@ def test_an_undone_decision_records_withdrawn_with_what_was_never_sent(samples, 
 
 
 def test_an_applied_delivery_records_the_attempt_and_the_outcome(samples, alice, platform_client):
-    decision = decisions.submit(samples["h_12"], alice, [ItemChoice("A-1001", "approve")])
+    decision = decisions.submit(
+        samples["h_12"], alice, [ItemChoice("A-1001", "approve")], duplicates_checked=every_duplicate(samples["h_12"])
+    )
 
     delivery.deliver(decision.pk, platform_client)
 
@@ -95,7 +103,9 @@ def test_an_applied_delivery_records_the_attempt_and_the_outcome(samples, alice,
 
 
 def test_a_delivery_retried_then_applied_records_both_attempts(samples, alice, platform_client, platform_state):
-    decision = decisions.submit(samples["h_12"], alice, [ItemChoice("A-1001", "approve")])
+    decision = decisions.submit(
+        samples["h_12"], alice, [ItemChoice("A-1001", "approve")], duplicates_checked=every_duplicate(samples["h_12"])
+    )
     platform_state.push_faults([{"status": 503, "path_contains": "/decision"}])
 
     delay = delivery.deliver(decision.pk, platform_client)
@@ -108,7 +118,9 @@ def test_a_delivery_retried_then_applied_records_both_attempts(samples, alice, p
 def test_decided_elsewhere_records_not_applied_with_who_decided_instead(
     samples, alice, platform_client, platform_state
 ):
-    decision = decisions.submit(samples["h_12"], alice, [ItemChoice("A-1001", "approve")])
+    decision = decisions.submit(
+        samples["h_12"], alice, [ItemChoice("A-1001", "approve")], duplicates_checked=every_duplicate(samples["h_12"])
+    )
     platform_state.decide_elsewhere("default", "h_12", "bob@example.com")
 
     delivery.deliver(decision.pk, platform_client)
@@ -123,7 +135,12 @@ def test_an_approval_taken_back_records_approval_withdrawn_without_a_decision(sa
 
     settings.UNDO_SECONDS = 10
     ApprovalPolicy.objects.create(name="Two for h_12", env_pattern="default", approvals_required=2)
-    approval = decisions.submit(samples["h_12"], alice, [ItemChoice("A-1001", "approve", comment="fine")])
+    approval = decisions.submit(
+        samples["h_12"],
+        alice,
+        [ItemChoice("A-1001", "approve", comment="fine")],
+        duplicates_checked=every_duplicate(samples["h_12"]),
+    )
 
     decisions.withdraw_approval(approval.pk, alice, timezone.now())
 
@@ -139,3 +156,26 @@ def test_an_approval_taken_back_records_approval_withdrawn_without_a_decision(sa
     }
     assert describe.summary(event).startswith("alice took back approval 1 of 2 under “Two for h_12”")
     assert trail(EventKind.WITHDRAWN) == []
+
+
+def test_a_policy_that_would_approve_a_possible_duplicate_records_held_for_people_once(samples):
+    """The 0-people policy's sweep leaves a possible duplicate (the A-1001 refunds) to people, and says so once."""
+    from decimal import Decimal
+
+    from approvals.models import ApprovalPolicy
+    from holds.deciding import by_policy
+
+    ApprovalPolicy.objects.create(
+        name="small",
+        condition_key="amount",
+        condition_operator="lte",
+        condition_threshold=Decimal(50),
+        approvals_required=0,
+        auto_wait_minutes=0,
+    )
+    by_policy.approve_due(timezone.now() + timedelta(minutes=1))
+    by_policy.approve_due(timezone.now() + timedelta(minutes=2))
+
+    events = trail(EventKind.HELD_FOR_PEOPLE)
+    assert sorted(event.hold_id for event in events) == ["h_12", "h_14", "h_15"]
+    assert describe.summary(events[0]).startswith("‘small’ (0-people policy) left it to people: possible duplicate of")

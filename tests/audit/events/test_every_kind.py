@@ -16,6 +16,7 @@ def test_every_kind_has_a_test_here():
         EventKind.RELEASED,
         EventKind.TAKEN_OVER,
         EventKind.DECISION_SUBMITTED,
+        EventKind.HELD_FOR_PEOPLE,
         EventKind.APPROVAL_GIVEN,
         EventKind.WITHDRAWN,
         EventKind.DELIVERY_ATTEMPT,

@@ -5,6 +5,7 @@ import pytest
 from holds.deciding import decisions, delivery
 from holds.deciding.decisions import ItemChoice
 from reviewqueue import roles
+from tests.helpers.duplicates import every_duplicate
 from tests.helpers.users import make_user
 
 
@@ -31,7 +32,7 @@ def decided(samples, alice, platform_client):
             "partial refund",
         ),
     ]
-    decision = decisions.submit(samples["h_13"], alice, choices)
+    decision = decisions.submit(samples["h_13"], alice, choices, duplicates_checked=every_duplicate(samples["h_13"]))
     delivery.deliver(decision.pk, platform_client)
     decision.refresh_from_db()
     return decision

@@ -9,6 +9,7 @@ from django.utils import timezone
 from holds.deciding import decisions
 from holds.deciding.decisions import ItemChoice
 from holds.models import Hold
+from tests.helpers.duplicates import every_duplicate
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_delivery")]
 
@@ -20,7 +21,13 @@ def test_statistics_per_reviewer_and_agent(ada_client, alice, bob, samples, plat
     now = timezone.now()
     Hold.objects.filter(pk=samples["h_12"].pk).update(first_seen_at=now - timedelta(minutes=10))
     Hold.objects.filter(pk=samples["h_13"].pk).update(first_seen_at=now - timedelta(minutes=30))
-    decisions.submit(samples["h_12"], alice, [ItemChoice("A-1001", "approve")], now=now)
+    decisions.submit(
+        samples["h_12"],
+        alice,
+        [ItemChoice("A-1001", "approve")],
+        now=now,
+        duplicates_checked=every_duplicate(samples["h_12"]),
+    )
     decisions.submit(
         samples["h_13"],
         alice,
@@ -51,7 +58,9 @@ def test_statistics_per_reviewer_and_agent(ada_client, alice, bob, samples, plat
 
 
 def test_statistics_only_count_decisions_in_the_chosen_period(ada_client, alice, samples):
-    decisions.submit(samples["h_12"], alice, [ItemChoice("A-1001", "approve")])
+    decisions.submit(
+        samples["h_12"], alice, [ItemChoice("A-1001", "approve")], duplicates_checked=every_duplicate(samples["h_12"])
+    )
     last_week = timezone.localdate() - timedelta(days=7)
 
     response = ada_client.get(reverse("audit:stats"), {"since": last_week - timedelta(days=3), "until": last_week})
