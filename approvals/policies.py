@@ -25,7 +25,8 @@ instead, and the reason says why ("amount '1,5OO' could not be read: treated as 
 a policy needing 0 people then says on the page why it leaves the hold to people. A policy row that
 cannot be read (an operator no form could have saved, say) is logged once and counts as holding
 possibly: it can make a hold need people, never fewer, and no page fails over it. A condition on a subject's
-total (``subject_total_over``) is judged by ``approvals.subject_totals`` from the totals the caller gives.
+total (``subject_total_over``, judged by ``approvals.subject_totals`` from the totals the caller gives) raises
+too, as a policy holding possibly does, even when it holds for certain.
 
 Acting alone (``own_action``). What the hold's winning policy may let through without people rests on the
 requirement's ``sure_total``: the sum of every amount the hold carries, set only when the policy held for
@@ -226,7 +227,8 @@ def requirement(
     winner = max(certain, key=lambda found: specificity(found.policy)) if certain else None
     least = winner.people if winner else NO_POLICY_NEEDS
     possible = [found for found in matching if not found.certain]
-    raising = [found for found in possible if found.people > least]
+    # A subject's total over its threshold asks for more people even where a more specific policy holds for certain.
+    raising = [found for found in matching if (not found.certain or found.total) and found.people > least]
     if raising or (winner is None and possible):
         winner = max(raising or possible, key=lambda found: (found.people, specificity(found.policy)))
     if winner is None:
