@@ -5,7 +5,8 @@ amounts approved on it on other holds of the same capability, as ``holds.related
 finds them (the one rule of what was approved on a subject within a window). Each amount is read as
 ``holds.mirror.amounts.largest`` reads it (the fail-closed reader): one it cannot read for certain, or an approval
 the platform reports but not item by item, is handed over as not read for certain, and counts as over. The holds app
-registers ``totals`` and ``totals_of_many`` with ``approvals.subject_totals`` at start-up (``holds/apps.py``).
+registers ``totals`` and ``totals_of_many`` with ``approvals.subject_totals`` at start-up (``holds/apps.py``). A
+subject shared by more rows than ``holds.related.related`` reads (``MOST_ROWS``) is in doubt too.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from approvals.subject_totals import Counted, SubjectTotal, Totals
 from holds.mirror import amounts
 from holds.models import Hold, HoldSubject
 from holds.related.duplicates import approved_on_subject
-from holds.related.related import every_related, subjects_of_hold
+from holds.related.related import MOST_ROWS, every_related, subjects_of_hold
 from holds.related.subjects import ITEM_KEY
 from teams.scopes import glob_matches
 
@@ -32,7 +33,10 @@ def totals(hold: Hold, days: int, *, now: datetime | None = None) -> Totals:
         return {}
     now = now or timezone.now()
     window = timedelta(days=days)
-    approved = approved_on_subject(hold, window, now=now, related=every_related(hold, now=now, within=window))
+    related = every_related(hold, now=now, within=window)
+    approved = approved_on_subject(hold, window, now=now, related=related)
+    # The related rows are read up to MOST_ROWS: past it, some approvals may be missing, so the totals are in doubt.
+    cut = sum(len(other.shared) for other in related) >= MOST_ROWS
     items = {item.position: item for item in hold.items.all()}
     found: dict[str, SubjectTotal] = {}
     for value in dict.fromkeys(subject.value for subject in own):
@@ -42,7 +46,7 @@ def totals(hold: Hold, days: int, *, now: datetime | None = None) -> Totals:
             for position in positions
             if position in items
         )
-        others = tuple(
+        others = ((Counted(None, None, f"more than {MOST_ROWS} related items"),) if cut else ()) + tuple(
             Counted(
                 _certain(approval.amount) if approval.certain else None,
                 approval.at,
