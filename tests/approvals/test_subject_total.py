@@ -86,6 +86,12 @@ def test_a_refund_on_another_order_or_without_any_subject_needs_one(ask, one_ord
     approved_alone(other_order, alice)
 
 
+def test_a_total_of_exactly_the_threshold_is_not_over_it(ask, one_order_above_100, alice):
+    approved_alone(ask("h_first", "40.00"), alice)
+
+    assert rounds.standing(ask("h_second", "60.00", title="shipping refund")).required == 1  # 100 is not over 100
+
+
 def test_an_approval_older_than_the_window_does_not_count(ask, one_order_above_100, alice):
     approved_alone(ask("h_first", "49.90"), alice)
     second = ask("h_second", "60.00", title="shipping refund")
