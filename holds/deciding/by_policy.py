@@ -44,7 +44,7 @@ from audit.models import AuditEvent, EventKind
 from holds.deciding import decisions
 from holds.models import Decision, DecisionItem, Hold
 from holds.queue import listing as holds_queue
-from holds.related import safeguard
+from holds.related import safeguard, totals
 from notifications import notify
 from reviewqueue import sweeping
 
@@ -151,9 +151,10 @@ def _decide_locked(hold_pk: int, kind: str, now: datetime) -> Decision | None:
     hold = (untouched(held) if approving else held).filter(pk=hold_pk).first()
     if hold is None or hold.live_decision():
         return None
+    totals.lock_subjects(hold)  # before its subject totals are read: see ``holds.related.totals.lock_subjects``
     every_policy = policies.all_policies()
-    totals = subject_totals.read(hold, every_policy)
-    chosen = policies.requirement(hold, every_policy, subject_totals=totals)
+    subjects = subject_totals.read(hold, every_policy)
+    chosen = policies.requirement(hold, every_policy, subject_totals=subjects)
     # The policy's (or remembered approval's) current values, locked: the day's tally is read and counted in turns,
     # and the hold's requirement read again with them.
     policy = type(chosen.policy).objects.select_for_update().filter(pk=chosen.policy.pk).first() if chosen else None
@@ -161,7 +162,7 @@ def _decide_locked(hold_pk: int, kind: str, now: datetime) -> Decision | None:
     if policy is None or (remembered and remembering.stopped_reason(policy, now)):
         return None
     found = policies.requirement(
-        hold, [policy if other == policy else other for other in every_policy], subject_totals=totals
+        hold, [policy if other == policy else other for other in every_policy], subject_totals=subjects
     )
     if found is None or found.policy != policy:  # models are equal by model and pk
         return None

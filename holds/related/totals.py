@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from django.db.models import Prefetch, Q
 from django.utils import timezone
 
+from approvals import policies, subject_totals
 from approvals.subject_totals import Counted, SubjectTotal, Totals
 from holds.mirror import amounts
 from holds.models import Decision, Hold, HoldItem, HoldSubject
@@ -144,6 +145,18 @@ def related_of_many(
 def _with_items(holds) -> list[Hold]:
     items = Prefetch("items", queryset=HoldItem.objects.order_by("position"))
     return list(holds.prefetch_related(items).defer("payload", "search_text", "run_snapshot"))
+
+
+def lock_subjects(locked: Hold) -> None:
+    """Decide holds sharing a subject in turns while a policy has a condition on a subject's total: lock the subject
+    rows of every hold sharing ``locked``'s (the caller locked its row, in a transaction), in one order, so that a
+    decision of another hold on that subject, made meanwhile, is committed and counted before this one's is.
+    Without such a policy, nothing."""
+    if subject_totals.days_asked(policies.all_policies()) is None:
+        return
+    values = HoldSubject.objects.filter(hold=locked).values("value")
+    sharing = HoldSubject.objects.filter(value__in=values).order_by("pk").select_for_update()
+    list(sharing.values_list("pk", flat=True)[:MOST_ROWS])
 
 
 def _globs_match(policy, hold) -> bool:

@@ -17,6 +17,7 @@ from holds.deciding import by_policy, decisions
 from holds.mirror import sync
 from holds.models import Decision, Hold
 from tests.helpers.approvals_setup import signed_in
+from tests.helpers.concurrently import at_once
 from tests.helpers.handoff import approve_all
 
 pytestmark = pytest.mark.django_db
@@ -159,6 +160,19 @@ def test_the_policy_sweep_leaves_a_refund_over_the_order_total_to_people(ask, on
     assert [decision.hold for decision in made] == [other]
     assert not Decision.objects.filter(hold=second).exists()
     assert rounds.standing(second).required == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_refunds_of_one_order_approved_at_once_do_not_both_go_with_one_person(ask, one_order_above_100, alice, bob):
+    lamp, shipping = ask("h_lamp", "49.90"), ask("h_shipping", "60.00", title="shipping refund")
+
+    made = at_once(
+        lambda: decisions.submit(lamp, alice, approve_all(lamp)),
+        lambda: decisions.submit(shipping, bob, approve_all(shipping)),
+    )
+
+    assert sorted(type(one).__name__ for one in made) == ["Approval", "Decision"]  # the later one waits for a second
+    assert Decision.objects.count() == 1
 
 
 def row_of(page: str, hold) -> str:
