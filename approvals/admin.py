@@ -94,7 +94,9 @@ class ApprovalPolicyForm(forms.ModelForm):
                         name, "A condition needs a key, a comparison and a threshold; give all three or none."
                     )
         people = cleaned.get("approvals_required")
-        matches_every_hold = not any(cleaned.get(name) for name in (*PATTERN_FIELDS, "condition_key"))
+        matches_every_hold = not any(cleaned.get(name) for name in (*PATTERN_FIELDS, "condition_key")) and (
+            cleaned.get("subject_total_over") is None
+        )
         if people == 0 and matches_every_hold and not cleaned.get("every_hold_confirmed"):
             self.add_error(
                 "every_hold_confirmed",

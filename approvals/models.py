@@ -284,6 +284,7 @@ class RememberedApproval(models.Model):
     approvals_required = 0
     auto_wait_minutes = 0
     condition_key = ""
+    subject_total_over = None
     later_approver_group = later_approver_group_id = None
     escalation_group = escalation_group_id = escalate_after_minutes = escalate_at_percent = None
     decide_within_minutes = None

@@ -115,7 +115,7 @@ def threshold_words(value: Decimal) -> str:
 
 def days_asked(policies: Iterable) -> int | None:
     """The longest window any of ``policies`` counts a subject total over; None when none has the condition."""
-    asking = [policy for policy in policies if getattr(policy, "subject_total_over", None) is not None]
+    asking = [policy for policy in policies if policy.subject_total_over is not None]
     return max((policy.subject_total_days for policy in asking), default=None)
 
 

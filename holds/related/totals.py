@@ -44,7 +44,7 @@ def totals_of_many(holds: Iterable, days: int, policies: Iterable = (), *, now: 
     their items; the rows sharing their subjects; those holds, their items, live decisions and the decisions' items).
     """
     now = now or timezone.now()
-    asking = [policy for policy in policies if getattr(policy, "subject_total_over", None) is not None]
+    asking = [policy for policy in policies if policy.subject_total_over is not None]
     pks = [hold.pk for hold in holds if not asking or any(_globs_match(policy, hold) for policy in asking)]
     found: dict[int, Totals] = {hold.pk: {} for hold in holds}
     own: dict[int, list[HoldSubject]] = defaultdict(list)

@@ -66,6 +66,7 @@ def test_a_second_refund_on_one_order_over_100_in_30_days_needs_two_approvers(as
     assert standing.requirement.why == "refund on A-1001 total 109.90 in 30 days, over 100"
     page = signed_in(bob).get(reverse("hold", args=[second.pk])).content.decode()
     assert "Needs 2 approvals: refund on A-1001 total 109.90 in 30 days, over 100" in page
+    assert "(policy “One order above 100 in 30 days”)" in page
     given = decisions.submit(second, bob, approve_all(second))
     assert isinstance(given, Approval) and not Decision.objects.filter(hold=second).exists()
     event = AuditEvent.objects.get(kind=EventKind.APPROVAL_GIVEN, hold_id="h_second")

@@ -49,6 +49,12 @@ def test_blank_days_count_30(root_client):
     assert ApprovalPolicy.objects.get().subject_total_days == 30
 
 
+def test_a_policy_needing_nobody_on_a_subject_total_does_not_approve_every_hold(root_client):
+    form = policy_form(capability_pattern="", approvals_required="0", auto_wait_minutes="")
+
+    assert root_client.post(ADD, form).status_code == 302  # no "I mean every hold" asked: the total is a condition
+
+
 @pytest.mark.parametrize(
     ("field", "value", "words"),
     [
