@@ -18,6 +18,8 @@ from holds.mirror import sync
 from holds.models import Decision, Hold
 from tests.helpers.approvals_setup import signed_in
 from tests.helpers.concurrently import at_once
+from tests.helpers.escalation import policy as escalation_policy
+from tests.helpers.escalation import sweep_at
 from tests.helpers.handoff import approve_all
 
 pytestmark = pytest.mark.django_db
@@ -161,6 +163,17 @@ def test_the_policy_sweep_leaves_a_refund_over_the_order_total_to_people(ask, on
     assert [decision.hold for decision in made] == [other]
     assert not Decision.objects.filter(hold=second).exists()
     assert rounds.standing(second).required == 2
+
+
+def test_only_the_refund_over_its_orders_total_escalates(ask, alice):
+    escalating = escalation_policy(name="One order above 100", subject_total_over=Decimal(100), capability_pattern="*")
+    approved_alone(ask("h_first", "49.90"), alice)
+    second = ask("h_second", "60.00", title="shipping refund")
+    other = ask("h_other", "60.00", order="B-2002")
+
+    made = sweep_at(max(second.first_seen_at, other.first_seen_at) + timedelta(minutes=31))
+
+    assert [(one.hold, one.policy) for one in made] == [(second, escalating)]
 
 
 @pytest.mark.django_db(transaction=True)
