@@ -14,13 +14,15 @@ from django.urls import path
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from approvals import policies, remembering, replay
+from approvals import policies, remembering, replay, subject_totals
 from approvals.models import Approval, ApprovalPolicy, RememberAllowance, RememberedApproval
 from audit.admin_changes import AuditedAdmin
 from reviewqueue import readers
 from reviewqueue.admin import CappedCountPaginator, ReadOnlyAdmin
 
 CONDITION_FIELDS = ("condition_key", "condition_operator", "condition_threshold")
+SUBJECT_TOTAL_FIELDS = ("subject_total_over", "subject_total_days")
+DAYS_WORDS = "A subject total counts 1 to 365 days."
 CURRENCY_CODE = re.compile(r"[A-Z]{3}")
 PATTERN_FIELDS = ("env_pattern", "agent_pattern", "capability_pattern")
 
@@ -35,6 +37,7 @@ class ApprovalPolicyForm(forms.ModelForm):
             "capability_pattern",
             *CONDITION_FIELDS,
             "currency",
+            *SUBJECT_TOTAL_FIELDS,
             "approvals_required",
             "later_approver_group",
             "escalate_after_minutes",
@@ -56,11 +59,14 @@ class ApprovalPolicyForm(forms.ModelForm):
                 "min_value": "A policy needs 0, 1, 2 or 3 people.",
                 "max_value": "A policy needs 0, 1, 2 or 3 people.",
             },
+            "subject_total_days": {"min_value": DAYS_WORDS, "max_value": DAYS_WORDS},
+            "subject_total_over": {"min_value": "A subject total is compared with 0 or more."},
         }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["auto_wait_minutes"].required = False  # blank: no wait
+        self.fields["subject_total_days"].required = False  # blank: the default, 30
 
     def clean_currency(self) -> str:
         currency = self.cleaned_data.get("currency", "").strip().upper()
@@ -70,6 +76,10 @@ class ApprovalPolicyForm(forms.ModelForm):
 
     def clean_auto_wait_minutes(self) -> int:
         return self.cleaned_data.get("auto_wait_minutes") or 0
+
+    def clean_subject_total_days(self) -> int:  # a subject total's days: 1 to 365 (the model's validators), blank 30
+        days = self.cleaned_data.get("subject_total_days")
+        return ApprovalPolicy._meta.get_field("subject_total_days").default if days is None else days
 
     def clean(self):
         """A condition is a key, an operator and a threshold: all three, or none. A policy approving every hold by
@@ -84,7 +94,9 @@ class ApprovalPolicyForm(forms.ModelForm):
                         name, "A condition needs a key, a comparison and a threshold; give all three or none."
                     )
         people = cleaned.get("approvals_required")
-        matches_every_hold = not any(cleaned.get(name) for name in (*PATTERN_FIELDS, "condition_key"))
+        matches_every_hold = not any(cleaned.get(name) for name in (*PATTERN_FIELDS, "condition_key")) and (
+            cleaned.get("subject_total_over") is None
+        )
         if people == 0 and matches_every_hold and not cleaned.get("every_hold_confirmed"):
             self.add_error(
                 "every_hold_confirmed",
@@ -126,6 +138,7 @@ class ApprovalPolicyAdmin(AuditedAdmin):
             "Which holds",
             {"fields": ("env_pattern", "agent_pattern", "capability_pattern", *CONDITION_FIELDS, "currency")},
         ),
+        ("Subject total", {"fields": SUBJECT_TOTAL_FIELDS}),
         ("People", {"fields": ("approvals_required", "later_approver_group")}),
         ("Escalation", {"fields": ("escalate_after_minutes", "escalate_at_percent", "escalation_group")}),
         ("Target", {"fields": ("decide_within_minutes",)}),
@@ -180,9 +193,9 @@ class ApprovalPolicyAdmin(AuditedAdmin):
 
     @admin.display(description="condition")
     def condition(self, policy: ApprovalPolicy) -> str:
-        if not policy.condition_key:
-            return "—"
-        return f"{policy.condition_key} {policies.comparison_words(policy)}"
+        words = [f"{policy.condition_key} {policies.comparison_words(policy)}"] if policy.condition_key else []
+        words += [subject_totals.condition_words(policy)] if policy.subject_total_over is not None else []
+        return "; ".join(words) or "—"
 
 
 def _replay_days(value: str) -> int:

@@ -124,7 +124,13 @@ def count(
     approval = _store(hold, approver, choices, found, round_number, position, now)
     audit_events.append(
         deciding.approval_given(
-            actor=approver, hold=hold, approval=approval, required=required, restarted=restarted, channel=channel
+            actor=approver,
+            hold=hold,
+            approval=approval,
+            required=required,
+            restarted=restarted,
+            channel=channel,
+            why=found.why if found else "",
         )
     )
     round_approvals = [*current, approval]

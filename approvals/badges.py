@@ -11,6 +11,11 @@ A hold whose policy needs 0 people says when the policy approves it, or why it w
 people after all (``alone.waiting_words``): the day's tallies of those policies
 cost the page one query more, and only when it lists such a hold. A hold waiting past its
 policy's target (``decide_within_minutes``, from the agent's ask) says so (``late_words``).
+
+With a policy on a subject's total (``approvals.subject_totals``), a requirement depends on other holds' approvals
+too: the page reads its holds' subject totals (``subject_totals.read_many``) and names them in the cache key, with
+the day, so an approval elsewhere is seen at once, and one leaving the window by the next day at the latest (only
+ever asking more people meanwhile).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from decimal import Decimal
 
 from django.utils import timezone
 
-from approvals import alone, policies
+from approvals import alone, policies, subject_totals
 from holds.models import Hold, HoldItem
 from reviewqueue import softcache
 
@@ -89,7 +94,8 @@ def badge_words(required: int, given: int) -> str:
 def _requirements(listed: list, current: list, version: str) -> dict[int, tuple]:
     """(approvals required, why, the policy's ``policies.key``, its ``sure_total`` as text, its ``doubt``, the hold's
     actions) of each listed hold under the policies of ``version``, read from the cache or worked out and stored."""
-    keys = {_key(version, hold): hold for hold in listed}
+    totals = subject_totals.read_many(listed, current) if subject_totals.days_asked(current) else None
+    keys = {_key(version, hold, _totals_key(totals, hold.pk)): hold for hold in listed}
     # Not kept in the process: should a policy change fail to move the version on (the cache down at the commit),
     # requirements stored under it meanwhile could be wrong, and they must leave with the cache's timeout.
     found = softcache.get_many(list(keys), "the holds' approval requirements")
@@ -102,7 +108,8 @@ def _requirements(listed: list, current: list, version: str) -> dict[int, tuple]
         actions = dict(Hold.objects.filter(pk__in=[hold.pk for hold in missing.values()]).values_list("pk", "actions"))
         fresh = {}
         for key, hold in missing.items():
-            need = policies.requirement(hold, current, item_data[hold.pk])
+            given = None if totals is None else totals.get(hold.pk)
+            need = policies.requirement(hold, current, item_data[hold.pk], subject_totals=given)
             total = None if need is None or need.sure_total is None else str(need.sure_total)
             fresh[key] = (
                 (
@@ -121,6 +128,15 @@ def _requirements(listed: list, current: list, version: str) -> dict[int, tuple]
     return {hold.pk: found[key] for key, hold in keys.items()}
 
 
-def _key(version: str, hold) -> str:
-    parts = (version, hold.pk, hold.env, hold.agent, hold.capability, hold.payload_digest)
+def _totals_key(totals, pk: int) -> tuple:
+    """What of a hold's subject totals its requirement depends on, for the cache key (the day included)."""
+    if totals is None or not totals.get(pk):
+        return ()
+    found = totals[pk]
+    day = next(iter(found.values())).read_at.date()
+    return (day, *((value, total.own, total.approved) for value, total in sorted(found.items())))
+
+
+def _key(version: str, hold, totals: tuple = ()) -> str:
+    parts = (version, hold.pk, hold.env, hold.agent, hold.capability, hold.payload_digest, totals)
     return "approval-requirement-4:" + hashlib.sha256(repr(parts).encode()).hexdigest()

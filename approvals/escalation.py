@@ -39,7 +39,7 @@ from django.db.models import DateTimeField, DurationField, Exists, ExpressionWra
 from django.db.models.lookups import LessThanOrEqual
 from django.utils import timezone
 
-from approvals import policies, signals
+from approvals import policies, signals, subject_totals
 from approvals.models import ApprovalPolicy, Escalation
 from audit import events as audit_events
 from audit.events import deciding
@@ -75,7 +75,8 @@ def sweep(now: datetime | None = None, among: QuerySet[Hold] | None = None) -> l
     def due_now(holds: list[Hold]) -> list[Due]:
         found = []
         for hold in holds:
-            requirement = policies.requirement(hold, every_policy)
+            totals = subject_totals.read(hold, every_policy)
+            requirement = policies.requirement(hold, every_policy, subject_totals=totals)
             if reason := due_reason(requirement.policy, hold, now) if requirement else "":
                 found.append(Due(hold, requirement.policy, reason))
         return found

@@ -59,6 +59,23 @@ class ApprovalPolicy(models.Model):
         help_text="The currency its amounts are in, e.g. USD: an amount naming no currency, or another one, "
         "leaves the hold to people. Blank: amounts are compared whatever their currency.",
     )
+    subject_total_over = models.DecimalField(
+        max_digits=agent_numbers.AMOUNT_DIGITS,
+        decimal_places=agent_numbers.AMOUNT_PLACES,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        verbose_name="subject total over",
+        help_text="Match only when the amounts approved on one subject (an order, a customer…) within the days "
+        "below, this hold's included, come to more than this: refunds on one order above 100 in 30 days. "
+        "An amount not read for certain counts as over. Blank: no such condition.",
+    )
+    subject_total_days = models.PositiveSmallIntegerField(
+        default=30,
+        validators=[MinValueValidator(1), MaxValueValidator(365)],
+        verbose_name="subject total days",
+        help_text="How many days back the subject total counts approvals of the same capability: 1 to 365.",
+    )
     approvals_required = models.PositiveSmallIntegerField(
         default=2,
         validators=[MinValueValidator(0), MaxValueValidator(3)],
@@ -153,6 +170,11 @@ class ApprovalPolicy(models.Model):
                 condition=Q(condition_key="", condition_operator="", condition_threshold__isnull=True)
                 | (~Q(condition_key="") & ~Q(condition_operator="") & Q(condition_threshold__isnull=False)),
                 name="policy_condition_complete",
+            ),
+            models.CheckConstraint(
+                condition=Q(subject_total_days__gte=1, subject_total_days__lte=365)
+                & (Q(subject_total_over__isnull=True) | Q(subject_total_over__gte=0)),
+                name="policy_subject_total_valid",
             ),
         ]
 
@@ -262,6 +284,7 @@ class RememberedApproval(models.Model):
     approvals_required = 0
     auto_wait_minutes = 0
     condition_key = ""
+    subject_total_over = None
     later_approver_group = later_approver_group_id = None
     escalation_group = escalation_group_id = escalate_after_minutes = escalate_at_percent = None
     decide_within_minutes = None

@@ -24,7 +24,9 @@ instead, and the reason says why ("amount '1,5OO' could not be read: treated as 
 1,000"). With no winner otherwise, the strictest of them still wins, needing at least that one approval:
 a policy needing 0 people then says on the page why it leaves the hold to people. A policy row that
 cannot be read (an operator no form could have saved, say) is logged once and counts as holding
-possibly: it can make a hold need people, never fewer, and no page fails over it.
+possibly: it can make a hold need people, never fewer, and no page fails over it. A condition on a subject's
+total (``subject_total_over``, judged by ``approvals.subject_totals`` from the totals the caller gives) raises
+too, as a policy holding possibly does, even when it holds for certain.
 
 Acting alone (``own_action``). What the hold's winning policy may let through without people rests on the
 requirement's ``sure_total``: the sum of every amount the hold carries, set only when the policy held for
@@ -59,7 +61,7 @@ from zoneinfo import ZoneInfo
 from django.conf import settings
 from django.db import transaction
 
-from approvals import alike, verdicts
+from approvals import alike, subject_totals, verdicts
 from approvals.models import ApprovalPolicy, RememberedApproval
 from reviewqueue import processcache, softcache
 from reviewqueue.agent_numbers import carried, grouped_number, is_amount_key
@@ -111,20 +113,21 @@ def _pattern_weight(pattern: str) -> int:
 def specificity(policy: ApprovalPolicy) -> tuple[int, int, str]:
     """How specific a policy is, as a sort key: larger first wins (see the module's docstring)."""
     weight = sum(_pattern_weight(p) for p in (policy.env_pattern, policy.agent_pattern, policy.capability_pattern))
-    weight += 1 if policy.condition_key else 0
+    weight += (1 if policy.condition_key else 0) + (1 if policy.subject_total_over is not None else 0)
     return weight, policy.approvals_required, policy.name
 
 
 @dataclasses.dataclass(frozen=True)
 class Match:
     """How ``policy`` matches a hold: ``certain`` when it may lower what the hold needs (no condition, or one that
-    holds for certain), else it holds only possibly. ``verdict`` is its condition's (None without one);
-    ``problem`` says why the policy could not be read (it then holds possibly)."""
+    holds for certain), else it holds only possibly. ``verdict`` is its condition's (None without one), ``total``
+    its subject-total condition's; ``problem`` says why the policy could not be read (it then holds possibly)."""
 
     policy: ApprovalPolicy
     certain: bool
     verdict: verdicts.Verdict | None = None
     problem: str = ""
+    total: subject_totals.TotalVerdict | None = None
 
     @property
     def people(self) -> int:
@@ -153,11 +156,11 @@ def policy_currency(policy: ApprovalPolicy) -> str:
     return policy.currency if policy.condition_key == "" or is_amount_key(policy.condition_key) else ""
 
 
-def match(policy: ApprovalPolicy, hold, item_data: list, read: dict | None = None) -> Match | None:
+def match(policy: ApprovalPolicy, hold, item_data: list, read: dict | None = None, totals=None) -> Match | None:
     """How ``policy`` matches ``hold`` with these items' data, or None when it does not (see the module's docstring).
 
     A policy row that cannot be read is logged once (``unreadable``) and matches possibly. ``read``: see
-    ``condition_verdict``."""
+    ``condition_verdict``; ``totals``: ``requirement``'s ``subject_totals``."""
     try:
         if not (
             glob_matches(policy.env_pattern, hold.env)
@@ -165,14 +168,15 @@ def match(policy: ApprovalPolicy, hold, item_data: list, read: dict | None = Non
             and glob_matches(policy.capability_pattern, hold.capability)
         ):
             return None
-        if not policy.condition_key:
-            return Match(policy, certain=True)
-        verdict = condition_verdict(policy, item_data, read)
+        verdict = condition_verdict(policy, item_data, read) if policy.condition_key else None
+        over = policy.subject_total_over is not None
+        total = subject_totals.verdict(policy, hold.capability, totals) if over else None
     except Exception as problem:  # a row no form saves (an unknown operator, say): it must not take pages down
         return Match(policy, certain=False, problem=unreadable(policy, problem))
-    if verdict is None or not verdict.some:
+    if (policy.condition_key and (verdict is None or not verdict.some)) or (over and total is None):
         return None
-    return Match(policy, certain=verdict.every, verdict=verdict)
+    certain = (verdict is None or verdict.every) and (total is None or total.certain)
+    return Match(policy, certain=certain, verdict=verdict, total=total)
 
 
 _reported: set[tuple] = set()
@@ -192,11 +196,13 @@ def unreadable(policy: ApprovalPolicy, problem: Exception) -> str:
     return described
 
 
-def requirement(hold, policies: Iterable[ApprovalPolicy], item_data: Iterable | None = None) -> Requirement | None:
+def requirement(
+    hold, policies: Iterable[ApprovalPolicy], item_data: Iterable | None = None, *, subject_totals=None
+) -> Requirement | None:
     """The requirement of the policy winning ``hold`` (see the module's docstring), or None when none matches.
 
-    ``item_data`` is the data of the hold's items (read from ``hold.items`` when not given).
-    """
+    ``item_data`` is the data of the hold's items (read from ``hold.items`` when not given); ``subject_totals`` the
+    hold's (``approvals.subject_totals.Totals``; None: not known, and a subject-total condition fails closed)."""
     if item_data is None:
         item_data = [item.data for item in hold.items.all()]
     item_data = list(item_data)
@@ -210,7 +216,8 @@ def requirement(hold, policies: Iterable[ApprovalPolicy], item_data: Iterable | 
     matching = [
         found
         for policy in policies
-        if not isinstance(policy, RememberedApproval) and (found := match(policy, hold, item_data, read))
+        if not isinstance(policy, RememberedApproval)
+        and (found := match(policy, hold, item_data, read, subject_totals))
     ]
     if remembered and not any(found.people >= 2 for found in matching):
         # A reviewer's remembered approval, only where no policy asks for four eyes (``approvals.remembering``).
@@ -220,7 +227,8 @@ def requirement(hold, policies: Iterable[ApprovalPolicy], item_data: Iterable | 
     winner = max(certain, key=lambda found: specificity(found.policy)) if certain else None
     least = winner.people if winner else NO_POLICY_NEEDS
     possible = [found for found in matching if not found.certain]
-    raising = [found for found in possible if found.people > least]
+    # A subject's total over its threshold asks for more people even where a more specific policy holds for certain.
+    raising = [found for found in matching if (not found.certain or found.total) and found.people > least]
     if raising or (winner is None and possible):
         winner = max(raising or possible, key=lambda found: (found.people, specificity(found.policy)))
     if winner is None:
@@ -236,6 +244,8 @@ def requirement(hold, policies: Iterable[ApprovalPolicy], item_data: Iterable | 
             doubt = f"{doubtful.path} {doubtful.doubt(currency)}"
     elif winner.problem:
         doubt = _why(winner)
+    elif winner.total is not None and not winner.total.certain:
+        doubt = winner.total.words
     elif winner.verdict is not None and winner.verdict.doubt:
         doubt = f"{winner.verdict.path} {winner.verdict.doubt}"
     else:
@@ -418,13 +428,13 @@ def _why(found: Match) -> str:
     policy = found.policy
     if found.problem:
         return f"policy “{policy.name}” cannot be read ({found.problem}): treated as needing people"
-    verdict = found.verdict
-    if verdict is None:
-        return f"policy “{policy.name}”"
-    condition = comparison_words(policy)
-    if verdict.doubt:
-        return f"{verdict.path} {verdict.doubt}: treated as {condition}"
-    return f"{verdict.path} {grouped_number(verdict.number)} {condition}"
+    verdict, condition = found.verdict, comparison_words(policy) if policy.condition_key else ""
+    words = [found.total.words] if found.total is not None else []
+    if verdict is not None and verdict.doubt:
+        words.insert(0, f"{verdict.path} {verdict.doubt}: treated as {condition}")
+    elif verdict is not None:
+        words.insert(0, f"{verdict.path} {grouped_number(verdict.number)} {condition}")
+    return "; ".join(words) or f"policy “{policy.name}”"
 
 
 def comparison_words(policy: ApprovalPolicy) -> str:
@@ -434,10 +444,4 @@ def comparison_words(policy: ApprovalPolicy) -> str:
     else:
         sign = f"“{policy.condition_operator}” (unknown)"
     threshold = policy.condition_threshold
-    return f"{sign} {_threshold(threshold) if isinstance(threshold, Decimal) else threshold}"
-
-
-def _threshold(value: Decimal) -> str:
-    """A threshold without the zeros its column pads it with: 500.0000 as 500, 99.5000 as 99.5."""
-    plain = value.quantize(Decimal(1)) if value == value.to_integral() else value.normalize()
-    return grouped_number(plain)
+    return f"{sign} {subject_totals.threshold_words(threshold) if isinstance(threshold, Decimal) else threshold}"

@@ -120,6 +120,7 @@ def replay(
         return _globs_match(policy, hold) or (saved_version is not None and _globs_match(saved_version, hold))
 
     for hold in decided_holds(now - timedelta(days=days), now, concerned):
+        # No subject totals for past holds (``approvals.subject_totals``): a policy on them counts as matching.
         before = policy_rules.requirement(hold, saved, hold.item_data)
         after = policy_rules.requirement(hold, with_replayed, hold.item_data)
         result.needing_two_before += _needs_two(before)

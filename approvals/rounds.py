@@ -36,6 +36,7 @@ from django.db.models import (
     Subquery,
 )
 
+from approvals import subject_totals
 from approvals.badges import badge_words
 from approvals.models import Approval, ApprovalPolicy
 from approvals.policies import Requirement, all_policies, requirement
@@ -213,7 +214,7 @@ def standing(
         approvals = with_rounds(Approval.objects.filter(hold=hold).select_related("approver"))
     approvals = list(approvals)
     return Standing(
-        requirement(hold, policies),
+        requirement(hold, policies, subject_totals=subject_totals.read(hold, policies)),
         open_round(approvals),
         frozenset(approval.approver_id for approval in approvals),
     )

@@ -198,7 +198,8 @@ def _place(payload: dict) -> str:
 
 
 def _under(payload: dict) -> str:
-    return f" under “{payload['policy']}”" if payload["policy"] else ""
+    why = f" ({payload['why']})" if payload.get("why") else ""
+    return f" under “{payload['policy']}”{why}" if payload["policy"] else ""
 
 
 def _with_items(head: str, payload: dict) -> str:

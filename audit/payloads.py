@@ -26,7 +26,8 @@ withdrawn              ``items`` as for decision_submitted: what was undone, nev
                        ``approval_withdrawn``: the pk of the approval the undo took back
 approval_given         ``approval`` (its pk), ``policy``, ``round``, ``position``, ``required``,
                        ``restarted`` (it changed the earlier round's decision), ``items`` and
-                       ``channel`` as for decision_submitted
+                       ``channel`` as for decision_submitted; ``why``: why the policy asks for
+                       that many people (absent before it was recorded)
 escalated              ``escalation`` (its pk), ``policy``, ``group``, ``reason``, ``told``: the
                        usernames of the group's members who could see the hold and were told
 delivery_attempt       ``attempt`` (1, 2 …), ``outcome`` ("applied", "retry" or the final

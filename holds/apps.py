@@ -6,9 +6,12 @@ class HoldsConfig(AppConfig):
     verbose_name = "Holds"
 
     def ready(self) -> None:
+        from approvals import subject_totals
         from holds.links import action_links
         from holds.queue import display
+        from holds.related import totals
         from notifications import hold_links
 
         hold_links.register(action_links.links_for)
         hold_links.register_amounts(display.amounts)
+        subject_totals.register(totals.totals, totals.totals_of_many)

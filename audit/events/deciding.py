@@ -67,9 +67,12 @@ def withdrawn(*, actor, hold, decision, approval_withdrawn=None) -> Entry:
     return Entry(EventKind.WITHDRAWN, actor=actor, hold=hold, decision=decision, payload=payload)
 
 
-def approval_given(*, actor, hold, approval, required: int, restarted: bool, channel: str) -> Entry:
-    """``approval`` counted towards ``required``; ``restarted``: it changed the earlier round's decision."""
+def approval_given(*, actor, hold, approval, required: int, restarted: bool, channel: str, why: str = "") -> Entry:
+    """``approval`` counted towards ``required``; ``restarted``: it changed the earlier round's decision; ``why``: why
+    the policy asks for ``required`` people ("refund on A-1001 total 109.90 in 30 days, over 100")."""
     payload = _approval(approval, approval.pk) | {"required": required, "restarted": restarted, "channel": channel}
+    if why:
+        payload["why"] = why
     return Entry(EventKind.APPROVAL_GIVEN, actor=actor, hold=hold, payload=payload)
 
 

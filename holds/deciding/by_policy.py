@@ -35,7 +35,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from approvals import alone, policies, remembering, rounds
+from approvals import alone, policies, remembering, rounds, subject_totals
 from approvals.escalation import may_apply
 from approvals.models import Approval, ApprovalPolicy, PolicyDecision, RememberedApproval
 from audit import events as audit_events
@@ -44,7 +44,7 @@ from audit.models import AuditEvent, EventKind
 from holds.deciding import decisions
 from holds.models import Decision, DecisionItem, Hold
 from holds.queue import listing as holds_queue
-from holds.related import safeguard
+from holds.related import safeguard, totals
 from notifications import notify
 from reviewqueue import sweeping
 
@@ -107,7 +107,7 @@ def _sweep(candidates, kind: str, now: datetime) -> list[Decision]:
 def _looks_due(hold: Hold, every_policy: list[ApprovalPolicy], kind: str, now: datetime) -> bool:
     """Whether ``hold``'s winning policy would act now, the daily cap aside (checked again, with it, under the
     locks)."""
-    found = policies.requirement(hold, every_policy)
+    found = policies.requirement(hold, every_policy, subject_totals=subject_totals.read(hold, every_policy))
     if found is None:
         return False
     action = policies.own_action(
@@ -151,15 +151,19 @@ def _decide_locked(hold_pk: int, kind: str, now: datetime) -> Decision | None:
     hold = (untouched(held) if approving else held).filter(pk=hold_pk).first()
     if hold is None or hold.live_decision():
         return None
+    totals.lock_subjects(hold)  # before its subject totals are read: see ``holds.related.totals.lock_subjects``
     every_policy = policies.all_policies()
-    chosen = policies.requirement(hold, every_policy)
+    subjects = subject_totals.read(hold, every_policy)
+    chosen = policies.requirement(hold, every_policy, subject_totals=subjects)
     # The policy's (or remembered approval's) current values, locked: the day's tally is read and counted in turns,
     # and the hold's requirement read again with them.
     policy = type(chosen.policy).objects.select_for_update().filter(pk=chosen.policy.pk).first() if chosen else None
     remembered = isinstance(policy, RememberedApproval)
     if policy is None or (remembered and remembering.stopped_reason(policy, now)):
         return None
-    found = policies.requirement(hold, [policy if other == policy else other for other in every_policy])
+    found = policies.requirement(
+        hold, [policy if other == policy else other for other in every_policy], subject_totals=subjects
+    )
     if found is None or found.policy != policy:  # models are equal by model and pk
         return None
     day = policies.cap_day(now)

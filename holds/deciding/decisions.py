@@ -25,7 +25,7 @@ from holds import lifecycle
 from holds.deciding import decidable, delivery
 from holds.deciding.deciders import decider_name, reviewer_name
 from holds.models import Decision, DecisionChannel, DecisionItem, Hold
-from holds.related import safeguard
+from holds.related import safeguard, totals
 from people import wording
 from teams import scopes
 
@@ -141,6 +141,7 @@ def submit(
     with transaction.atomic():
         # Its items once: the checks, the policy's condition and the stored originals all read them.
         locked = with_latest_decision(Hold.objects.select_for_update()).prefetch_related("items").get(pk=hold.pk)
+        totals.lock_subjects(locked)  # one subject's holds in turns: its total counts what was decided before
         existing = locked.live_decision()
         if existing:
             raise AlreadyDecided(existing)
@@ -179,6 +180,7 @@ def submit_for_policy(
     """
     with transaction.atomic():
         locked = with_latest_decision(Hold.objects.select_for_update()).prefetch_related("items").get(pk=hold.pk)
+        totals.lock_subjects(locked)
         if existing := locked.live_decision():
             raise AlreadyDecided(existing)
         _check_decidable(locked, choices, now)

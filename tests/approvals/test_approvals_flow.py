@@ -48,6 +48,7 @@ def test_the_first_approval_is_stored_and_nothing_is_sent(
         "restarted": False,
         "items": None,
         "channel": "page",
+        "why": "amount 1,200.00 > 500",  # why the policy asks for two
     }
     assert given.payload["items"][0]["data"]["amount"] == "1000.00" and given.payload["items"][0]["action"] == "edit"
     assert Hold.objects.get(pk=refund.pk).claimed_by is None  # free for the next approver
