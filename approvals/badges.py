@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections import defaultdict
+from collections.abc import Collection
 from datetime import timedelta
 from decimal import Decimal
 
@@ -44,11 +45,12 @@ class Badge:
     why: str
 
 
-def badges(listed: list) -> dict[int, Badge]:
+def badges(listed: list, possible_duplicates: Collection[int] = ()) -> dict[int, Badge]:
     """The badge of each listed hold that needs more than one approval or has an open round, by pk.
 
     ``listed`` are the queue's ``holds.queue.listing.Listed`` holds: pk, env, agent, capability,
-    payload digest and the open round's size.
+    payload digest and the open round's size; ``possible_duplicates`` the pks of those flagged as possible
+    duplicates (``holds.related.duplicates.flagged``), which no policy approves by itself.
     """
     version = policies.version()
     current = policies.all_policies(version)
@@ -63,7 +65,9 @@ def badges(listed: list) -> dict[int, Badge]:
         if count == 0 and policy_key in by_key and not hold.open_approvals:
             tally = tallies.get(policy_key, policies.DayTally())
             need = policies.Requirement(by_key[policy_key], count, why, Decimal(total) if total else None, doubt)
-            found[hold.pk] = Badge(*alone.waiting_words(need, hold, now, tally, approvable="approve" in actions))
+            approvable, duplicate = "approve" in actions, hold.pk in possible_duplicates
+            words = alone.waiting_words(need, hold, now, tally, approvable=approvable, possible_duplicate=duplicate)
+            found[hold.pk] = Badge(*words)
         elif words := badge_words(count, hold.open_approvals):
             found[hold.pk] = Badge(words, why)
         if late := late_words(by_key.get(policy_key), hold, now):

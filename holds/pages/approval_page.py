@@ -11,6 +11,7 @@ from approvals import alone, policies, rounds, wording
 from approvals.models import Approval
 from holds.deciding import describe, editing
 from holds.models import ACTION_WORDS, DecisionItem, Hold
+from holds.related import safeguard
 from reviewqueue.sql import expressions
 from reviewqueue.viewer import Viewer
 
@@ -102,4 +103,5 @@ def _alone_words(hold: Hold, found: rounds.Standing) -> tuple[str, str] | None:
     if not policies.decides_alone(need.policy):
         return alone.default_words(need, hold, now)
     tally = alone.day_tally(need.policy, policies.cap_day(now))
-    return alone.waiting_words(need, hold, now, tally, approvable="approve" in hold.actions)
+    approvable, duplicate = "approve" in hold.actions, safeguard.guard(hold, now=now).needed
+    return alone.waiting_words(need, hold, now, tally, approvable=approvable, possible_duplicate=duplicate)

@@ -40,7 +40,7 @@ def _queue(request):
         scalars["unread_notifications"] = in_app.unread_count_query(request.viewer)
     states, values = queue_freshness.sync_states_with(tuple(scalars.values()), prepare=not filters.active)
     flags = duplicates.flagged([hold.pk for hold in holds], request.viewer, now)  # one query for the page's rows
-    rows = queue_rows.rows(holds, now, loaded_at, badges.badges(holds), flags)
+    rows = queue_rows.rows(holds, now, loaded_at, badges.badges(holds, possible_duplicates=flags.keys()), flags)
     context = {
         "rows": rows,
         "rows_html": queue_rows.markup(rows),

@@ -7,6 +7,7 @@ from decimal import Decimal
 
 import pytest
 import time_machine
+from django.urls import reverse
 from django.utils import timezone
 
 from approvals import alone, policies
@@ -127,3 +128,19 @@ def test_the_words_of_a_0_people_policy_say_a_possible_duplicate_waits_for_peopl
 
     assert duplicate and words == "Waits for people"
     assert why == "‘≤ 50’ leaves it to people, as it is a possible duplicate"
+
+
+def test_the_queue_and_the_hold_page_say_a_possible_duplicate_waits_for_people_under_a_0_people_policy(
+    samples, alice_client
+):
+    at_most_50()
+
+    queue = alice_client.get(reverse("queue")).content.decode()
+    page = alice_client.get(reverse("hold", args=[samples["h_12"].pk])).content.decode()
+    calm = alice_client.get(reverse("hold", args=[samples["h_17"].pk])).content.decode()
+
+    link = f'href="{reverse("hold", args=[samples["h_12"].pk])}"'
+    row = next(row for row in queue.split("<tr")[1:] if link in row.split("</tr>")[0]).split("</tr>")[0]
+    assert "Waits for people" in row and "Approves itself" not in row
+    assert "Waits for people" in page and "as it is a possible duplicate" in page
+    assert "Approves itself at" in calm  # 15.00 on A-1004, a subject of its own: the policy pays it
