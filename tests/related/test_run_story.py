@@ -11,6 +11,7 @@ from holds.deciding.decisions import ItemChoice
 from holds.related import same_run
 from reviewqueue import roles
 from teams.scopes import viewer_of
+from tests.helpers.duplicates import every_duplicate
 from tests.helpers.users import add_hold, make_user, scoped_group
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_delivery")]
@@ -30,7 +31,8 @@ def asked_again(samples, alice, platform_state, platform_client):
     asked again (as the guide's code resumes it: one decision, then the next pending refund call)."""
     first = samples["h_12"]
     choices = [ItemChoice(item.item_id, "approve") for item in first.items.all()]
-    delivery.deliver(decisions.submit(first, alice, choices).pk, platform_client)
+    checked = every_duplicate(first)  # h_13, h_14 and h_15 ask to refund A-1001 too
+    delivery.deliver(decisions.submit(first, alice, choices, duplicates_checked=checked).pk, platform_client)
     second = add_hold(
         platform_state,
         platform_client,
