@@ -15,13 +15,14 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.conf import settings
-from django.db.models import Case, FilteredRelation, Prefetch, Q, Value, When, prefetch_related_objects
+from django.db.models import Case, FilteredRelation, Prefetch, Q, QuerySet, Value, When, prefetch_related_objects
 from django.utils import timezone
 
 from holds.deciding.deciders import decider_name
 from holds.mirror import platform
 from holds.models import Decision, Hold, HoldItem, HoldSubject
 from holds.related.subjects import ITEM_KEY, Subject, same_kind
+from reviewqueue.sql import compiled, prepared
 from reviewqueue.viewer import Viewer
 from teams import scopes
 
@@ -126,14 +127,7 @@ def _related(hold: Hold, viewer: Viewer | None, now: datetime, within: timedelta
 def _shared(hold: Hold, since: datetime) -> dict[int, tuple[Shared, ...]]:
     """The subjects each related hold (by pk) shares with ``hold``, open or closed since ``since``: read with the
     hold's own subjects, in one query."""
-    values = HoldSubject.objects.filter(hold=hold).values("value")
-    rows = list(
-        HoldSubject.objects.filter(value__in=values)
-        .filter(Q(hold=hold) | Q(hold__status=Hold.Status.OPEN) | Q(hold__closed_at__gte=since))
-        .annotate(own=Case(When(hold=hold, then=Value(0)), default=Value(1)))
-        .order_by("own", "-hold_id", "position", "pk")
-        .values_list("hold_id", "position", "key", "value", "capability", "action_kind")[:MOST_ROWS]
-    )
+    rows = prepared.read(compiled.sql(_subject_rows, (), hold=hold.pk, since=since))
     own = [
         HoldSubject(hold_id=pk, position=p, key=k, value=v, capability=c, action_kind=a)
         for pk, p, k, v, c, a in rows
@@ -160,6 +154,20 @@ def _shared(hold: Hold, since: datetime) -> dict[int, tuple[Shared, ...]]:
                     )
                 )
     return {pk: tuple(subjects) for pk, subjects in found.items()}
+
+
+def _subject_rows(*, hold: int, since: datetime) -> QuerySet:
+    """The subject rows of the hold ``hold`` (a pk) first, then those of the holds sharing a value with it, open or
+    closed since ``since``: ``_shared``'s query, its SQL the ORM's compiled once a process
+    (``reviewqueue/sql/compiled.py``) and prepared, as every hold page, decision and message link reads it."""
+    values = HoldSubject.objects.filter(hold=hold).values("value")
+    return (
+        HoldSubject.objects.filter(value__in=values)
+        .filter(Q(hold=hold) | Q(hold__status=Hold.Status.OPEN) | Q(hold__closed_at__gte=since))
+        .annotate(own=Case(When(hold=hold, then=Value(0)), default=Value(1)))
+        .order_by("own", "-hold_id", "position", "pk")
+        .values_list("hold_id", "position", "key", "value", "capability", "action_kind")[:MOST_ROWS]
+    )
 
 
 def _shown_values(hold: Hold, own: list[HoldSubject]) -> dict[tuple[int, str], str]:
