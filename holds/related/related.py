@@ -11,6 +11,7 @@ there are any, the holds with their live decisions, their items, and the decisio
 from __future__ import annotations
 
 import dataclasses
+from collections import defaultdict
 from datetime import datetime, timedelta
 from decimal import Decimal
 
@@ -113,11 +114,8 @@ def _related(hold: Hold, viewer: Viewer | None, now: datetime, within: timedelta
         Hold.objects.filter(pk__in=list(shared))
         .annotate(live=FilteredRelation("decisions", condition=~Q(decisions__state__in=Decision.NOT_LIVE)))
         .select_related("live__reviewer")
-        .prefetch_related(Prefetch("items", queryset=HoldItem.objects.order_by("position")))
     )
-    if viewer is not None:
-        holds = scopes.visible(holds, viewer)
-    holds = list(holds.defer("payload", "search_text", "run_snapshot"))
+    holds = with_items(holds if viewer is None else scopes.visible(holds, viewer))
     decisions = {hold.pk: hold.live for hold in holds if getattr(hold, "live", None) is not None}
     prefetch_related_objects(list(decisions.values()), "items")
     found = [_described(other, shared[other.pk], decisions.get(other.pk)) for other in holds]
@@ -140,20 +138,39 @@ def _shared(hold: Hold, since: datetime) -> dict[int, tuple[Shared, ...]]:
             continue
         for subject in own:
             if subject.value == value:
+                other = (position, key, value, capability, kind)
                 found.setdefault(other_pk, []).append(
-                    Shared(
-                        value=value,
-                        shown=shown.get((subject.position, subject.key), value),
-                        key=subject.key,
-                        position=subject.position,
-                        other_key=key,
-                        other_position=position,
-                        other_kind=kind,
-                        kind=subject.action_kind,
-                        same_capability=subject.capability == capability,
-                    )
+                    _shared_by(subject, other, shown.get((subject.position, subject.key), value))
                 )
     return {pk: tuple(subjects) for pk, subjects in found.items()}
+
+
+def _shared_by(subject: HoldSubject, other: tuple, shown: str) -> Shared:
+    """What ``subject`` (a row of the hold's own) shares with another hold's row ``other``: its position, key,
+    value, capability and kind."""
+    position, key, value, capability, kind = other
+    return Shared(
+        value=value,
+        shown=shown,
+        key=subject.key,
+        position=subject.position,
+        other_key=key,
+        other_position=position,
+        other_kind=kind,
+        kind=subject.action_kind,
+        same_capability=subject.capability == capability,
+    )
+
+
+def _in_window(since: datetime) -> Q:
+    """Subject rows of holds open, or closed since ``since``."""
+    return Q(hold__status=Hold.Status.OPEN) | Q(hold__closed_at__gte=since)
+
+
+def with_items(holds) -> list[Hold]:
+    """``holds`` (a queryset) read with their items in order, without the columns no related hold shows."""
+    items = Prefetch("items", queryset=HoldItem.objects.order_by("position"))
+    return list(holds.prefetch_related(items).defer("payload", "search_text", "run_snapshot"))
 
 
 def _subject_rows(*, hold: int, since: datetime) -> QuerySet:
@@ -163,7 +180,7 @@ def _subject_rows(*, hold: int, since: datetime) -> QuerySet:
     values = HoldSubject.objects.filter(hold=hold).values("value")
     return (
         HoldSubject.objects.filter(value__in=values)
-        .filter(Q(hold=hold) | Q(hold__status=Hold.Status.OPEN) | Q(hold__closed_at__gte=since))
+        .filter(Q(hold=hold) | _in_window(since))
         .annotate(own=Case(When(hold=hold, then=Value(0)), default=Value(1)))
         .order_by("own", "-hold_id", "position", "pk")
         .values_list("hold_id", "position", "key", "value", "capability", "action_kind")[:MOST_ROWS]
@@ -229,9 +246,58 @@ def _approvals(hold: Hold, decision: Decision | None, by: str, at: datetime | No
     return [Approval(item.position, by, at, approved[item.item_id], True) for item in items if item.item_id in approved]
 
 
+def related_of_many(
+    holds: list[Hold], own: dict[int, list[HoldSubject]], since: datetime
+) -> dict[int, list[Related]] | None:
+    """Each of ``holds``' related holds of the same capability (by pk; ``own``: their subjects), open or closed since
+    ``since``, described as ``holds.related.related.every_related`` describes them, in five queries for all; None
+    when more than ``MOST_ROWS`` rows a hold share their subjects."""
+    values = {subject.value for subjects in own.values() for subject in subjects}
+    most = MOST_ROWS * len(holds)
+    rows = list(
+        HoldSubject.objects.filter(value__in=values)
+        .filter(_in_window(since))
+        .order_by("-hold_id")
+        .values_list("hold_id", "position", "key", "value", "capability", "action_kind")[: most + 1]
+    )
+    if len(rows) > most:
+        return None
+    by_value: dict[str, list[tuple]] = defaultdict(list)
+    for row in rows:
+        by_value[row[3]].append(row)
+    shared: dict[int, dict[int, list[Shared]]] = {hold.pk: defaultdict(list) for hold in holds}
+    for hold in holds:
+        for subject in own[hold.pk]:
+            for other_pk, *other in by_value[subject.value]:
+                if other_pk != hold.pk and other[3] == subject.capability:
+                    shared[hold.pk][other_pk].append(_shared_by(subject, tuple(other), subject.value))
+    other_pks = {pk for by_hold in shared.values() for pk in by_hold}
+    others = {other.pk: other for other in with_items(Hold.objects.filter(pk__in=other_pks))}
+    live = Decision.objects.filter(hold__in=other_pks).exclude(state__in=Decision.NOT_LIVE)
+    decisions = {one.hold_id: one for one in live.select_related("reviewer").prefetch_related("items")}
+    return {
+        pk: [
+            _described(others[other_pk], tuple(found), decisions.get(other_pk))
+            for other_pk, found in by_hold.items()
+            if other_pk in others
+        ]
+        for pk, by_hold in shared.items()
+    }
+
+
 def same_action(shared: Shared) -> bool:
     """Whether the two items sharing ``shared`` may ask for the same action: same capability and same kind."""
     return shared.same_capability and same_kind(shared.kind, shared.other_kind)
 
 
-__all__ = ["Approval", "Related", "Shared", "Subject", "every_related", "visible_related", "window"]
+__all__ = [
+    "Approval",
+    "Related",
+    "Shared",
+    "Subject",
+    "every_related",
+    "related_of_many",
+    "visible_related",
+    "window",
+    "with_items",
+]

@@ -15,15 +15,14 @@ from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
-from django.db.models import Prefetch, Q
 from django.utils import timezone
 
 from approvals import policies, subject_totals
 from approvals.subject_totals import Counted, SubjectTotal, Totals
 from holds.mirror import amounts
-from holds.models import Decision, Hold, HoldItem, HoldSubject
+from holds.models import Hold, HoldSubject
 from holds.related.duplicates import approved_on_subject
-from holds.related.related import MOST_ROWS, Related, Shared, _described, every_related, subjects_of_hold
+from holds.related.related import MOST_ROWS, Related, every_related, related_of_many, subjects_of_hold, with_items
 from holds.related.subjects import ITEM_KEY
 from teams.scopes import glob_matches
 
@@ -52,7 +51,7 @@ def totals_of_many(holds: Iterable, days: int, policies: Iterable = (), *, now: 
         own[subject.hold_id].append(subject)
     if not own:
         return found
-    listed = _with_items(Hold.objects.filter(pk__in=list(own)))
+    listed = with_items(Hold.objects.filter(pk__in=list(own)))
     related = related_of_many(listed, own, now - timedelta(days=days))
     for hold in listed:
         if related is None:  # more rows share their subjects than are read at once: each hold as ``totals`` reads it
@@ -89,62 +88,6 @@ def _totals(hold: Hold, own: list[HoldSubject], related: list[Related], days: in
             _shown(items, own, value, shown), tuple(one for one in asked if one.amount != 0), others, now
         )
     return found
-
-
-def related_of_many(
-    holds: list[Hold], own: dict[int, list[HoldSubject]], since: datetime
-) -> dict[int, list[Related]] | None:
-    """Each of ``holds``' related holds of the same capability (by pk; ``own``: their subjects), open or closed since
-    ``since``, described as ``holds.related.related.every_related`` describes them, in five queries for all; None
-    when more than ``MOST_ROWS`` rows a hold share their subjects."""
-    values = {subject.value for subjects in own.values() for subject in subjects}
-    most = MOST_ROWS * len(holds)
-    rows = list(
-        HoldSubject.objects.filter(value__in=values)
-        .filter(Q(hold__status=Hold.Status.OPEN) | Q(hold__closed_at__gte=since))
-        .order_by("-hold_id")
-        .values_list("hold_id", "position", "key", "value", "capability", "action_kind")[: most + 1]
-    )
-    if len(rows) > most:
-        return None
-    by_value: dict[str, list[tuple]] = defaultdict(list)
-    for row in rows:
-        by_value[row[3]].append(row)
-    shared: dict[int, dict[int, list[Shared]]] = {hold.pk: defaultdict(list) for hold in holds}
-    for hold in holds:
-        for subject in own[hold.pk]:
-            for other_pk, position, key, value, capability, kind in by_value[subject.value]:
-                if other_pk != hold.pk and capability == subject.capability:
-                    shared[hold.pk][other_pk].append(
-                        Shared(
-                            value=value,
-                            shown=value,
-                            key=subject.key,
-                            position=subject.position,
-                            other_key=key,
-                            other_position=position,
-                            other_kind=kind,
-                            kind=subject.action_kind,
-                            same_capability=True,
-                        )
-                    )
-    other_pks = {pk for by_hold in shared.values() for pk in by_hold}
-    others = {other.pk: other for other in _with_items(Hold.objects.filter(pk__in=other_pks))}
-    live = Decision.objects.filter(hold__in=other_pks).exclude(state__in=Decision.NOT_LIVE)
-    decisions = {one.hold_id: one for one in live.select_related("reviewer").prefetch_related("items")}
-    return {
-        pk: [
-            _described(others[other_pk], tuple(found), decisions.get(other_pk))
-            for other_pk, found in by_hold.items()
-            if other_pk in others
-        ]
-        for pk, by_hold in shared.items()
-    }
-
-
-def _with_items(holds) -> list[Hold]:
-    items = Prefetch("items", queryset=HoldItem.objects.order_by("position"))
-    return list(holds.prefetch_related(items).defer("payload", "search_text", "run_snapshot"))
 
 
 def lock_subjects(locked: Hold) -> None:
