@@ -1,5 +1,8 @@
 """A plain 400, never a 500, for a request value that the database would refuse or a reader turned down."""
 
+from collections.abc import Callable
+from functools import wraps
+
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 
 from reviewqueue import readers
@@ -18,9 +21,15 @@ class HostileInputMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if _unstorable(request):
-            return bad_request("NUL characters and unpaired surrogates are not allowed in a request.")
+        if _unstorable_address(request):
+            return bad_request(REFUSAL)
         return self.get_response(request)
+
+    def process_view(self, request: HttpRequest, view, view_args, view_kwargs) -> HttpResponse | None:
+        # The first view hook of the stack (this middleware comes before CSRF's), so before any code reads the form.
+        if not getattr(view, "signature_first", False) and _unstorable_form(request):
+            return bad_request(REFUSAL)
+        return None
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if isinstance(exception, readers.BadValue):
@@ -28,11 +37,41 @@ class HostileInputMiddleware:
         return None
 
 
-def _unstorable(request: HttpRequest) -> bool:
-    values = [request.path_info]
-    for data in (request.GET, request.POST):
-        for key, listed in data.lists():
-            values += [key, *listed]
+REFUSAL = "NUL characters and unpaired surrogates are not allowed in a request."
+
+
+def signature_first(proven: Callable[[HttpRequest], HttpResponse | None]):
+    """For a view whose requests prove themselves by a signature over their raw body (Slack's request URL): ``proven``
+    runs before the form is checked or read, and answers (401, 404) for a request it does not accept; the form's
+    check for unstorable text follows it. So an unsigned request is answered as unsigned, whatever its body holds."""
+
+    def decorate(view):
+        @wraps(view)
+        def checked(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            refused = proven(request)
+            if refused is not None:
+                return refused
+            if _unstorable_form(request):
+                return bad_request(REFUSAL)
+            return view(request, *args, **kwargs)
+
+        checked.signature_first = True
+        return checked
+
+    return decorate
+
+
+def _unstorable_address(request: HttpRequest) -> bool:
+    return _unstorable([request.path_info], request.GET)
+
+
+def _unstorable_form(request: HttpRequest) -> bool:
+    return _unstorable([], request.POST)
+
+
+def _unstorable(values: list[str], data) -> bool:
+    for key, listed in data.lists():
+        values += [key, *listed]
     return any(readers.UNSTORABLE.search(value) for value in values)
 
 

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from holds.links import action_links
 from holds.models import DecisionItem, Hold
-from reviewqueue import queueing, readers, roles
+from reviewqueue import input_guard, queueing, readers, roles
 from slackapp import linking, pressing, verifying
 from slackapp.models import SlackAccount
 from slackapp.payloads import read
@@ -21,17 +21,22 @@ PRESS_TASK = "slackapp.tasks.handle_press"
 role_required = roles.required(roles.has_a_role, "Slack accounts need the Reviewers or Auditors role.")
 
 
+def _from_slack(request) -> HttpResponse | None:
+    if not settings.SLACK_SIGNING_SECRET:
+        raise Http404("The Slack app is off.")
+    headers = request.headers
+    timestamp, signature = headers.get(verifying.TIMESTAMP_HEADER), headers.get(verifying.SIGNATURE_HEADER)
+    if not verifying.verified(request.body, timestamp, signature):
+        return HttpResponse("Not a request from Slack.", status=401, content_type="text/plain")
+    return None
+
+
 @csrf_exempt  # Slack's signature is the check, not a session's token
 @login_not_required
 @require_POST
+@input_guard.signature_first(_from_slack)
 def interactivity(request):
-    """Slack's request URL: verify, read, hand the press to a worker and acknowledge at once (Slack waits 3 s)."""
-    if not settings.SLACK_SIGNING_SECRET:
-        raise Http404("The Slack app is off.")
-    body = request.body
-    headers = request.headers
-    if not verifying.verified(body, headers.get(verifying.TIMESTAMP_HEADER), headers.get(verifying.SIGNATURE_HEADER)):
-        return HttpResponse("Not a request from Slack.", status=401, content_type="text/plain")
+    """Slack's request URL: verified first, read, handed to a worker and acknowledged at once (Slack waits 3 s)."""
     if request.content_type != "application/x-www-form-urlencoded":
         raise readers.BadValue("payload", "must be a form")
     press = read(request.POST.get("payload", ""))

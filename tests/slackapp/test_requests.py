@@ -92,6 +92,18 @@ def test_a_signed_but_malformed_payload_is_a_400(client, slack_app, payload):
     assert post_press(client, *signed(payload)).status_code == 400
 
 
+def test_a_nul_in_the_form_is_a_401_unsigned_and_a_400_signed(client, slack_app):
+    """The signature is checked before the form: an unsigned request is refused as unsigned whatever it holds."""
+    for form in ({"payload": "\x00"}, {"payload": "{}", "note\x00": "x"}):
+        body = urlencode(form).encode()
+
+        assert post_press(client, body, {}).status_code == 401
+        assert post_press(client, body, signed_body(body, "forged")).status_code == 401
+        signed_answer = post_press(client, body, signed_body(body))
+        assert signed_answer.status_code == 400
+        assert b"NUL characters" in signed_answer.content
+
+
 def test_a_signed_press_with_a_bad_field_is_a_400(client, pressed):
     answers = [
         post_press(client, *signed({**pressed, "user": {"id": "U<script>"}})),
