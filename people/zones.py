@@ -8,7 +8,7 @@ and the person's other sessions pick it up at their next sign-in.
 
 from __future__ import annotations
 
-from zoneinfo import ZoneInfo, available_timezones
+from zoneinfo import ZoneInfo
 
 from django.conf import settings
 
@@ -20,7 +20,7 @@ SESSION_KEY = "people.time_zone"
 
 def choices() -> list[str]:
     """The zones offered in the preferences, sorted: "Area/City" names and UTC, not the legacy aliases."""
-    return sorted(zone for zone in available_timezones() if "/" in zone or zone == "UTC")
+    return sorted(zone for zone in readers.time_zone_names() if "/" in zone or zone == "UTC")
 
 
 def zone_name_of(user) -> str:

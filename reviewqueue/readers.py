@@ -210,15 +210,16 @@ def moment(value: str, name: str) -> datetime | None:
         raise BadValue(name, "is out of the range of dates") from None
 
 
-@processcache.cached
-def _time_zones() -> frozenset[str]:
-    return frozenset(available_timezones())  # reads the zone files: once per process
+@processcache.kept_for_the_process
+def time_zone_names() -> frozenset[str]:
+    """Every IANA zone name ``zoneinfo`` knows here: it reads the zone files, so once a process."""
+    return frozenset(available_timezones())
 
 
 def time_zone(value: str, name: str) -> str:
     """An IANA time zone name that ``zoneinfo`` knows, such as "Europe/Paris" ("" when blank)."""
     value = value.strip()
-    if value and value not in _time_zones():
+    if value and value not in time_zone_names():
         raise BadValue(name, 'is not a time zone; pick one from the list, such as "Europe/Paris" or "UTC"')
     return value
 
