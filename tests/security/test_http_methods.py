@@ -1,6 +1,9 @@
 """A view that only reads answers 405 to every other method, so no POST, PUT or DELETE reaches code written for GET."""
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
+from django.db import connection
 
 from holds.deciding import decisions
 from holds.deciding.decisions import ItemChoice
@@ -25,6 +28,10 @@ FORMS = {
 CHANGING = ("post", "put", "patch", "delete")
 
 
+# Playwright's sync API leaves an event loop running in the main thread of a worker that ran a browser test, where the
+# test client cannot call an async view (the live events' stream): the requests go from a thread of their own, which
+# sees the test's rows once they are committed.
+@pytest.mark.django_db(transaction=True)
 def test_every_view_that_only_reads_refuses_every_other_method_with_405(client, samples, alice, platform_client):
     decisions.submit(
         samples["h_13"],
@@ -34,15 +41,8 @@ def test_every_view_that_only_reads_refuses_every_other_method_with_405(client, 
     )
     client.force_login(make_user("root", is_staff=True, is_superuser=True))  # every role: no 403 hides a missing 405
 
-    reading = {}
-    for name, path, params in named_urls():
-        if name.startswith("admin:") or name in FORMS:  # the Django admin answers each method itself
-            continue
-        url = "/" + path % {param: real_path_values(name, param)[0] for param in params}
-        if client.get(url).status_code != 405:  # a 405 to GET: it takes a POST only
-            reading[name] = url
-
-    answers = {name: [getattr(client, method)(url).status_code for method in CHANGING] for name, url in reading.items()}
+    with ThreadPoolExecutor(1) as thread:
+        reading, answers = thread.submit(_every_method_of_every_reading_view, client).result()
 
     assert {
         "queue",
@@ -61,6 +61,23 @@ def test_every_view_that_only_reads_refuses_every_other_method_with_405(client, 
         "sso_start",
     } <= set(reading)
     assert answers == {name: [405] * len(CHANGING) for name in reading}
+
+
+def _every_method_of_every_reading_view(client) -> tuple[dict[str, str], dict[str, list[int]]]:
+    """The views that answer GET (by name, with a real address) and their answers to every other method."""
+    try:
+        reading = {}
+        for name, path, params in named_urls():
+            if name.startswith("admin:") or name in FORMS:  # the Django admin answers each method itself
+                continue
+            url = "/" + path % {param: real_path_values(name, param)[0] for param in params}
+            if client.get(url).status_code != 405:  # a 405 to GET: it takes a POST only
+                reading[name] = url
+        return reading, {
+            name: [getattr(client, method)(url).status_code for method in CHANGING] for name, url in reading.items()
+        }
+    finally:
+        connection.close()  # this thread's own
 
 
 def test_a_page_with_a_form_takes_its_post_but_no_other_method(client, samples, alice):
