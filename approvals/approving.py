@@ -91,13 +91,15 @@ def count(
     now: datetime,
     round_shown: int | None = None,
     channel: str = DecisionChannel.PAGE,
+    duplicates_checked: dict | None = None,
 ) -> Counted:
     """Count ``approver``'s ``choices`` for ``hold`` (locked by the caller) under its policy; see the module's rules.
 
     ``round_shown`` is the open round's latest approval as the approver's page showed it
     (``rounds.NO_ROUND``: none), when it showed one. Raises ``NotCounted`` for an approval its
     giver may not give, ``RoundChanged`` when the round is no longer the one shown. ``channel`` is where the
-    approval came from (``DecisionChannel``), for the audit.
+    approval came from (``DecisionChannel``), and ``duplicates_checked`` the approver's check of the hold's possible
+    duplicates, for the audit.
     """
     approvals = list(rounds.with_rounds(Approval.objects.filter(hold=hold).select_related("approver")))
     standing = rounds.standing(hold, approvals=approvals)
@@ -131,6 +133,7 @@ def count(
             restarted=restarted,
             channel=channel,
             why=found.why if found else "",
+            duplicates_checked=duplicates_checked,
         )
     )
     round_approvals = [*current, approval]

@@ -156,10 +156,15 @@ def _taken_over(payload: dict) -> str:
 
 def _submitted(payload: dict) -> str:
     said = ", ".join(f"{_action_word(item.get('action'))} {item_id(item)}" for item in items_of(payload))
+    return said + _checked(payload)
+
+
+def _checked(payload: dict) -> str:
+    """ ", possible duplicate of h_13, h_14 checked" when the decision or approval approved a possible duplicate."""
     checked = payload.get("duplicates_checked")
     if not isinstance(checked, dict):
-        return said
-    return f"{said}, possible duplicate of {_duplicates(checked.get('holds') or [], checked.get('more') or 0)} checked"
+        return ""
+    return f", possible duplicate of {_duplicates(checked.get('holds') or [], checked.get('more') or 0)} checked"
 
 
 def _duplicates(named: list, more: int) -> str:
@@ -190,7 +195,7 @@ def _approval(payload: dict) -> str:
         )
     else:
         head = f"{payload['approver']} gave {_place(payload)}{_under(payload)}"
-    return _with_items(head, payload)
+    return _with_items(head, payload) + _checked(payload)
 
 
 def _place(payload: dict) -> str:

@@ -44,10 +44,7 @@ def decision_submitted(
         if policy.remembered_by:
             payload["policy"]["remembered_by"] = policy.remembered_by
     if duplicates_checked is not None:
-        payload["duplicates_checked"] = {
-            "holds": list(duplicates_checked["holds"]),
-            "more": duplicates_checked["more"],
-        }
+        payload["duplicates_checked"] = _checked(duplicates_checked)
     return Entry(EventKind.DECISION_SUBMITTED, actor=actor, hold=hold, decision=decision, payload=payload)
 
 
@@ -67,12 +64,25 @@ def withdrawn(*, actor, hold, decision, approval_withdrawn=None) -> Entry:
     return Entry(EventKind.WITHDRAWN, actor=actor, hold=hold, decision=decision, payload=payload)
 
 
-def approval_given(*, actor, hold, approval, required: int, restarted: bool, channel: str, why: str = "") -> Entry:
+def approval_given(
+    *,
+    actor,
+    hold,
+    approval,
+    required: int,
+    restarted: bool,
+    channel: str,
+    why: str = "",
+    duplicates_checked: dict | None = None,
+) -> Entry:
     """``approval`` counted towards ``required``; ``restarted``: it changed the earlier round's decision; ``why``: why
-    the policy asks for ``required`` people ("refund on A-1001 total 109.90 in 30 days, over 100")."""
+    the policy asks for ``required`` people ("refund on A-1001 total 109.90 in 30 days, over 100");
+    ``duplicates_checked``: as ``decision_submitted``'s, when the approval approves a possible duplicate."""
     payload = _approval(approval, approval.pk) | {"required": required, "restarted": restarted, "channel": channel}
     if why:
         payload["why"] = why
+    if duplicates_checked is not None:
+        payload["duplicates_checked"] = _checked(duplicates_checked)
     return Entry(EventKind.APPROVAL_GIVEN, actor=actor, hold=hold, payload=payload)
 
 
@@ -80,6 +90,10 @@ def approval_withdrawn(*, actor, hold, approval, approval_id: int) -> Entry:
     """``approval`` (deleted: ``approval_id`` was its pk) taken back by its approver before anyone built on it."""
     payload = _approval(approval, approval_id) | {"required": approval.approvals_required}
     return Entry(EventKind.APPROVAL_WITHDRAWN, actor=actor, hold=hold, payload=payload)
+
+
+def _checked(duplicates_checked: dict) -> dict:
+    return {"holds": list(duplicates_checked["holds"]), "more": duplicates_checked["more"]}
 
 
 def _approval(approval, approval_id: int) -> dict:

@@ -120,3 +120,22 @@ def test_the_approval_that_completes_four_eyes_asks_for_the_confirmation_though_
 
     made = decisions.submit(hold, bob, approve_all(hold), duplicates_checked=["h_big_2"])
     assert isinstance(made, Decision)
+
+
+def test_the_first_of_two_approvals_of_a_possible_duplicate_keeps_its_confirmation_in_the_audit(
+    samples, alice, large_refunds
+):
+    """Four eyes: alice's approval decides nothing yet, and the audit of it says what she confirmed she checked."""
+    large_refunds.condition_threshold = 10
+    large_refunds.save()
+    hold = samples["h_12"]
+    with pytest.raises(decisions.PossibleDuplicate):
+        decisions.submit(hold, alice, approve_all(hold))
+
+    given = decisions.submit(hold, alice, approve_all(hold), duplicates_checked=["h_13", "h_14", "h_15"])
+
+    assert isinstance(given, Approval) and not Decision.objects.filter(hold=hold).exists()
+    event = AuditEvent.objects.get(hold_record=hold, kind=EventKind.APPROVAL_GIVEN)
+    assert sorted(event.payload["duplicates_checked"]["holds"]) == ["h_13", "h_14", "h_15"]
+    assert event.payload["duplicates_checked"]["more"] == 0
+    assert "possible duplicate of h_1" in summary(event) and summary(event).endswith(" checked")

@@ -62,6 +62,7 @@ def test_an_approval_short_of_its_policys_count_records_approval_given_and_sends
         "items": None,
         "channel": "page",
         "why": "policy “Two for h_12”",
+        "duplicates_checked": {"holds": ["h_13", "h_14", "h_15"], "more": 0},
     }
     assert event.payload["items"][0]["id"] == "A-1001" and event.payload["items"][0]["comment"] == "fine"
     assert trail(EventKind.DECISION_SUBMITTED) == []
