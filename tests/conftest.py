@@ -29,13 +29,9 @@ from tests.helpers.users import make_user
 
 
 def pytest_collection_modifyitems(items):
-    """The long tests run first, and are shared out among pytest-xdist's workers: at the end of the run, a worker
-    still busy with a long test would leave the others idle. Long are the tests marked so, then those that drive
-    Chromium or start Celery's processes; otherwise the order is pytest's own.
-
-    ``--dist worksteal`` hands each worker a contiguous slice of this order at first, and later moves tests only from
-    the end of a worker's slice to an idle one. Sorted long-first, one worker's slice would hold every long test, one
-    after another, to the end of the run; so each slice starts with its own share of them, dealt in turn."""
+    """The long tests run first, so that pytest-xdist shares them out among its workers while the quick ones wait:
+    at the end of the run, a worker still busy with a long test would leave the others idle. Long are the tests
+    marked so, then those that drive Chromium or start Celery's processes; otherwise the order is pytest's own."""
 
     def rank(item) -> int:
         if item.get_closest_marker("long"):
@@ -44,18 +40,7 @@ def pytest_collection_modifyitems(items):
             return 1
         return 2
 
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    ordered = sorted(items, key=rank)
-    slow = [item for item in ordered if rank(item) < 2]
-    quick = ordered[len(slow) :]
-    shares = [slow[worker::workers] for worker in range(workers)]
-    items[:] = []
-    for worker, share in enumerate(shares):
-        size = (worker + 1) * len(ordered) // workers - worker * len(ordered) // workers
-        taken = max(0, size - len(share))
-        items += share + quick[:taken]
-        quick = quick[taken:]
-    items += quick
+    items.sort(key=rank)
 
 
 @pytest.fixture(scope="session")

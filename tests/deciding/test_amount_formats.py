@@ -23,7 +23,7 @@ from tests.helpers.approval_history import mirrored
 from tests.helpers.approvals_setup import decision_posts, signed_in
 from tests.helpers.reviewing import review_form, through_summary
 
-pytestmark = [pytest.mark.django_db, pytest.mark.long]  # each example mirrors and decides 18 holds
+pytestmark = pytest.mark.django_db
 
 THRESHOLD = Decimal(100)
 EXAMPLES = settings(

@@ -225,7 +225,6 @@ def test_sync_follows_an_amount_the_agent_changes(platform_client, platform_stat
 # The migration fills the holds mirrored before it
 
 
-@pytest.mark.long  # migrates the database back and forth
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_fills_the_amount_of_holds_mirrored_before_it_in_batches(monkeypatch):
     monkeypatch.setattr(importlib.import_module("holds.migrations.0009_queue_amount"), "BATCH", 2)

@@ -338,7 +338,6 @@ def test_block_kit_and_the_card_stay_inside_the_limits_with_agent_text_inert_wha
 # The format: stored, defaulted, edited in the admin
 
 
-@pytest.mark.long  # migrates the database back and forth
 @pytest.mark.django_db(transaction=True)
 def test_webhooks_added_before_formats_existed_are_slack_and_keep_everything_else():
     try:

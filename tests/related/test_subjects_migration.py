@@ -8,7 +8,6 @@ from holds.models import HoldSubject
 from tests.helpers.migrating import back_to, latest, migrate
 
 
-@pytest.mark.long  # migrates the database back and forth
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_stores_the_subjects_of_the_holds_mirrored_before():
     try:

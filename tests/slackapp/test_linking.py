@@ -252,7 +252,6 @@ def test_a_link_made_without_proof_is_proven_by_connecting_again_and_the_audit_s
     assert linked_events() == ["verified"] and Decision.objects.get().reviewer == alice
 
 
-@pytest.mark.long  # migrates the database back and forth
 @pytest.mark.django_db(transaction=True)
 def test_links_made_before_proof_was_asked_for_are_kept_as_not_verified(alice):
     try:

@@ -29,7 +29,6 @@ def remembered_values(remembered) -> tuple:
     )
 
 
-@pytest.mark.long  # migrates the database back and forth
 @pytest.mark.django_db(transaction=True)  # each migration commits: no deferred constraint may be pending
 def test_remembered_approvals_move_from_their_policies_and_back_with_what_they_decided_and_nothing_wider(
     alice, first, allowed, platform_client, platform_state
