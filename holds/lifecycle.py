@@ -319,7 +319,9 @@ def decide(
     with transaction.atomic():
         if not take_claim_for_decision(locked, reviewer, now):
             raise ClaimedByOther
-        counted = approving.count(locked, reviewer, choices, now, round_shown, channel, duplicates_checked)
+        counted = approving.count(
+            locked, reviewer, choices, now, round_shown, channel, duplicates_checked=duplicates_checked
+        )
         if not counted.complete:
             changes.publish("approval", [locked])
             return counted.approval

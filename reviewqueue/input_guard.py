@@ -62,14 +62,16 @@ def signature_first(proven: Callable[[HttpRequest], HttpResponse | None]):
 
 
 def _unstorable_address(request: HttpRequest) -> bool:
-    return _unstorable([request.path_info], request.GET)
+    return _unstorable(request.GET, request.path_info)
 
 
 def _unstorable_form(request: HttpRequest) -> bool:
-    return _unstorable([], request.POST)
+    return _unstorable(request.POST)
 
 
-def _unstorable(values: list[str], data) -> bool:
+def _unstorable(data, *also: str) -> bool:
+    """Whether a key or value of ``data`` (a ``QueryDict``), or any of ``also``, holds text the database refuses."""
+    values = list(also)
     for key, listed in data.lists():
         values += [key, *listed]
     return any(readers.UNSTORABLE.search(value) for value in values)

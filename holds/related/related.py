@@ -268,9 +268,11 @@ def related_of_many(
     shared: dict[int, dict[int, list[Shared]]] = {hold.pk: defaultdict(list) for hold in holds}
     for hold in holds:
         for subject in own[hold.pk]:
-            for other_pk, *other in by_value[subject.value]:
-                if other_pk != hold.pk and other[3] == subject.capability:
-                    shared[hold.pk][other_pk].append(_shared_by(subject, tuple(other), subject.value))
+            for other_pk, position, key, value, capability, kind in by_value[subject.value]:
+                if other_pk != hold.pk and capability == subject.capability:
+                    shared[hold.pk][other_pk].append(
+                        _shared_by(subject, (position, key, value, capability, kind), value)
+                    )
     other_pks = {pk for by_hold in shared.values() for pk in by_hold}
     others = {other.pk: other for other in with_items(Hold.objects.filter(pk__in=other_pks))}
     live = Decision.objects.filter(hold__in=other_pks).exclude(state__in=Decision.NOT_LIVE)
