@@ -9,8 +9,6 @@ it exits 0 and prints its result lines. Its figures mean nothing at these sizes.
 
 import os
 import re
-import socket
-from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -21,6 +19,7 @@ from bench import serving
 from tests.helpers import preloaded
 from tests.helpers.podman import BUILD_TIMEOUT
 from tests.helpers.podman import installed as podman_installed
+from tests.helpers.processes import free_ports
 from tests.helpers.template_database import migrated_template, run_folder
 
 TIMEOUT = 300  # seconds for one bench on a busy machine
@@ -100,32 +99,12 @@ def bench_databases(tmp_path_factory):
     return server, template
 
 
-def first_of_free_ports(count: int) -> int:
-    """The first of ``count`` ports in a row free now: a bench that serves takes its port and the next ones."""
-    for _ in range(50):
-        with closing(socket.socket()) as probe:
-            probe.bind(("127.0.0.1", 0))
-            first = probe.getsockname()[1]
-        taken = []
-        try:
-            for port in range(first, first + count):
-                taken.append(socket.socket())
-                taken[-1].bind(("127.0.0.1", port))
-            return first
-        except OSError:
-            continue
-        finally:
-            for probe in taken:
-                probe.close()
-    raise RuntimeError(f"found no {count} free ports in a row")
-
-
 def run_bench(name: str, database: str, bench_databases, timeout: float = TIMEOUT, **variables) -> str:
     """``python -m bench.NAME`` with its smoke arguments on ``database`` and this worker's Redis database; what it
     printed, once it is seen to exit 0 and print its result line."""
     server, template = bench_databases
     arguments, result = BENCHES[name]
-    port = str(first_of_free_ports(6))
+    port = str(free_ports(6))
     environment = os.environ | {
         "DJANGO_SETTINGS_MODULE": "tests.settings",
         "BENCH_DATABASE_URL": server,

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from holds.mirror import sync
 from holds.models import Decision, Hold
-from tests.helpers.browser import applied, decision_bodies, open_hold, send_with_keyboard
+from tests.helpers.browser import DELIVERY_WAIT_MS, applied, decision_bodies, open_hold, send_with_keyboard
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -122,7 +122,7 @@ def test_a_hold_decided_elsewhere_meanwhile_shows_who_decided(reviewer_page, sam
     page.keyboard.press("a")
     send_with_keyboard(page)
 
-    expect(page.locator(".state.not-applied")).to_contain_text("Decided by bob@example.com", timeout=15000)
+    expect(page.locator(".state.not-applied")).to_contain_text("Decided by bob@example.com", timeout=DELIVERY_WAIT_MS)
     assert decision_bodies(platform_state, hold.hold_id) == []
     assert Hold.objects.get(pk=hold.pk).decided_by == "bob@example.com"
 
@@ -194,7 +194,7 @@ def test_a_reviewer_clears_the_whole_sample_queue_by_keyboard(reviewer_page, sam
         decided.append(page.locator("[data-hold-page] code").first.inner_text())
         page.keyboard.press("a")
         send_with_keyboard(page)
-        expect(page.locator(".state.applied")).to_be_visible(timeout=15000)
+        expect(page.locator(".state.applied")).to_be_visible(timeout=DELIVERY_WAIT_MS)
         next_hold()
 
     expect(page.get_by_text("Nothing to review: the queue is empty.")).to_be_visible()

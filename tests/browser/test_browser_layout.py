@@ -18,7 +18,7 @@ from holds.handover import assignments, notes
 from holds.models import Decision, Hold
 from notifications import notify
 from tests.helpers import browser as chromium
-from tests.helpers.browser import VIEWPORTS, accessibility_problems_in_light_and_dark
+from tests.helpers.browser import DELIVERY_WAIT_MS, VIEWPORTS, accessibility_problems_in_light_and_dark
 from tests.helpers.reviewing import confirm, field_name
 from tests.helpers.users import make_user
 
@@ -222,6 +222,6 @@ def test_the_keyboard_reaches_the_queue_at_once_and_focus_is_never_lost(reviewer
     expect(page.locator("#decide-form input[type=radio][value=approve]").first).to_be_checked()
     chromium.send_with_keyboard(page)
     expect(page.locator("#decision-status")).to_be_focused()
-    expect(page.locator(".state.applied")).to_be_visible(timeout=15000)
+    expect(page.locator(".state.applied")).to_be_visible(timeout=DELIVERY_WAIT_MS)
     expect(page.locator("#decision-status")).to_be_focused()
     assert not page.problems

@@ -52,7 +52,7 @@ def test_bob_decides_every_hold_alice_only_looked_at_and_n_walks_him_through_the
             expect(bob_page.locator("#presence")).to_contain_text("Alice Adams is looking at this.")
         bob_page.keyboard.press("a")
         chromium.send_with_keyboard(bob_page)
-        expect(bob_page.locator(".state.applied")).to_be_visible(timeout=15000)
+        expect(bob_page.locator(".state.applied")).to_be_visible(timeout=chromium.DELIVERY_WAIT_MS)
         # The page the decision lands on may show it applied before its deferred app.js runs: "n" waits for that.
         bob_page.wait_for_load_state("domcontentloaded")
         with bob_page.expect_navigation():

@@ -100,8 +100,13 @@ def decision_bodies(platform_state, hold_id):
     ]
 
 
+# How long a page may wait for a decision's delivery to show: the Celery worker delivering it was started for the
+# test, and on a machine saturated by the suite's other workers its first task can take over 15 s.
+DELIVERY_WAIT_MS = 30_000
+
+
 def applied(page, platform_state, hold):
-    expect(page.locator(".state.applied")).to_be_visible(timeout=15000)
+    expect(page.locator(".state.applied")).to_be_visible(timeout=DELIVERY_WAIT_MS)
     return decision_bodies(platform_state, hold.hold_id)
 
 

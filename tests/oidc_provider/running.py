@@ -6,31 +6,17 @@ Its commands and its server are ``python -m tests.oidc_provider …`` forked fro
 from __future__ import annotations
 
 import os
-import socket
 import time
 from pathlib import Path
 
 import httpx
 
 from tests.helpers import preloaded
+from tests.helpers.processes import free_port
 
 MODULE = "tests.oidc_provider"
-# Ports of this pytest-xdist worker's own (gw0 8401–8419, gw1 8421–8439, …): two workers never race for one.
-_WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
-PORTS = range(8401 + 20 * _WORKER, 8420 + 20 * _WORKER)
 CLIENT_ID = "review-queue"
 CLIENT_SECRET = "idp-test-client-secret-4f1c9"
-
-
-def free_port() -> int:
-    for port in PORTS:
-        with socket.socket() as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError(f"no free port in {PORTS.start}-{PORTS.stop - 1} for the identity provider")
 
 
 class IdentityProvider:

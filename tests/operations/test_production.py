@@ -14,7 +14,6 @@ import re
 import secrets
 import shlex
 import signal
-import socket
 import subprocess
 from pathlib import Path
 
@@ -23,7 +22,7 @@ import psycopg
 import pytest
 
 from tests.helpers.podman import clean_copy
-from tests.helpers.processes import API_KEY, ROOT
+from tests.helpers.processes import API_KEY, ROOT, free_port
 from tests.helpers.waiting import wait_until
 
 VENV_BIN = ROOT / ".venv" / "bin"
@@ -165,12 +164,6 @@ def answer(web: httpx.Client, path: str) -> httpx.Response | None:
         return web.get(path)
     except httpx.TransportError:  # gunicorn still starting
         return None
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _signal_group(process: subprocess.Popen, signum: int) -> None:
