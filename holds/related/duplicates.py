@@ -191,7 +191,6 @@ def _flagged_rows(seen: tuple | None, as_array: bool, *, since: datetime, pks: l
     return (
         HoldSubject.objects.filter(among)
         .annotate(first=_first(_others(seen, since)), count=_count(_others(seen, since)))
-        .filter(first__isnull=False)
         .values_list("hold_id", "first", "count")
     )
 
@@ -211,6 +210,8 @@ def flagged(pks: list[int], viewer: Viewer | None, now: datetime | None = None) 
     names: dict[int, set[str]] = {}
     counts: dict[int, int] = {}
     for pk, first, count in rows:
+        if first is None:  # a subject no other hold shares: skipped here, as a WHERE would run its subquery again
+            continue
         names.setdefault(pk, set()).add(first)
         counts[pk] = max(counts.get(pk, 0), count or 0)
     return {pk: Flag(tuple(sorted(found)), max(counts[pk] - len(found), 0)) for pk, found in names.items()}
