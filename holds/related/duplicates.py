@@ -23,8 +23,8 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.db import connection
-from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value
-from django.db.models.functions import Coalesce, NullIf
+from django.db.models import Count, Exists, F, Min, OuterRef, Q, QuerySet, Subquery, TextField, Value
+from django.db.models.functions import Cast, Coalesce, Concat, NullIf
 from django.utils import timezone
 
 from holds.mirror import amounts
@@ -174,24 +174,33 @@ def _others(seen: tuple | None, since: datetime) -> QuerySet[HoldSubject]:
     return others if condition is None else others.filter(condition)
 
 
-def _first(others: QuerySet[HoldSubject]) -> Subquery:
-    return Subquery(others.order_by("hold__hold_id").values("hold__hold_id")[:1])
+def _count_and_first(others: QuerySet[HoldSubject]) -> Subquery:
+    """How many holds ``others`` are on, and the first of them by hold id, as "COUNT:HOLD_ID" text (``_pair``): one
+    pass over the matching rows where a subquery each read them twice, and text, which both the ORM and a prepared
+    read give as it is."""
+    pair = Concat(
+        Cast(Count("hold", distinct=True), TextField()), Value(":"), Min("hold__hold_id"), output_field=TextField()
+    )
+    return Subquery(others.order_by().values("value").annotate(pair=pair).values("pair"))
 
 
-def _count(others: QuerySet[HoldSubject]) -> Subquery:
-    return Subquery(others.order_by().values("value").annotate(count=Count("hold", distinct=True)).values("count"))
+def _pair(text: str) -> tuple[int, str]:
+    """``_count_and_first``'s text read back: the count has no colon, so the first one ends it."""
+    count, _, first = text.partition(":")
+    return int(count), first
 
 
 def _flagged_rows(seen: tuple | None, as_array: bool, *, since: datetime, pks: list[int]) -> QuerySet:
-    """For each subject of the holds ``pks``, the first other hold making it a possible duplicate, by hold id, and how
-    many there are: ``flagged``'s query. ``as_array`` (PostgreSQL): the pks are one array parameter (``= ANY``), so
-    that the statement has a dozen parameters whatever the page's size, few enough for psycopg to keep its conversion
-    of the statement (it keeps none with over 50)."""
+    """For each subject of the holds ``pks``, how many other holds make it a possible duplicate and the first of them
+    by hold id (``_count_and_first``; NULL for none): ``flagged``'s query. ``as_array`` (PostgreSQL): the pks are one
+    array parameter (``= ANY``), so that the statement has a dozen parameters whatever the page's size, few enough
+    for psycopg to keep its conversion of the statement (it keeps none with over 50)."""
     among = expressions.is_among(HoldSubject, "hold", pks) if as_array else Q(hold__in=pks)
     return (
         HoldSubject.objects.filter(among)
-        .annotate(first=_first(_others(seen, since)), count=_count(_others(seen, since)))
-        .values_list("hold_id", "first", "count")
+        .order_by()
+        .annotate(found=_count_and_first(_others(seen, since)))
+        .values_list("hold_id", "found")
     )
 
 
@@ -209,11 +218,12 @@ def flagged(pks: list[int], viewer: Viewer | None, now: datetime | None = None) 
         rows = list(_flagged_rows(seen, False, since=since, pks=list(pks)))
     names: dict[int, set[str]] = {}
     counts: dict[int, int] = {}
-    for pk, first, count in rows:
-        if first is None:  # a subject no other hold shares: skipped here, as a WHERE would run its subquery again
+    for pk, found in rows:
+        if found is None:  # a subject no other hold shares: skipped here, as a WHERE would run its subquery again
             continue
+        count, first = _pair(found)
         names.setdefault(pk, set()).add(first)
-        counts[pk] = max(counts.get(pk, 0), count or 0)
+        counts[pk] = max(counts.get(pk, 0), count)
     return {pk: Flag(tuple(sorted(found)), max(counts[pk] - len(found), 0)) for pk, found in names.items()}
 
 
