@@ -226,6 +226,7 @@ def test_sync_follows_an_amount_the_agent_changes(platform_client, platform_stat
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.timeout(300)  # migrating back and forth: 67 s in a clean clone's busy run, near the usual 120 s
 def test_the_migration_fills_the_amount_of_holds_mirrored_before_it_in_batches(monkeypatch):
     monkeypatch.setattr(importlib.import_module("holds.migrations.0009_queue_amount"), "BATCH", 2)
     try:

@@ -17,6 +17,7 @@ def before_the_move() -> list[tuple[str, str | None]]:
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.timeout(300)  # migrating back and forth: 51 s in a clean clone's busy run, near the usual 120 s
 def test_rows_written_under_holds_are_read_through_the_notifications_app():
     try:
         old = migrate(before_the_move())

@@ -31,7 +31,7 @@ from tests.helpers.production_like import (
 )
 from tests.helpers.waiting import wait_until
 
-pytestmark = pytest.mark.long
+pytestmark = [pytest.mark.long, pytest.mark.timeout(300)]  # restarts and waits: 56 s in a busy run
 
 PLATFORM_ANSWER_SECONDS = 1.0  # every decision POST: the platform is slow throughout
 SLOWED = 100  # decision POSTs answered that late: more than the test makes

@@ -272,6 +272,7 @@ def world(samples, alice, audrey, platform_client):
 
 
 @pytest.mark.long
+@pytest.mark.timeout(300)  # 1,200 requests: up to 61 s in a busy run, near the usual 120 s
 def test_no_request_from_any_role_gets_a_5xx_or_a_broken_stream(world):
     offered = world["offered"]
     clients = {role: Client() for role in ROLES}
