@@ -31,15 +31,20 @@ def _queue(request):
     holds, next_cursor = holds_queue.page(filters, request.viewer, now, request.GET.get("after", ""))
     loaded_at = _loaded_at(request, now)
     refresh = request.htmx and request.htmx.target == "queue-body"
-    # Read with the sync states, in their statement: the holds new since the queue was opened, and the bell's count
-    # on a whole page (the refresh has no header).
+    # Read with the sync states, in their statement: the holds new since the queue was opened, the bell's count on a
+    # whole page (the refresh has no header), and which of the page's holds are possible duplicates (where the
+    # database can gather them into one value; else in a query of their own).
+    pks = [hold.pk for hold in holds]
     scalars = {}
     if loaded_at < now:
         scalars["new_count"] = holds_queue.new_count_query(filters, request.viewer, now, loaded_at)
     if not refresh:
         scalars["unread_notifications"] = in_app.unread_count_query(request.viewer)
+    if flags_query := duplicates.flags_query(pks, request.viewer, now):
+        scalars["flags"] = flags_query
     states, values = queue_freshness.sync_states_with(tuple(scalars.values()), prepare=not filters.active)
-    flags = duplicates.flagged([hold.pk for hold in holds], request.viewer, now)  # one query for the page's rows
+    read = dict(zip(scalars, values, strict=True))
+    flags = duplicates.flags_from(read.pop("flags")) if flags_query else duplicates.flagged(pks, request.viewer, now)
     rows = queue_rows.rows(holds, now, loaded_at, badges.badges(holds, possible_duplicates=flags.keys()), flags)
     context = {
         "rows": rows,
@@ -50,7 +55,7 @@ def _queue(request):
         "loaded_at": loaded_at.isoformat(),
         "new_count": 0,
         "now": now,
-    } | dict(zip(scalars, values, strict=True))
+    } | read
     if refresh:
         return render(request, "holds/_queue_body.html", context)
     choices = queue_filter_values.filter_values(request.viewer, states)  # no other team's agents

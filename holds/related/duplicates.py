@@ -204,18 +204,48 @@ def _flagged_rows(seen: tuple | None, as_array: bool, *, since: datetime, pks: l
     )
 
 
+def flags_query(pks: list[int], viewer: Viewer | None, now: datetime) -> tuple[str, tuple] | None:
+    """``flagged``'s query as the SQL and parameters of one scalar (every subject row of the holds ``pks`` as text,
+    ``_flag_texts``), for a page that reads it in a statement it makes anyway: the queue, with its sync states. None
+    where the database has no arrays (the quickstart's SQLite), or for no holds: ask ``flagged`` then."""
+    if connection.vendor != "postgresql" or not pks:
+        return None
+    seen = viewer.scopes if viewer is not None else None
+    return compiled.sql(_flag_texts, (seen,), since=now - window(), pks=list(pks))
+
+
+def _flag_texts(seen: tuple | None, *, since: datetime, pks: list[int]) -> QuerySet:
+    """``_flagged_rows`` gathered into one array of "PK:COUNT:HOLD_ID" texts ("PK:" for a subject no other hold
+    shares): ``flags_query``'s query."""
+    rows = _flagged_rows(seen, True, since=since, pks=pks)
+    text = Concat(Cast("hold_id", TextField()), Value(":"), "found", output_field=TextField())
+    return expressions.array_of(rows.values("hold_id"), text)
+
+
+def flags_from(texts: list[str] | None) -> dict[int, Flag]:
+    """The flags of ``flags_query``'s value: its texts read back."""
+    rows = []
+    for text in texts or ():
+        pk, _, found = text.partition(":")
+        rows.append((int(pk), found or None))
+    return _flags(rows)
+
+
 def flagged(pks: list[int], viewer: Viewer | None, now: datetime | None = None) -> dict[int, Flag]:
     """Which of the holds ``pks`` are possible duplicates, naming others ``viewer`` may see (None: any): one query.
     On PostgreSQL its SQL is the ORM's, compiled once a process (``reviewqueue/sql/compiled.py``) and prepared:
     building it took longer than running it."""
-    since = (now or timezone.now()) - window()
+    now = now or timezone.now()
+    query = flags_query(pks, viewer, now)
+    if query is not None:
+        [(texts,)] = prepared.read(query)
+        return flags_from(texts)
     seen = viewer.scopes if viewer is not None else None
-    if not pks:
-        return {}
-    if connection.vendor == "postgresql":
-        rows = prepared.read(compiled.sql(_flagged_rows, (seen, True), since=since, pks=list(pks)))
-    else:
-        rows = list(_flagged_rows(seen, False, since=since, pks=list(pks)))
+    return _flags(list(_flagged_rows(seen, False, since=now - window(), pks=list(pks))) if pks else [])
+
+
+def _flags(rows: list[tuple[int, str | None]]) -> dict[int, Flag]:
+    """The flags of ``_flagged_rows``' rows: (hold pk, ``_count_and_first``'s text or None)."""
     names: dict[int, set[str]] = {}
     counts: dict[int, int] = {}
     for pk, found in rows:

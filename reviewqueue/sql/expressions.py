@@ -36,6 +36,13 @@ def count_of(queryset: QuerySet) -> QuerySet:
     return queryset.order_by().annotate(count=Func(F("pk"), function="COUNT")).values("count")
 
 
+def array_of(queryset: QuerySet, expression: Expression) -> QuerySet:
+    """Every row's ``expression`` gathered into one array (NULL for no row), as a query of one row and one column
+    (``values``), for a statement's extra column (PostgreSQL): ARRAY_AGG as a plain function, as ``count_of``."""
+    gathered = Func(expression, function="ARRAY_AGG", output_field=expression.output_field)
+    return queryset.order_by().annotate(values=gathered).values("values")
+
+
 def negated(model: type[Model], field: str) -> RowSQL:
     """The row's ``field`` times -1, written as ``column * -1`` with the -1 in the SQL: the expression an index on the
     negated column is built on, which a prepared statement's plan for any parameters must match to use it."""

@@ -109,9 +109,9 @@ def read(query: tuple[str, tuple], scalars: tuple[tuple[str, tuple], ...] = (), 
     ``query.sql_with_params()`` gives them; each of ``scalars`` gives one row of one column.
 
     Contract: the rows are the ORM's own only where PostgreSQL gives every column as the ORM reads it (no field or
-    backend converter applies: text, integers, decimals, timestamps with time zone) and the query orders by no
-    expression it does not select (else Django selects it too). The queue's listing and the sync states are such
-    queries, pinned by tests/speed/test_prepared.py::test_a_prepared_read_gives_the_rows_the_orm_gives.
+    backend converter applies: text, integers, decimals, timestamps with time zone, arrays of text) and the query
+    orders by no expression it does not select (else Django selects it too). The queue's listing and the sync states
+    are such queries, pinned by tests/speed/test_prepared.py::test_a_prepared_read_gives_the_rows_the_orm_gives.
     """
     sql, params = query
     if scalars:

@@ -168,9 +168,9 @@ def test_the_queues_refresh_counts_no_bell_and_the_page_shows_its_count(
 
     assert "Notifications: 1 unread" in page
     assert refresh.status_code == 200 and "Notifications:" not in refresh.content.decode()
-    assert len(read) == 6 and not [
+    assert len(read) == 5 and not [
         sql for sql in read if "holds_notification" in sql
-    ]  # session, user, groups, syncs, holds, the possible duplicates among them
+    ]  # session, user, groups, holds, and the syncs with the possible duplicates among the holds
 
 
 def test_the_open_holds_are_the_same_read_directly_or_as_another_querys_subquery(
