@@ -175,19 +175,23 @@ def _others(seen: tuple | None, since: datetime) -> QuerySet[HoldSubject]:
 
 
 def _count_and_first(others: QuerySet[HoldSubject]) -> Subquery:
-    """How many holds ``others`` are on, and the first of them by hold id, as "COUNT:HOLD_ID" text (``_pair``): one
+    """How many holds ``others`` are on, and the first of them by hold id, as "COUNT:HOLD_ID" text (``_joined``): one
     pass over the matching rows where a subquery each read them twice, and text, which both the ORM and a prepared
     read give as it is."""
-    pair = Concat(
-        Cast(Count("hold", distinct=True), TextField()), Value(":"), Min("hold__hold_id"), output_field=TextField()
-    )
+    pair = _joined(Count("hold", distinct=True), Min("hold__hold_id"))
     return Subquery(others.order_by().values("value").annotate(pair=pair).values("pair"))
 
 
-def _pair(text: str) -> tuple[int, str]:
-    """``_count_and_first``'s text read back: the count has no colon, so the first one ends it."""
-    count, _, first = text.partition(":")
-    return int(count), first
+def _joined(number, text) -> Concat:
+    """``number`` and ``text`` as "NUMBER:TEXT": the number has no colon, so ``_split`` finds both again, whatever
+    the text holds."""
+    return Concat(Cast(number, TextField()), Value(":"), text, output_field=TextField())
+
+
+def _split(joined: str) -> tuple[int, str]:
+    """``_joined``'s text read back."""
+    number, _, text = joined.partition(":")
+    return int(number), text
 
 
 def _flagged_rows(seen: tuple | None, as_array: bool, *, since: datetime, pks: list[int]) -> QuerySet:
@@ -218,16 +222,15 @@ def _flag_texts(seen: tuple | None, *, since: datetime, pks: list[int]) -> Query
     """``_flagged_rows`` gathered into one array of "PK:COUNT:HOLD_ID" texts ("PK:" for a subject no other hold
     shares): ``flags_query``'s query."""
     rows = _flagged_rows(seen, True, since=since, pks=pks)
-    text = Concat(Cast("hold_id", TextField()), Value(":"), "found", output_field=TextField())
-    return expressions.array_of(rows.values("hold_id"), text)
+    return expressions.array_of(rows.values("hold_id"), _joined("hold_id", "found"))
 
 
 def flags_from(texts: list[str] | None) -> dict[int, Flag]:
     """The flags of ``flags_query``'s value: its texts read back."""
     rows = []
     for text in texts or ():
-        pk, _, found = text.partition(":")
-        rows.append((int(pk), found or None))
+        pk, found = _split(text)
+        rows.append((pk, found or None))
     return _flags(rows)
 
 
@@ -251,7 +254,7 @@ def _flags(rows: list[tuple[int, str | None]]) -> dict[int, Flag]:
     for pk, found in rows:
         if found is None:  # a subject no other hold shares: skipped here, as a WHERE would run its subquery again
             continue
-        count, first = _pair(found)
+        count, first = _split(found)
         names.setdefault(pk, set()).add(first)
         counts[pk] = max(counts.get(pk, 0), count)
     return {pk: Flag(tuple(sorted(found)), max(counts[pk] - len(found), 0)) for pk, found in names.items()}
