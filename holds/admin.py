@@ -1,8 +1,10 @@
 from django.contrib import admin
+from django.db import transaction
 from django.db.models import Q
 
 from audit.admin_changes import AuditedAdmin
 from holds.models import FilterValue, Hold, HoldItem, QuarantinedHold, SubjectKeys
+from holds.related import stored
 from reviewqueue import readers
 from reviewqueue.admin import CappedCountPaginator, ReadOnlyAdmin
 
@@ -82,8 +84,25 @@ class HoldAdmin(ReadOnlyAdmin):
 @admin.register(SubjectKeys)
 class SubjectKeysAdmin(AuditedAdmin):
     """Which keys of an agent's items are read as their subjects (``holds/related/subjects.py``), beyond the usual
-    ones or fewer. Takes effect for holds mirrored from then on, and for a hold when it changes."""
+    ones or fewer. Takes effect for holds mirrored from then on, and for the agent's stored holds once a worker has
+    read them again (``holds.related.stored.ask_to_reread``): those of the agent before and after the change."""
 
     list_display = ["agent", "capability", "keys_added", "keys_removed"]
     search_fields = ["agent", "capability"]
     fields = ["agent", "capability", "keys_added", "keys_removed"]
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if change:
+            stored.ask_to_reread(form.initial["agent"], form.initial["capability"])
+        stored.ask_to_reread(obj.agent, obj.capability)
+
+    def delete_model(self, request, obj):
+        super().delete_model(request, obj)
+        stored.ask_to_reread(obj.agent, obj.capability)
+
+    def delete_queryset(self, request, queryset):
+        with transaction.atomic():
+            for agent, capability in queryset.values_list("agent", "capability"):
+                stored.ask_to_reread(agent, capability)
+            super().delete_queryset(request, queryset)

@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from holds.deciding import by_policy, delivery
 from holds.mirror import platform, sync
+from holds.related import stored
 from holds.sweeps import arrivals, expiry, heartbeat
 from reviewqueue import sweeping
 from reviewqueue.celery import RetryingTask
@@ -49,6 +50,13 @@ def requeue_due_decisions() -> list[int]:
 @shared_task
 def alert_undelivered_decisions() -> int:
     return len(delivery.alert_undelivered())
+
+
+@shared_task
+def reread_subjects() -> int:
+    """Read again the subjects of the holds whose agents' subject keys an admin changed (queued by the change, and
+    beat: every minute, for a task the broker lost)."""
+    return stored.reread_asked()
 
 
 @shared_task

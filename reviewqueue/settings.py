@@ -332,6 +332,7 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULER = "celery.beat:Scheduler"
 CELERY_BEAT_SCHEDULE = {
     "sync-holds": {"task": "holds.tasks.sync_holds", "schedule": float(SYNC_INTERVAL_SECONDS)},
+    "reread-subjects": {"task": "holds.tasks.reread_subjects", "schedule": 60.0},  # one an admin's change lost
 }
 
 LOGGING = {
@@ -442,8 +443,7 @@ LIVE_EVENTS = env.boolean("LIVE_EVENTS", default=True)
 LIVE_HEARTBEAT_SECONDS = env.seconds("LIVE_HEARTBEAT_SECONDS", 15.0)
 # A stream ends after this long and the page reconnects at once, so a changed scope or a signed-out session counts.
 LIVE_STREAM_SECONDS = env.seconds("LIVE_STREAM_SECONDS", 300.0)
-# Beyond these a page polls: a browser opens at most six HTTP/1.1 connections to a site, so four tabs' streams leave
-# two for their pages' requests.
+# Beyond these a page polls: of a browser's six HTTP/1.1 connections to a site, four tabs' streams leave two for pages.
 LIVE_STREAMS_PER_SESSION = env.integer("LIVE_STREAMS_PER_SESSION", 4, minimum=1)
 # A person's sessions together: one person's many sessions cannot take every place a process has.
 LIVE_STREAMS_PER_PERSON = env.integer("LIVE_STREAMS_PER_PERSON", 8, minimum=1)

@@ -1,5 +1,6 @@
 """What each item of a hold acts on (``HoldSubject``, written whenever a hold is mirrored), and the admins' choice of
-the keys read as subjects per agent and capability (``SubjectKeys``): see ``holds/related/subjects.py``."""
+the keys read as subjects per agent and capability (``SubjectKeys``), and the holds to read again after such a change
+(``SubjectRereading``): see ``holds/related/subjects.py`` and ``holds/related/stored.py``."""
 
 from django.db import models
 
@@ -48,3 +49,18 @@ class SubjectKeys(models.Model):
 
     def __str__(self) -> str:
         return f"subject keys of {self.agent}/{self.capability or '*'}"
+
+
+class SubjectRereading(models.Model):
+    """A change of subject keys not yet applied to the holds already stored: made in the change's transaction, taken
+    away once every stored hold of the agent (and capability; blank: any) is read again with the keys as they are."""
+
+    agent = models.CharField(max_length=500)
+    capability = models.CharField(max_length=500, blank=True)
+    asked_at = models.DateTimeField(help_text="The latest change asking for it: a reading begun before runs again.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["agent", "capability"], name="subject_rereading_once")]
+
+    def __str__(self) -> str:
+        return f"subjects of {self.agent}/{self.capability or '*'} to read again"

@@ -1,6 +1,9 @@
 """The subjects stored per hold (``holds.models.HoldSubject``): made from a hold's items by the reader
 (``holds/related/subjects.py``) with the admins' key settings, whenever a hold is mirrored (sync's COPY and ORM
-paths, and a hold mirrored anew: ``holds/mirror/inserting.py``, ``holds/mirror/mirrored.py``)."""
+paths, and a hold mirrored anew: ``holds/mirror/inserting.py``, ``holds/mirror/mirrored.py``), and made again from
+the stored items for every hold of an agent whose keys an admin changed (``ask_to_reread``, then ``reread_asked``
+on a worker: the change's own transaction stores the request, so that a task lost with the broker is found again
+by beat's next run)."""
 
 from __future__ import annotations
 
@@ -8,14 +11,20 @@ import logging
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from django.db import transaction
+from django.utils import timezone
+
 from holds.mirror import platform
-from holds.models import HoldSubject, SubjectKeys
+from holds.models import Hold, HoldItem, HoldSubject, SubjectKeys, SubjectRereading
 from holds.related import subjects
+from reviewqueue import queueing
 
 logger = logging.getLogger(__name__)
 
 CAPABILITY_LIMIT = 400  # 400 and the value's 200 characters take at most 2,400 bytes: a btree entry holds 2,704
 COPY_COLUMNS = ("hold_id", "position", "key", "value", "capability", "action_kind")
+REREAD_TASK = "holds.tasks.reread_subjects"
+REREAD_BATCH = 500  # holds a transaction: their rows are locked meanwhile, and a sync writing one of them waits
 
 
 class Row(NamedTuple):
@@ -80,3 +89,66 @@ def create_for(pairs: Iterable[tuple[Any, Any]], settings: subjects.KeySettings)
             for row in rows_of(remote.agent, remote.capability, remote.items, settings)
         ]
     HoldSubject.objects.bulk_create(made, batch_size=2000)
+
+
+class StoredItem(NamedTuple):
+    """A stored item (``HoldItem``) as ``rows_of`` and ``approved_positions`` read an item."""
+
+    id: str
+    title: str
+    data: Any
+
+
+def ask_to_reread(agent: str, capability: str) -> None:
+    """Ask for every stored hold of ``agent`` (with ``capability``; blank: any) to be read again with the subject keys
+    as they are once the current transaction commits (an admin's change of them): stored in it, then queued."""
+    SubjectRereading.objects.update_or_create(agent=agent, capability=capability, defaults={"asked_at": timezone.now()})
+    transaction.on_commit(lambda: queueing.queue(REREAD_TASK, description=f"rereading the subjects of {agent[:100]}"))
+
+
+def reread_asked() -> int:
+    """Read again the holds of every ``SubjectRereading`` asked (oldest first), each taken away once done unless asked
+    again meanwhile (then the next run reads them again, with the newer keys); return how many holds were read."""
+    read = 0
+    for asked in SubjectRereading.objects.order_by("asked_at", "pk"):
+        read += reread(asked.agent, asked.capability)
+        SubjectRereading.objects.filter(pk=asked.pk, asked_at=asked.asked_at).delete()
+    return read
+
+
+def reread(agent: str, capability: str) -> int:
+    """Make again the subject rows of every stored hold of ``agent`` (with ``capability``; blank: any), open or
+    closed, from their stored items and with the key settings as they are now, ``REREAD_BATCH`` holds a transaction;
+    return how many holds. Each batch locks its holds' rows first, so that sync's writing of one of them (which
+    updates that row) waits for it, or it for sync's, and reads the items sync wrote."""
+    holds = Hold.objects.filter(agent=agent)
+    if capability:
+        holds = holds.filter(capability=capability)
+    settings = key_settings()
+    read, after = 0, 0
+    while True:
+        with transaction.atomic():
+            batch = list(
+                holds.filter(pk__gt=after)
+                .order_by("pk")
+                .select_for_update()
+                .values_list("pk", "capability", "status", "platform_decision")[:REREAD_BATCH]
+            )
+            if not batch:
+                return read
+            pks = [pk for pk, *_ in batch]
+            items: dict[int, list[StoredItem]] = {pk: [] for pk in pks}
+            stored_items = HoldItem.objects.filter(hold__in=pks).order_by("hold", "position")
+            for hold_pk, *item in stored_items.values_list("hold_id", "item_id", "title", "data"):
+                items[hold_pk].append(StoredItem(*item))
+            HoldSubject.objects.filter(hold__in=pks).delete()
+            made = []
+            for pk, hold_capability, status, decision in batch:
+                approved = approved_positions(status, items[pk], decision)
+                made += [
+                    HoldSubject(hold_id=pk, approved=row.position in approved, **row._asdict())
+                    for row in rows_of(agent, hold_capability, items[pk], settings)
+                ]
+            HoldSubject.objects.bulk_create(made, batch_size=2000)
+        read += len(batch)
+        after = pks[-1]
