@@ -26,6 +26,7 @@ def seed(reviewers: int, auditors: int, scripts: int, slack_buttons: int) -> dic
     from approvals.models import ApprovalPolicy
     from holds.links import action_links
     from holds.models import DecisionChannel, Hold
+    from people import zones
     from reviewqueue import roles
     from slackapp.models import SlackAccount
     from tests.helpers import fake_slack
@@ -40,6 +41,7 @@ def seed(reviewers: int, auditors: int, scripts: int, slack_buttons: int) -> dic
         session[SESSION_KEY] = str(user.pk)
         session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"  # as a password sign-in leaves it
         session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+        session[zones.SESSION_KEY] = zones.zone_name_of(user)  # as signing in leaves it: no query for it a page
         session.create()
         return session.session_key
 
