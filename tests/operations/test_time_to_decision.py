@@ -6,6 +6,7 @@ from datetime import timedelta
 import pytest
 import time_machine
 from django.urls import reverse
+from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
 from approvals.models import ApprovalPolicy
@@ -90,7 +91,7 @@ def test_a_decision_after_its_policys_target_counts_late(samples, alice, audrey)
     decide_after(samples["h_14"], alice, 11)
     decide_after(samples["h_12"], alice, 11)  # no target for this agent
 
-    times = decisiontime.compute(stats.Period.from_query({}, samples["h_14"].created_at.date()))
+    times = decisiontime.compute(stats.Period.from_query({}, timezone.localdate()))  # both decisions in it
 
     assert times.late == 1 and {row.label: row.late for row in times.agents}["support-agno"] == 1
 
