@@ -255,7 +255,7 @@ def test_the_queue_counts_down_each_holds_time_and_turns_it_urgent_as_it_runs_sh
     page = browsing_page
     now = timezone.now()
     nearly_urgent = platform_state.add_hold(
-        "default", {"question": "Nearly urgent", "expires_at": now + timedelta(minutes=15, seconds=4)}
+        "default", {"question": "Nearly urgent", "expires_at": now + timedelta(minutes=15, seconds=8)}
     )
     later = platform_state.add_hold(
         "default", {"question": "Later", "expires_at": now + timedelta(days=2, hours=3, minutes=30)}
@@ -265,9 +265,11 @@ def test_the_queue_counts_down_each_holds_time_and_turns_it_urgent_as_it_runs_sh
     row = page.locator(f"#row-{Hold.objects.get(hold_id=nearly_urgent['hold_id']).pk}")
 
     expect(row).to_have_class(re.compile(r"\bsoon\b"))
-    expect(row.locator("time.countdown")).to_have_text(re.compile(r"^15m 0[0-4]s$"))  # app.js's words, not the server's
+    # app.js's words, not the server's; 8 s ahead of the line (the platform keeps whole seconds), as a busy machine
+    # may take a few to sync and load the page
+    expect(row.locator("time.countdown")).to_have_text(re.compile(r"^15m 0[0-8]s$"))
 
-    expect(row).to_have_class(re.compile(r"\burgent\b"), timeout=8000)  # the browser's clock crossed the line
+    expect(row).to_have_class(re.compile(r"\burgent\b"), timeout=12_000)  # the browser's clock crossed the line
     expect(row).not_to_have_class(re.compile(r"\bsoon\b"))
     expect(row.locator("time.countdown")).to_have_text(re.compile(r"^14m 5\ds$"))
     far = page.locator(f"#row-{Hold.objects.get(hold_id=later['hold_id']).pk}")
