@@ -32,7 +32,7 @@ def test_beat_schedules_the_sync_every_interval(celery_processes, platform_state
     wait_until(lambda: SyncState.objects.filter(env="default", last_success_at__isnull=False).exists())
     hold_id = platform_state.add_hold("default", {})["hold_id"]
 
-    wait_until(lambda: Hold.objects.filter(hold_id=hold_id).exists(), timeout=10)
+    wait_until(lambda: Hold.objects.filter(hold_id=hold_id).exists())
 
 
 def test_the_expiry_sweep_runs_on_a_real_worker(celery_processes, samples, alice):
