@@ -93,16 +93,14 @@ class SubjectKeysAdmin(AuditedAdmin):
 
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)
-        if change:
-            stored.ask_to_reread(form.initial["agent"], form.initial["capability"])
-        stored.ask_to_reread(obj.agent, obj.capability)
+        before = [(form.initial["agent"], form.initial["capability"])] if change else []
+        stored.ask_to_reread([*before, (obj.agent, obj.capability)])
 
     def delete_model(self, request, obj):
         super().delete_model(request, obj)
-        stored.ask_to_reread(obj.agent, obj.capability)
+        stored.ask_to_reread([(obj.agent, obj.capability)])
 
     def delete_queryset(self, request, queryset):
         with transaction.atomic():
-            for agent, capability in queryset.values_list("agent", "capability"):
-                stored.ask_to_reread(agent, capability)
+            stored.ask_to_reread(queryset.values_list("agent", "capability"))
             super().delete_queryset(request, queryset)

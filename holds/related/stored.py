@@ -99,11 +99,14 @@ class StoredItem(NamedTuple):
     data: Any
 
 
-def ask_to_reread(agent: str, capability: str) -> None:
-    """Ask for every stored hold of ``agent`` (with ``capability``; blank: any) to be read again with the subject keys
-    as they are once the current transaction commits (an admin's change of them): stored in it, then queued."""
-    SubjectRereading.objects.update_or_create(agent=agent, capability=capability, defaults={"asked_at": timezone.now()})
-    transaction.on_commit(lambda: queueing.queue(REREAD_TASK, description=f"rereading the subjects of {agent[:100]}"))
+def ask_to_reread(settings: Iterable[tuple[str, str]]) -> None:
+    """Ask for every stored hold of each (agent, capability; blank: any) of ``settings`` to be read again with the
+    subject keys as they are once the current transaction commits (an admin's change of them): stored in it, then
+    one task queued for them all."""
+    now = timezone.now()
+    for agent, capability in set(settings):
+        SubjectRereading.objects.update_or_create(agent=agent, capability=capability, defaults={"asked_at": now})
+    transaction.on_commit(lambda: queueing.queue(REREAD_TASK, description="rereading the subjects of holds"))
 
 
 def reread_asked() -> int:

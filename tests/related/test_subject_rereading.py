@@ -72,7 +72,7 @@ def test_keys_taken_away_and_an_agent_renamed_are_read_again_for_both_agents(
     read = tasks.reread_subjects()
 
     assert flagged_at_first == {"h_b"} and renamed.status_code == 302
-    assert len(queued) == 2 and asked == {"support-agno", "upsonic-support"}
+    assert len(queued) == 1 and asked == {"support-agno", "upsonic-support"}
     assert read == 3 and not SubjectRereading.objects.exists()
     assert duplicate_ids("h_a") == set() and duplicate_ids("h_c") == set()
     assert set(HoldSubject.objects.values_list("hold__hold_id", flat=True)) == {"h_c"}
@@ -98,7 +98,7 @@ def test_rereading_keeps_what_the_platform_reported_approved_and_skips_unreadabl
     )
     lamp(platform_state, "h_b")
     sync.sync_env(platform_client, "default")
-    stored.ask_to_reread("support-agno", "")
+    stored.ask_to_reread([("support-agno", "")])
 
     read = stored.reread_asked()
 
@@ -110,11 +110,11 @@ def test_rereading_keeps_what_the_platform_reported_approved_and_skips_unreadabl
 
 @pytest.mark.django_db
 def test_a_change_made_while_the_holds_are_read_leaves_its_request_for_the_next_run(monkeypatch):
-    stored.ask_to_reread("support-agno", "")
+    stored.ask_to_reread([("support-agno", "")])
     reading = stored.reread
 
     def changed_meanwhile(agent, capability):
-        stored.ask_to_reread(agent, capability)
+        stored.ask_to_reread([(agent, capability)])
         return reading(agent, capability)
 
     monkeypatch.setattr(stored, "reread", changed_meanwhile)
