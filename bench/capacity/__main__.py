@@ -126,8 +126,8 @@ def print_proportions(steps: list[int], options) -> None:
     )
     print(
         f"  a reviewer (pauses ~{options.think:g} s): reads the queue 6, filters or searches 2, decides one hold 4"
-        " (approve 6 : edit 2 : reject 2 on its page and summary, then 1 in 10 undone), bulk approves 5 holds 1,"
-        " presses a Slack button 1; the queue's body again on each stream event about holds"
+        " (approve 6 : edit 2 : reject 2 on its page and summary, then 1 in 10 undone and decided again later),"
+        " bulk approves 5 holds 1, presses a Slack button 1; the queue's body again on each stream event about holds"
     )
     print("  an auditor: the audit list 4, the day's CSV export 1; an API script: list, read a hold, decide it")
 

@@ -12,8 +12,9 @@ Who does what (think times from the plan, drawn around ``think`` seconds):
   queue's body again on each event about holds, as ``static/live/live.js`` does (50 ms after the event, or as late
   as the body's ``data-live-every`` asks, one more after the fetch in flight if events came meanwhile); they
   filter and search, open holds, and decide through the hold page's form and summary: approve, edit (an amount
-  lowered), reject, undo within the window now and then, a few holds in bulk, and now and then a Slack button
-  (signed as Slack signs, to ``/slack/interactivity``);
+  lowered), reject, undo within the window now and then (and decide that hold again later, as the Undo left them
+  its claim), a few holds in bulk, and now and then a Slack button (signed as Slack signs, to
+  ``/slack/interactivity``);
 - **auditors** browse the trail and export a day's decisions as CSV;
 - **API scripts** list the queue and decide with a token, one Idempotency-Key per decision;
 - **arrivals**: holds asked on the simulated platform at ``rate`` a second (not counted as requests).
@@ -108,6 +109,9 @@ class Reviewer(SignedIn):
         self.refresh_again = self.fetching = False
         self.last_refresh, self.live_every = 0.0, 0.0
         self.queue_url = "/"
+        # Holds this reviewer undid: theirs to decide again, as the Undo gave them the hold's claim back. Back in the
+        # shared pool, another reviewer's decision of one would be refused (409) while that claim runs.
+        self.undone = deque()
         self.hold_events = HOLD_EVENTS[len(HOLD_EVENTS)] = []
         self.open_queue()
         self.stream = gevent.spawn(self.listen)
@@ -193,7 +197,7 @@ class Reviewer(SignedIn):
 
     @task(4)
     def decide_one(self):
-        taken = _take("reviewers_holds")
+        taken = [self.undone.popleft()] if self.undone else _take("reviewers_holds")
         if not taken:
             return
         pk = taken[0]
@@ -215,7 +219,7 @@ class Reviewer(SignedIn):
                 undo = fields and self.form_post(f"/holds/{pk}/decision/undo", fields, "undo", ok=(302,))
                 if undo and undo.status_code == 302:
                     DECISIONS.append({"kind": "undo", "hold": pk})
-                    PLAN["reviewers_holds"].append(pk)
+                    self.undone.append(pk)
         self.open_queue()
 
     def _review(self, pk: int, page: str, edit: bool):
