@@ -58,6 +58,9 @@ class SubjectRereading(models.Model):
     agent = models.CharField(max_length=500)
     capability = models.CharField(max_length=500, blank=True)
     asked_at = models.DateTimeField(help_text="The latest change asking for it: a reading begun before runs again.")
+    read_until = models.DateTimeField(
+        null=True, blank=True, help_text="Until when a run reading the holds has it: another run leaves it meanwhile."
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["agent", "capability"], name="subject_rereading_once")]

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from datetime import timedelta
 from typing import Any, NamedTuple
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from holds.mirror import platform
@@ -25,6 +27,10 @@ CAPABILITY_LIMIT = 400  # 400 and the value's 200 characters take at most 2,400 
 COPY_COLUMNS = ("hold_id", "position", "key", "value", "capability", "action_kind")
 REREAD_TASK = "holds.tasks.reread_subjects"
 REREAD_BATCH = 500  # holds a transaction: their rows are locked meanwhile, and a sync writing one of them waits
+# How long a run has a request it reads (``SubjectRereading.read_until``): beat's run and the one a change queued may
+# start together, and would read the same holds twice. Long enough for any agent's holds; a run that died lets go
+# when it ends. Were it too short, two runs would overlap, each batch still locked: more work, the same rows.
+REREAD_LEASE = timedelta(minutes=10)
 
 
 class Row(NamedTuple):
@@ -110,12 +116,18 @@ def ask_to_reread(settings: Iterable[tuple[str, str]]) -> None:
 
 
 def reread_asked() -> int:
-    """Read again the holds of every ``SubjectRereading`` asked (oldest first), each taken away once done unless asked
-    again meanwhile (then the next run reads them again, with the newer keys); return how many holds were read."""
+    """Read again the holds of every ``SubjectRereading`` asked (oldest first) that no other run is reading
+    (``REREAD_LEASE``), each taken away once done unless asked again meanwhile (then it is let go, and the next run
+    reads them again with the newer keys); return how many holds were read."""
     read = 0
     for asked in SubjectRereading.objects.order_by("asked_at", "pk"):
+        now = timezone.now()
+        free = Q(read_until__isnull=True) | Q(read_until__lte=now)
+        if not SubjectRereading.objects.filter(free, pk=asked.pk).update(read_until=now + REREAD_LEASE):
+            continue  # another run is reading these holds
         read += reread(asked.agent, asked.capability)
-        SubjectRereading.objects.filter(pk=asked.pk, asked_at=asked.asked_at).delete()
+        if not SubjectRereading.objects.filter(pk=asked.pk, asked_at=asked.asked_at).delete()[0]:
+            SubjectRereading.objects.filter(pk=asked.pk).update(read_until=None)
     return read
 
 

@@ -1,6 +1,8 @@
 """An admin's change of subject keys reaches the holds already stored: a worker reads their items again, so that two
 holds that became possible duplicates under the new keys are flagged, and two that no longer are, are not."""
 
+from datetime import timedelta
+
 import pytest
 from django.conf import settings
 from django.utils import timezone
@@ -125,3 +127,22 @@ def test_a_change_made_while_the_holds_are_read_leaves_its_request_for_the_next_
 
     assert left == 1 and not SubjectRereading.objects.exists()
     assert settings.CELERY_BEAT_SCHEDULE["reread-subjects"]["task"] == stored.REREAD_TASK
+
+
+@pytest.mark.django_db
+def test_a_run_leaves_the_holds_another_run_is_reading_until_that_run_lets_go(platform_client, platform_state):
+    lamp(platform_state, "h_a")
+    lamp(platform_state, "h_b")
+    sync.sync_env(platform_client, "default")
+    SubjectKeys.objects.create(agent="support-agno", keys_added="sku")
+    stored.ask_to_reread([("support-agno", "")])
+    SubjectRereading.objects.update(read_until=timezone.now() + timedelta(minutes=1))  # beat's run has it
+
+    left = stored.reread_asked()
+    flagged_meanwhile = duplicate_ids("h_b")
+    SubjectRereading.objects.update(read_until=timezone.now() - timedelta(seconds=1))  # that run died
+    read = stored.reread_asked()
+
+    assert (left, flagged_meanwhile) == (0, set())
+    assert read == 2 and duplicate_ids("h_b") == {"h_a"}
+    assert not SubjectRereading.objects.exists()
