@@ -38,6 +38,15 @@ SHARED_LIBRARIES = [
     "celery.apps.worker",
     "celery.apps.beat",
     "celery.worker.consumer",
+    # What django.setup() imports next for the API (Django Ninja: pydantic, and Django's test client and Jinja2
+    # through its settings module) and Slack: a fifth of a worker's start. Not Ninja or django-axes themselves, whose
+    # modules read the settings when imported, nor prometheus_client, which reads PROMETHEUS_MULTIPROC_DIR.
+    "pydantic",
+    "pydantic.fields",
+    "slack_sdk.web",
+    "slack_sdk.signature",
+    "jinja2",
+    "django.test.client",
 ]
 
 TIMEOUT = 60  # seconds for a process the caller waits on
