@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "slackapp",
     "live",
     "api",
+    "webapp",
 ]
 if DEBUG:  # the quickstart serves the simulated platform with its ``manage.py runplatform``; production never has it
     INSTALLED_APPS.append("simulator")
@@ -96,6 +97,7 @@ TEMPLATES = [
                 "holds.pages.context_processors.polling",
                 "notifications.context_processors.unread_notifications",
                 "live.context_processors.live_stream",
+                "webapp.context_processors.theme_colours",
             ],
         },
     },
@@ -109,8 +111,7 @@ def _database() -> dict:
         return {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": VAR_DIR / "reviewqueue.sqlite3",
-            # Web, worker and beat share one file: wait for locks instead of failing,
-            # and take the write lock up front so transactions do not deadlock.
+            # Web, worker and beat share one file: wait for locks, and take the write lock up front (no deadlock).
             "OPTIONS": {
                 "timeout": 20,
                 "transaction_mode": "IMMEDIATE",
@@ -313,8 +314,7 @@ else:
         "store_processed": False,
     }
 CELERY_TASK_IGNORE_RESULT = True
-# A reviewer's request must not hang on a down broker: the decision is stored
-# already, and the periodic re-queue sends it once the broker is back.
+# A reviewer's request must not hang on a down broker: the decision is stored, beat's re-queue sends it later.
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
 # The worker and beat outlive their broker: a lost connection is retried with Celery's backoff (2 s more each
 # time, up to 30 s) for ever, at startup too, and the worker consumes again once Redis is back. What Redis lost

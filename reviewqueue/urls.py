@@ -15,6 +15,7 @@ urlpatterns = [
     path("", include("api.urls")),  # /api/v1/ and the API tokens page
     path("remembered/", include("approvals.urls")),
     path("", include("operations.urls")),
+    path("", include("webapp.urls")),  # the manifest, the service worker at the root, the offline page
     path("", include("holds.urls")),
 ]
 
