@@ -49,9 +49,10 @@ def production_environment(
 
 def collectstatic_if_needed(environment: dict, root: Path = ROOT) -> None:
     """Run ``collectstatic`` in the checkout at ``root`` when its manifest is missing or older than a file under
-    static/."""
+    static/ or an app's static/ (``webapp/static/``, say)."""
     manifest = root / "staticfiles" / "staticfiles.json"
-    newest = max((path.stat().st_mtime for path in (root / "static").rglob("*") if path.is_file()), default=0)
+    files = [path for source in [root / "static", *root.glob("*/static")] for path in source.rglob("*")]
+    newest = max((path.stat().st_mtime for path in files if path.is_file()), default=0)
     if manifest.exists() and manifest.stat().st_mtime >= newest:
         return
     print("collecting static files ...", file=sys.stderr, flush=True)
