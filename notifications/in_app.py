@@ -48,3 +48,15 @@ def unread_count_query(viewer: Viewer) -> tuple[str, tuple]:
 def _unread_count(seen, *, user: int) -> QuerySet:
     """``unread_count``'s query for the user with the pk ``user`` and the team scopes ``seen``."""
     return expressions.count_of(_unread(_in_app(user, scopes.scopes_q(seen, prefix="hold__"))))
+
+
+# What is worth a system notification on a person's devices while a page is open in a tab they are not looking at:
+# an urgent hold (about to expire, or escalated to them) and a hold handed to them.
+DESKTOP_EVENTS = (Notification.Event.EXPIRING_SOON, Notification.Event.ESCALATED, Notification.Event.ASSIGNED)
+
+
+def newest_for_desktop(viewer: Viewer) -> Notification | None:
+    """The viewer's newest in-app message of ``DESKTOP_EVENTS`` neither read nor resolved: what the bell's fragment
+    hands notifications/static/notifications/desktop.js."""
+    messages = _unread(in_app_for(viewer)).filter(event__in=DESKTOP_EVENTS)
+    return messages.order_by("-created_at", "-pk").only("pk", "title", "link").first()

@@ -18,7 +18,9 @@ role_required = roles.required(roles.has_a_role, "Notifications need the Reviewe
 @role_required
 @require_safe
 def bell(request):
-    return render(request, "notifications/_bell.html", {"unread": in_app.unread_count(request.viewer)})
+    # The fragment, unlike the bell drawn with a page, names the newest message worth a system notification.
+    context = {"unread": in_app.unread_count(request.viewer), "desktop": in_app.newest_for_desktop(request.viewer)}
+    return render(request, "notifications/_bell.html", context)
 
 
 @role_required
@@ -86,6 +88,7 @@ def preferences(request):
         "away": away.of(request.user),
         "away_errors": away_errors,
         "can_delegate": roles.can_review(request.viewer),
+        "desktop_newest": in_app.newest_for_desktop(request.viewer),  # turning them on shows none already there
     }
     return render(request, "notifications/preferences.html", context, status=400 if zone_error or away_errors else 200)
 

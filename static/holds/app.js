@@ -220,7 +220,10 @@
   // that the CSP forbids), and say they are polls, which the session idle timeout does not count as use.
   document.addEventListener("htmx:configRequest", function (event) {
     if (!event.detail.elt.hasAttribute("data-poll")) return;
-    if (document.hidden) event.preventDefault();
+    // A hidden tab's bell still follows the live stream: that is how a system notification reaches the device
+    // (notifications/static/notifications/desktop.js).
+    var heardLive = event.detail.triggeringEvent && event.detail.triggeringEvent.type === "live";
+    if (document.hidden && !(heardLive && event.detail.elt.id === "bell")) event.preventDefault();
     else event.detail.headers["X-Poll"] = "1";
   });
 
