@@ -7,6 +7,7 @@ by beat's next run)."""
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterable
 from datetime import timedelta
@@ -19,13 +20,14 @@ from django.utils import timezone
 from holds.mirror import platform
 from holds.models import Hold, HoldItem, HoldSubject, SubjectKeys, SubjectRereading
 from holds.related import subjects
-from reviewqueue import queueing
+from reviewqueue import queueing, sweeping
 
 logger = logging.getLogger(__name__)
 
 CAPABILITY_LIMIT = 400  # 400 and the value's 200 characters take at most 2,400 bytes: a btree entry holds 2,704
 COPY_COLUMNS = ("hold_id", "position", "key", "value", "capability", "action_kind")
 REREAD_TASK = "holds.tasks.reread_subjects"
+REREAD_SWEEP = "subject_rereading"  # its name in the logs and /metrics when one hold fails (reviewqueue/sweeping.py)
 REREAD_BATCH = 500  # holds a transaction: their rows are locked meanwhile, and a sync writing one of them waits
 # How long a run has a request it reads (``SubjectRereading.read_until``): beat's run and the one a change queued may
 # start together, and would read the same holds twice. Long enough for any agent's holds; a run that died lets go
@@ -134,8 +136,9 @@ def reread_asked() -> int:
 def reread(agent: str, capability: str) -> int:
     """Make again the subject rows of every stored hold of ``agent`` (with ``capability``; blank: any), open or
     closed, from their stored items and with the key settings as they are now, ``REREAD_BATCH`` holds a transaction;
-    return how many holds. Each batch locks its holds' rows first, so that sync's writing of one of them (which
-    updates that row) waits for it, or it for sync's, and reads the items sync wrote."""
+    return how many holds were read. A hold whose rows cannot be made again keeps its old ones, logged and counted
+    (``reviewqueue.sweeping``), and the others go on. Each batch locks its holds' rows first, so that sync's writing
+    of one of them (which updates that row) waits for it, or it for sync's, and reads the items sync wrote."""
     holds = Hold.objects.filter(agent=agent)
     if capability:
         holds = holds.filter(capability=capability)
@@ -151,19 +154,27 @@ def reread(agent: str, capability: str) -> int:
             )
             if not batch:
                 return read
-            pks = [pk for pk, *_ in batch]
-            items: dict[int, list[StoredItem]] = {pk: [] for pk in pks}
-            stored_items = HoldItem.objects.filter(hold__in=pks).order_by("hold", "position")
+            items: dict[int, list[StoredItem]] = {pk: [] for pk, *_ in batch}
+            stored_items = HoldItem.objects.filter(hold__in=list(items)).order_by("hold", "position")
             for hold_pk, *item in stored_items.values_list("hold_id", "item_id", "title", "data"):
                 items[hold_pk].append(StoredItem(*item))
-            HoldSubject.objects.filter(hold__in=pks).delete()
-            made = []
-            for pk, hold_capability, status, decision in batch:
-                approved = approved_positions(status, items[pk], decision)
-                made += [
-                    HoldSubject(hold_id=pk, approved=row.position in approved, **row._asdict())
-                    for row in rows_of(agent, hold_capability, items[pk], settings)
-                ]
-            HoldSubject.objects.bulk_create(made, batch_size=2000)
-        read += len(batch)
-        after = pks[-1]
+            remake = functools.partial(_remade, agent, items=items, settings=settings)
+            remade = sweeping.batched(REREAD_SWEEP, batch, remake, lambda hold: {"hold_id": hold[0]})
+        read += len(remade)
+        after = batch[-1][0]
+
+
+def _remade(agent: str, holds: list[tuple], *, items: dict[int, list[StoredItem]], settings) -> list[int]:
+    """Make again the subject rows of ``holds`` (pk, capability, status, platform decision) from their ``items``;
+    return their pks."""
+    pks = [pk for pk, *_ in holds]
+    HoldSubject.objects.filter(hold__in=pks).delete()
+    made = []
+    for pk, capability, status, decision in holds:
+        approved = approved_positions(status, items[pk], decision)
+        made += [
+            HoldSubject(hold_id=pk, approved=row.position in approved, **row._asdict())
+            for row in rows_of(agent, capability, items[pk], settings)
+        ]
+    HoldSubject.objects.bulk_create(made, batch_size=2000)
+    return pks

@@ -9,8 +9,9 @@ from django.utils import timezone
 
 from holds import tasks
 from holds.mirror import sync
-from holds.models import Hold, HoldSubject, SubjectKeys, SubjectRereading
+from holds.models import Hold, HoldItem, HoldSubject, SubjectKeys, SubjectRereading
 from holds.related import duplicates, stored
+from operations.models import SweepStats
 from tests.helpers.users import make_user
 from tests.helpers.waiting import wait_until
 
@@ -146,3 +147,31 @@ def test_a_run_leaves_the_holds_another_run_is_reading_until_that_run_lets_go(pl
     assert (left, flagged_meanwhile) == (0, set())
     assert read == 2 and duplicate_ids("h_b") == {"h_a"}
     assert not SubjectRereading.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_hold_whose_subjects_cannot_be_made_again_keeps_its_old_ones_and_the_others_are_read(
+    platform_client, platform_state, monkeypatch
+):
+    for hold_id, sku in [("h_a", "LAMP-1"), ("h_bad", "LAMP-1"), ("h_b", "LAMP-1")]:
+        lamp(platform_state, hold_id, sku=sku)
+    sync.sync_env(platform_client, "default")
+    SubjectKeys.objects.create(agent="support-agno", keys_added="sku")
+    bad = Hold.objects.get(hold_id="h_bad")
+    before = list(HoldSubject.objects.filter(hold=bad).values_list("key", "value"))
+    real = stored.approved_positions
+
+    def failing_for_the_bad_hold(status, items, decision):
+        if any(item.data.get("forced") for item in items):
+            raise RuntimeError("a failure forced on one hold")
+        return real(status, items, decision)
+
+    HoldItem.objects.filter(hold=bad).update(data={"sku": "LAMP-1", "forced": True})
+    monkeypatch.setattr(stored, "approved_positions", failing_for_the_bad_hold)
+    stored.ask_to_reread([("support-agno", "")])
+
+    read = stored.reread_asked()
+
+    assert read == 2 and duplicate_ids("h_b") == {"h_a"}
+    assert list(HoldSubject.objects.filter(hold=bad).values_list("key", "value")) == before
+    assert dict(SweepStats.objects.values_list("sweep", "failures")) == {stored.REREAD_SWEEP: 1}
