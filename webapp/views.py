@@ -19,9 +19,13 @@ NAME = "Review Queue"
 # The top bar's colour (app.css's --surface) in each scheme: the installed app's title bar matches it. A test holds
 # the two equal.
 THEME_COLOURS = {"light": "#ffffff", "dark": "#1b2029"}
-ICONS = [("webapp/icon.svg", "any", "image/svg+xml"), ("webapp/icon-192.png", "192x192", "image/png")]
-ICONS += [("webapp/icon-512.png", "512x512", "image/png")]
+ICONS = [
+    ("webapp/icon.svg", "any", "image/svg+xml"),
+    ("webapp/icon-192.png", "192x192", "image/png"),
+    ("webapp/icon-512.png", "512x512", "image/png"),
+]
 OFFLINE_TEMPLATE = "webapp/offline.html"
+OFFLINE_STYLESHEET = "holds/app.css"  # the offline page's, which the worker keeps with it
 
 
 @login_not_required
@@ -48,7 +52,7 @@ def manifest(request):
 @require_safe
 def service_worker(request):
     """The service worker: the offline page when the network fails a page's load, and nothing else kept."""
-    kept = [reverse("webapp:offline"), static("holds/app.css")]
+    kept = [reverse("webapp:offline"), static(OFFLINE_STYLESHEET)]
     # A new offline page or stylesheet makes a new version, whose worker drops the old one's copies.
     version = hashlib.sha256(repr((softcache.template_digest(OFFLINE_TEMPLATE), kept)).encode()).hexdigest()[:16]
     context = {"offline_url": kept[0], "kept": kept, "version": version}
@@ -59,4 +63,4 @@ def service_worker(request):
 @require_safe
 def offline(request):
     """What the service worker shows for a page it could not load."""
-    return render(request, OFFLINE_TEMPLATE)
+    return render(request, OFFLINE_TEMPLATE, {"stylesheet": OFFLINE_STYLESHEET})

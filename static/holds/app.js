@@ -220,10 +220,10 @@
   // that the CSP forbids), and say they are polls, which the session idle timeout does not count as use.
   document.addEventListener("htmx:configRequest", function (event) {
     if (!event.detail.elt.hasAttribute("data-poll")) return;
-    // A hidden tab's bell still follows the live stream: that is how a system notification reaches the device
-    // (notifications/static/notifications/desktop.js).
+    // A part marked data-live-hidden still follows the live stream in a hidden tab: the bell, through which a system
+    // notification reaches the device (notifications/static/notifications/desktop.js).
     var heardLive = event.detail.triggeringEvent && event.detail.triggeringEvent.type === "live";
-    if (document.hidden && !(heardLive && event.detail.elt.id === "bell")) event.preventDefault();
+    if (document.hidden && !(heardLive && event.detail.elt.hasAttribute("data-live-hidden"))) event.preventDefault();
     else event.detail.headers["X-Poll"] = "1";
   });
 
