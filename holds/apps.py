@@ -12,6 +12,6 @@ class HoldsConfig(AppConfig):
         from holds.related import totals
         from notifications import hold_links
 
-        hold_links.register(action_links.links_for)
+        hold_links.register(action_links.links_for_many)
         hold_links.register_amounts(display.amounts)
         subject_totals.register(totals.totals, totals.totals_of_many)

@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.core import checks
 
 
 class NotificationsConfig(AppConfig):
@@ -7,6 +8,8 @@ class NotificationsConfig(AppConfig):
 
     def ready(self) -> None:
         from approvals.signals import holds_escalated
-        from notifications import receivers
+        from notifications import push, receivers
+
+        checks.register(push.check_keys)
 
         holds_escalated.connect(receivers.tell_escalated, dispatch_uid="notifications.escalated")

@@ -1,4 +1,5 @@
-"""The ways a notification leaves the app: email through Django's mail framework, and signed webhooks.
+"""The ways a notification leaves the app: email through Django's mail framework, and signed webhooks (Web Push has
+``push`` and ``push_sending``).
 
 ``send`` raises ``Refused`` for a permanent failure (a webhook answering 4xx, or a
 destination ``destinations`` refuses) and lets network errors (``TRANSIENT_ERRORS``)
@@ -45,6 +46,7 @@ UNREACHABLE = "unreachable"  # every connection error of a webhook, whatever its
 
 
 def send(notification: Notification) -> None:
+    """Send an email or a webhook's message; pushes go in batches of their own (``push_sending``)."""
     if notification.channel == Notification.Channel.EMAIL:
         send_email(notification)
     elif notification.channel == Notification.Channel.WEBHOOK:

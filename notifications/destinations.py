@@ -1,4 +1,4 @@
-"""Where a webhook may post: public addresses only, and the networks an operator allows.
+"""Where a webhook, or a push to a device, may post: public addresses only, and the networks an operator allows.
 
 The worker posts from inside the network, so a webhook URL naming (or resolving to)
 loopback, a private or link-local network, multicast or a cloud metadata service
@@ -10,7 +10,8 @@ and the request connects to the address checked (``pinned``), keeping the name f
 reaches nothing new.
 
 ``WEBHOOK_ALLOWED_NETWORKS`` lists addresses or networks an operator allows, e.g. a
-chat relay inside the network. A cloud metadata address is refused even there.
+chat relay inside the network; ``WEBPUSH_ALLOWED_NETWORKS`` does for push services, which
+are https alone (a ``Reach`` each). A cloud metadata address is refused even there.
 """
 
 from __future__ import annotations
@@ -34,6 +35,24 @@ IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # deprecated, yet some stacks s
 SCHEMES = {"http": 80, "https": 443}
 
 
+@dataclasses.dataclass(frozen=True)
+class Reach:
+    """What posts (``what``, as messages name it), the schemes it may use, and the setting naming the networks its
+    operator allows besides the public ones."""
+
+    what: str
+    schemes: tuple[str, ...]
+    allowed_setting: str
+
+    @property
+    def allowed(self) -> list:
+        return getattr(settings, self.allowed_setting)
+
+
+WEBHOOKS = Reach("webhook", ("http", "https"), "WEBHOOK_ALLOWED_NETWORKS")
+PUSH_SERVICES = Reach("push endpoint", ("https",), "WEBPUSH_ALLOWED_NETWORKS")
+
+
 class Refused(Exception):
     """The webhook may not post there; the message says why in fixed words (no address, no answer)."""
 
@@ -51,13 +70,13 @@ class Destination:
     server_name: str
 
 
-def refusal(address: Address) -> str | None:
-    """Why a webhook may not post to ``address`` (e.g. "a loopback address"), or None when it may."""
+def refusal(address: Address, reach: Reach = WEBHOOKS) -> str | None:
+    """Why ``reach`` may not post to ``address`` (e.g. "a loopback address"), or None when it may."""
     carried = _carried_ipv4(address)
     seen_as = [carried, address] if carried else [address]  # the IPv4 address first: it names what is reached
     if any(candidate in METADATA_ADDRESSES for candidate in seen_as):
         return "a cloud metadata address"
-    allowed = settings.WEBHOOK_ALLOWED_NETWORKS
+    allowed = reach.allowed
     if any(candidate in network for candidate in seen_as for network in allowed):
         return None
     return next(filter(None, map(_kind, seen_as)), None)
@@ -91,14 +110,14 @@ def _carried_ipv4(address: Address) -> ipaddress.IPv4Address | None:
     return None
 
 
-def refusal_on_save(url: str) -> str | None:
-    """Why a webhook may not be saved with ``url``, or None.
+def refusal_on_save(url: str, reach: Reach = WEBHOOKS) -> str | None:
+    """Why a webhook (or ``reach``'s other kind) may not be saved with ``url``, or None.
 
     A host name that does not resolve now is let through: the check at send time,
     which every post passes, refuses it then if it resolves somewhere refused.
     """
     try:
-        _check(_parsed(url))
+        _check(_parsed(url, reach), reach)
     except Refused as refused:
         return str(refused)
     except Unresolvable:
@@ -106,13 +125,13 @@ def refusal_on_save(url: str) -> str | None:
     return None
 
 
-def pinned(url: str) -> Destination:
+def pinned(url: str, reach: Reach = WEBHOOKS) -> Destination:
     """Resolve ``url``'s host once, check every address, and answer the destination that connects to the first.
 
     Raises ``Refused`` or ``Unresolvable``.
     """
-    parsed = _parsed(url)
-    address = _check(parsed)[0]
+    parsed = _parsed(url, reach)
+    address = _check(parsed, reach)[0]
     return Destination(
         url=parsed.copy_with(host=str(address)),
         host_header=parsed.netloc.decode("ascii"),
@@ -120,25 +139,26 @@ def pinned(url: str) -> Destination:
     )
 
 
-def _parsed(url: str) -> httpx.URL:
+def _parsed(url: str, reach: Reach) -> httpx.URL:
     """The URL as the request will read it, so that what is checked is what is reached."""
     try:
         parsed = httpx.URL(url)
     except httpx.InvalidURL:
-        raise Refused("the webhook's URL cannot be read") from None
-    if parsed.scheme not in SCHEMES or not parsed.raw_host:
-        raise Refused("a webhook's URL starts with http:// or https:// and names a host")
+        raise Refused(f"the {reach.what}'s URL cannot be read") from None
+    if parsed.scheme not in reach.schemes or not parsed.raw_host:
+        starts = " or ".join(f"{scheme}://" for scheme in reach.schemes)
+        raise Refused(f"a {reach.what}'s URL starts with {starts} and names a host")
     return parsed
 
 
-def _check(parsed: httpx.URL) -> list[Address]:
+def _check(parsed: httpx.URL, reach: Reach) -> list[Address]:
     """Every address the URL's host resolves to, each checked; raises ``Refused`` naming the first refused kind."""
     found = addresses(parsed.raw_host.decode("ascii"), parsed.port or SCHEMES[parsed.scheme])
     for address in found:
-        if reason := refusal(address):
+        if reason := refusal(address, reach):
             raise Refused(
-                f"the webhook's host resolves to {reason}, which webhooks may not reach "
-                "unless WEBHOOK_ALLOWED_NETWORKS allows it"
+                f"the {reach.what}'s host resolves to {reason}, which {reach.what}s may not reach "
+                f"unless {reach.allowed_setting} allows it"
             )
     return found
 

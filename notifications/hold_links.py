@@ -25,22 +25,29 @@ class ActionLinks:
     warning: str = ""
 
 
-Maker = Callable[..., ActionLinks]
+Maker = Callable[..., list[ActionLinks]]
 _makers: list[Maker] = []
 Describer = Callable[..., list[str]]
 _describers: list[Describer] = []
 
 
 def register(maker: Maker) -> None:
-    """Make ``maker(hold, recipient, now)`` the one that builds a hold's links (the holds app's, at start-up)."""
+    """Make ``maker(hold, recipients, now, for_push=False)`` the one that builds a hold's links for each recipient (the
+    holds app's, at start-up)."""
     _makers[:] = [maker]
 
 
-def links_for(hold, recipient, now: datetime) -> ActionLinks:
-    """``hold``'s links for ``recipient`` (an email's; None for a channel message, bound to nobody) at ``now``."""
+def links_for(hold, recipient, now: datetime, for_push: bool = False) -> ActionLinks:
+    """``hold``'s links for ``recipient`` (an email's or a push's; None for a channel message, bound to nobody) at
+    ``now``; ``for_push``: a push's, whose decisions count as made through push."""
+    return links_for_many(hold, [recipient], now, for_push)[0]
+
+
+def links_for_many(hold, recipients: list, now: datetime, for_push: bool = False) -> list[ActionLinks]:
+    """``links_for`` for each of ``recipients``, in their order, what they share read once."""
     if not _makers:
         raise RuntimeError("no app registered the links of holds: is holds in INSTALLED_APPS?")
-    return _makers[0](hold, recipient, now)
+    return _makers[0](hold, recipients, now, for_push=for_push)
 
 
 def register_amounts(describer: Describer) -> None:

@@ -69,6 +69,9 @@ class NotificationSettings(models.Model):
         related_name="standing_in_for",
         help_text="Who gets their messages while they are away: a reviewer who sees at least what they see.",
     )
+    # Quiet hours: no push between these times of day, in the person's time zone (``notifications.push_pacing``).
+    quiet_from = models.TimeField(null=True, blank=True, help_text="No push from this time of day…")
+    quiet_until = models.TimeField(null=True, blank=True, help_text="…until this one, in their time zone.")
 
     class Meta:
         db_table = "holds_notificationsettings"
@@ -100,6 +103,7 @@ class Notification(models.Model):
         EMAIL = "email", "Email"
         WEBHOOK = "webhook", "Webhook"
         IN_APP = "in_app", "In-app"
+        PUSH = "push", "Push"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
@@ -107,16 +111,21 @@ class Notification(models.Model):
         SENT = "sent", "Sent"
         FAILED = "failed", "Failed"
         RESOLVED = "resolved", "Not sent: resolved first"
+        FOLDED = "folded", "Sent within another push"
+        PRUNED = "pruned", "Not sent: the device's subscription ended"
 
     event = models.CharField(max_length=20, choices=Event.choices)
     subject_key = models.CharField(max_length=100, help_text="What it is about: a hold, a decision or a digest window.")
     channel = models.CharField(max_length=10, choices=Channel.choices)
-    recipient_key = models.CharField(max_length=50, help_text='"user:<id>" or "webhook:<id>".')
+    recipient_key = models.CharField(max_length=50, help_text='"user:<id>", "webhook:<id>" or "push:<id>".')
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="notifications"
     )
     webhook = models.ForeignKey(
         WebhookChannel, null=True, blank=True, on_delete=models.CASCADE, related_name="notifications"
+    )
+    push_subscription = models.ForeignKey(
+        "PushSubscription", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     hold = models.ForeignKey(
         "holds.Hold", null=True, blank=True, on_delete=models.CASCADE, related_name="notifications"
@@ -154,6 +163,22 @@ class Notification(models.Model):
 
     def __str__(self) -> str:
         return f"{self.event} to {self.recipient_key} by {self.channel}"
+
+
+class PushSubscription(models.Model):
+    """One device a person hears of holds on by Web Push: the push service's ``endpoint`` and the keys its browser
+    gave to encrypt for it (RFC 8291). ``last_pushed_at`` paces what it is sent (``notifications.push_pacing``)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="push_subscriptions")
+    name = models.CharField(max_length=60)
+    endpoint = models.URLField(max_length=1000, unique=True)
+    p256dh = models.CharField(max_length=100)
+    auth = models.CharField(max_length=50)
+    created_at = models.DateTimeField()
+    last_pushed_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.name} of {self.user}"
 
 
 class NotificationAttempt(models.Model):

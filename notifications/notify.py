@@ -23,8 +23,8 @@ from django.utils import timezone
 from approvals.waiting import open_rounds
 from approvals.wording import approval_words
 from holds.models import Assignment, Decision, Hold, Note
-from notifications import away, rendering, sending, subscriptions
-from notifications.models import DigestState, Notification, WebhookChannel
+from notifications import away, push_devices, rendering, sending, subscriptions
+from notifications.models import DigestState, Notification, PushSubscription, WebhookChannel
 from notifications.signals import holds_changed
 from people import naming, wording, zones
 from reviewqueue import changes, roles
@@ -299,6 +299,7 @@ def create(event: str, messages: list[Message]) -> list[Notification]:
     users = {user.pk: user for message in messages for user in message.recipients if user}
     viewers = {viewer.pk: viewer for viewer in scopes.viewers_of(users.values())}
     channels_of = subscriptions.channels_by_user(users.values(), event)
+    devices_of = _devices_of([pk for pk, chosen in channels_of.items() if Channel.PUSH in chosen])
     zone_of = zones.zones_of(users.values())
     webhooks = [
         w
@@ -328,6 +329,18 @@ def create(event: str, messages: list[Message]) -> list[Notification]:
             for channel in channels_of[user.pk]:
                 if channel == Channel.EMAIL and not user.email:
                     continue
+                if channel == Channel.PUSH:  # one push to each of their devices, each sent and paced on its own
+                    rows += [
+                        Notification(
+                            channel=channel,
+                            recipient_key=f"push:{device.pk}",
+                            user=user,
+                            push_subscription=device,
+                            **{**common, **in_zone[zone]},
+                        )
+                        for device in devices_of.get(user.pk, [])
+                    ]
+                    continue
                 sent = channel == Channel.IN_APP  # an in-app message is delivered by existing
                 rows.append(
                     Notification(
@@ -349,11 +362,20 @@ def create(event: str, messages: list[Message]) -> list[Notification]:
             event=event,
             subject_key__in=[message.subject_key for message in messages],
             status=Notification.Status.PENDING,
-        ).values_list("pk", flat=True)
+        ).values_list("pk", "channel")
     )
-    transaction.on_commit(lambda: [sending.enqueue(pk) for pk in pending])
+    transaction.on_commit(lambda: sending.enqueue_all(pending))
     changes.publish("bell", users={row.user_id for row in rows if row.channel == Channel.IN_APP})
     return rows
+
+
+def _devices_of(user_ids: list[int]) -> dict[int, list[PushSubscription]]:
+    """The push devices of these people, by person; none while push is off (``push_devices.enabled``)."""
+    devices = {}
+    if user_ids and push_devices.enabled():
+        for device in PushSubscription.objects.filter(user__in=user_ids).order_by("pk"):
+            devices.setdefault(device.user_id, []).append(device)
+    return devices
 
 
 # Which events each change to a hold resolves: see ``resolve_for_holds``.

@@ -5,7 +5,7 @@ first, so only one worker ever sends it; network failures are retried with
 backoff and every attempt is recorded. A row whose task was lost, or whose
 worker died mid-send, is queued again by ``due_for_requeue``. One about a hold
 that was decided or closed meanwhile (``notify.resolve_for_holds``, ``digest.narrow``)
-is not sent, and its attempt says why.
+is not sent, and its attempt says why. Pushes are sent in batches (``push_sending``), by the same rules.
 """
 
 from __future__ import annotations
@@ -14,20 +14,18 @@ import logging
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import OperationalError, transaction
+from django.db import transaction
 from django.utils import timezone
 
-from audit import events as audit_events
-from audit.events import holding
-from notifications import channels, digest
+from notifications import channels, digest, ending, push_sending
 from notifications.models import Notification, NotificationAttempt, WebhookChannel
 from reviewqueue import backoff, queueing
 
 logger = logging.getLogger(__name__)
 
 SEND_TASK = "notifications.tasks.send_notification"
+PUSH_TASK = "notifications.tasks.send_pushes"
 SENDING_LEASE = timedelta(minutes=10)
-FINISH_TRIES = 5  # a deadlock's loser is rolled back at once: the next try finds the other transaction done
 
 
 def enqueue(notification_id: int) -> None:
@@ -35,14 +33,27 @@ def enqueue(notification_id: int) -> None:
     queueing.queue(SEND_TASK, notification_id, description=f"notification {notification_id}")
 
 
+def enqueue_all(pending: list[tuple[int, str]]) -> None:
+    """Queue the sending of new notifications, given as (pk, channel): each alone, as ``enqueue`` does, but pushes
+    ``push_sending.BATCH`` to a task (one urgent hold makes one for every subscribed device)."""
+    pushes = [pk for pk, channel in pending if channel == Notification.Channel.PUSH]
+    for pk, channel in pending:
+        if channel != Notification.Channel.PUSH:
+            enqueue(pk)
+    for start in range(0, len(pushes), push_sending.BATCH):
+        batch = pushes[start : start + push_sending.BATCH]
+        queueing.queue(PUSH_TASK, batch, description=f"{len(batch)} pushes")
+
+
 def send(notification_id: int) -> float | None:
     """Send one notification if it is still pending; return the seconds until a retry, or None when done."""
     now = timezone.now()
-    claimed = Notification.objects.filter(pk=notification_id, status=Notification.Status.PENDING).update(
+    pending = Notification.objects.filter(pk=notification_id, status=Notification.Status.PENDING)
+    claimed = pending.exclude(channel=Notification.Channel.PUSH).update(
         status=Notification.Status.SENDING, next_attempt_at=now + SENDING_LEASE
     )
-    if not claimed:
-        return None
+    if not claimed:  # a push (re-queued alone) goes as a batch of one; anything else was sent or taken already
+        return push_sending.send([notification_id])
     notification = Notification.objects.select_related("user", "webhook", "hold").get(pk=notification_id)
     attempts = notification.attempts + 1
     if notification.resolved_at:
@@ -88,39 +99,7 @@ def send(notification_id: int) -> float | None:
 
 
 def _finish(notification: Notification, attempts: int, status: str, message: str) -> None:
-    """Record how sending ended; the audit trail hears of messages sent or failed, not of those resolved first.
-
-    The message went out (or will never): a deadlock or a lost connection must not leave the row ``sending``,
-    where the lease's end would send it again. The record is retried (``FINISH_TRIES``) until it is stored.
-    """
-    for tried in range(1, FINISH_TRIES + 1):
-        try:
-            return _record_finish(notification, attempts, status, message)
-        except OperationalError:
-            if tried == FINISH_TRIES:
-                raise
-            logger.warning("recording how notification %s ended failed; trying again", notification.pk)
-    return None
-
-
-def _record_finish(notification: Notification, attempts: int, status: str, message: str) -> None:
-    now = timezone.now()
-    # The notification row before the audit chain's head, as every transaction takes them
-    # (see holds.handover.assignments).
-    with transaction.atomic():
-        NotificationAttempt.objects.create(notification=notification, at=now, outcome=status, message=message)
-        Notification.objects.filter(pk=notification.pk).update(
-            status=status,
-            attempts=attempts,
-            last_error="" if status == Notification.Status.RESOLVED else message,
-            sent_at=now if status == "sent" else None,
-        )
-        if status == Notification.Status.RESOLVED:
-            return
-        if status == Notification.Status.SENT:
-            audit_events.append(holding.notification_sent(notification=notification))
-        else:
-            audit_events.append(holding.notification_failed(notification=notification, error=message))
+    ending.record([ending.End(notification, attempts, status, message)])
 
 
 def due_for_requeue(now: datetime | None = None) -> list[int]:

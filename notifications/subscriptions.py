@@ -16,17 +16,18 @@ EVENTS_FOR_ROLE = {
     roles.REVIEWERS: [Event.NEW_HOLDS, Event.EXPIRING_SOON, Event.NOT_APPLIED, Event.ASSIGNED, Event.MENTIONED],
     roles.AUDITORS: [Event.EXPIRED, Event.NOT_APPLIED, Event.DEFAULT_OUTCOME],
 }
+# Push reaches only the devices a person added (``push_devices``): by default it tells of what asks them to act soon.
 DEFAULT_CHANNELS = {
     Event.NEW_HOLDS: [],  # a digest is opt-in
-    Event.EXPIRING_SOON: [Channel.IN_APP, Channel.EMAIL],
+    Event.EXPIRING_SOON: [Channel.IN_APP, Channel.EMAIL, Channel.PUSH],
     Event.EXPIRED: [Channel.IN_APP, Channel.EMAIL],
     Event.NOT_APPLIED: [Channel.IN_APP, Channel.EMAIL],
-    Event.ESCALATED: [Channel.IN_APP, Channel.EMAIL],
+    Event.ESCALATED: [Channel.IN_APP, Channel.EMAIL, Channel.PUSH],
     Event.DEFAULT_OUTCOME: [Channel.IN_APP, Channel.EMAIL],
-    Event.ASSIGNED: [Channel.IN_APP, Channel.EMAIL],
-    Event.MENTIONED: [Channel.IN_APP, Channel.EMAIL],
+    Event.ASSIGNED: [Channel.IN_APP, Channel.EMAIL, Channel.PUSH],
+    Event.MENTIONED: [Channel.IN_APP, Channel.EMAIL, Channel.PUSH],
 }
-USER_CHANNELS = [Channel.IN_APP, Channel.EMAIL]
+USER_CHANNELS = [Channel.IN_APP, Channel.EMAIL, Channel.PUSH]
 # A decision still undelivered is announced to whoever asked to hear of decisions not applied.
 PREFERENCE_FOR = {Event.UNDELIVERED: Event.NOT_APPLIED}
 

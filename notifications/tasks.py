@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from notifications import notify, sending
+from notifications import notify, push_sending, sending
 from reviewqueue import sweeping
 from reviewqueue.celery import RetryingTask
 
@@ -16,6 +16,12 @@ def send_new_holds_digests() -> int:
 def send_notification(notification_id: int) -> float | None:
     """Send one notification; retry with backoff while its channel is unavailable."""
     return sending.send(notification_id)
+
+
+@shared_task(base=RetryingTask)
+def send_pushes(notification_ids: list[int]) -> float | None:
+    """Send a batch of pushes; wait for the next of them due soon (a device's pace, or a retry's backoff)."""
+    return push_sending.send(notification_ids)
 
 
 @shared_task

@@ -226,11 +226,16 @@ def notifications() -> Iterator[Metric]:
     labels = ["channel"]
     sent = CounterMetricFamily(f"{PREFIX}_notifications_sent", "Notifications sent, per channel.", labels=labels)
     failed = CounterMetricFamily(f"{PREFIX}_notifications_failed", "Notifications that failed for good.", labels=labels)
+    pruned = CounterMetricFamily(
+        f"{PREFIX}_push_pruned",
+        "Pushes whose device's push service answered 404 or 410: the device was removed.",
+    )
     counts = (
         Notification.objects.values("channel")
         .annotate(
             sent=Count("pk", filter=Q(status=Notification.Status.SENT)),
             failed=Count("pk", filter=Q(status=Notification.Status.FAILED)),
+            pruned=Count("pk", filter=Q(status=Notification.Status.PRUNED)),
         )
         .order_by()
     )
@@ -239,8 +244,8 @@ def notifications() -> Iterator[Metric]:
         row = by_channel.get(channel, {"sent": 0, "failed": 0})
         sent.add_metric([channel], row["sent"])
         failed.add_metric([channel], row["failed"])
-    yield sent
-    yield failed
+    pruned.add_metric([], by_channel.get(Notification.Channel.PUSH, {}).get("pruned", 0))
+    yield from (sent, failed, pruned)
 
 
 def audit_chain() -> Iterator[Metric]:

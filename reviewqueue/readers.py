@@ -16,7 +16,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Collection
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from typing import Any
 from zoneinfo import available_timezones
@@ -32,6 +32,7 @@ ID_MAX = 2**63 - 1  # PostgreSQL's bigint
 # numeric takes far more. A whole number keeps a margin below Python's limit.
 MAX_INTEGER_DIGITS = 4000
 TYPED_INTEGER = re.compile(r"[+-]?[0-9]+")
+TIME_OF_DAY = re.compile(r"[0-9]{2}:[0-9]{2}(?::[0-9]{2})?")
 TYPED_DECIMAL = re.compile(r"(?P<sign>[+-]?)(?P<body>[0-9.,]*)")
 # Thousands in groups of three after a first group of one to three digits that does not start with 0.
 THOUSANDS = {mark: re.compile(rf"[1-9][0-9]{{0,2}}(?:{re.escape(mark)}[0-9]{{3}})+") for mark in ",."}
@@ -194,6 +195,19 @@ def day(value: str, name: str) -> date | None:
     if not FIRST_YEAR <= parsed.year <= LAST_YEAR:
         raise BadValue(name, f"must fall between the years {FIRST_YEAR} and {LAST_YEAR}")
     return parsed
+
+
+def time_of_day(value: str, name: str) -> time | None:
+    """A time of day as a time input sends it, "HH:MM" on the 24-hour clock (seconds allowed); None when blank."""
+    value = value.strip()
+    if not value:
+        return None
+    if not TIME_OF_DAY.fullmatch(value):
+        raise BadValue(name, "a time such as 22:00 is needed")
+    try:
+        return time.fromisoformat(value)
+    except ValueError:
+        raise BadValue(name, "a time such as 22:00 is needed") from None
 
 
 def moment(value: str, name: str) -> datetime | None:

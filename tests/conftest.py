@@ -4,6 +4,7 @@ Fixtures, and the hook that orders the run; what tests share besides fixtures is
 """
 
 import email
+import ipaddress
 import os
 import threading
 from decimal import Decimal
@@ -208,16 +209,22 @@ def asgi_live_server(asgi_server, transactional_db):
 
 
 @pytest.fixture(scope="session")
-def browser():
-    """One Chromium for every browser test a process runs; each test opens contexts of its own on it."""
+def playwright():
+    """Playwright's driver, once a process: its sync API allows one at a time."""
     # Playwright's sync API keeps an event loop in this thread; Django's guard against
     # database calls from async code would refuse the test's own (synchronous) queries.
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+    with sync_playwright() as driver:
+        yield driver
     del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
+
+
+@pytest.fixture(scope="session")
+def browser(playwright):
+    """One Chromium for every browser test a process runs; each test opens contexts of its own on it."""
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    yield browser
+    browser.close()
 
 
 @pytest.fixture
@@ -276,6 +283,27 @@ def webhook_receiver():
     yield server
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture
+def push_service(settings, monkeypatch, tmp_path):
+    """A push service on 127.0.0.1 (``tests.helpers.push_service``), with push on: VAPID keys of its own, the
+    stand-in's loopback address allowed, and its certificate authority the process's whole trust store."""
+    from notifications import push
+    from reviewqueue.tls import trust_store
+    from tests.helpers.push_service import PushService, vapid_keys
+
+    settings.WEBPUSH_VAPID_PUBLIC_KEY, settings.WEBPUSH_VAPID_PRIVATE_KEY = vapid_keys()
+    settings.WEBPUSH_CONTACT = "mailto:operators@example.com"
+    settings.WEBPUSH_ALLOWED_NETWORKS = [ipaddress.ip_network("127.0.0.1/32")]
+    service = PushService(settings.WEBPUSH_VAPID_PUBLIC_KEY)
+    monkeypatch.setenv("SSL_CERT_FILE", service.ca_file(tmp_path))
+    trust_store.cache_clear()  # kept for the process, read from the environment just changed
+    push.vapid.cache_clear()
+    yield service
+    service.stop()
+    trust_store.cache_clear()
+    push.vapid.cache_clear()
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ The rules, all here:
 
 - A link is made for one hold and one action (approve or reject), signed with Django's
   signing under ``SALT``. It binds the hold, the action, the hold's payload digest and a
-  random token id; an email's link also binds its recipient (``EMAIL_LINK``). A link in a
+  random token id; an email's link, and a push's, also binds its recipient (``BOUND_CHANNELS``). A link in a
   channel message (``CHAT_LINK``: Slack, Teams, any webhook) goes to many people and binds
   nobody: whoever opens it decides as themselves, where their role and scopes allow.
 - It expires at the hold's expiry, or ``LIFETIME`` after it was made, whichever comes first.
@@ -55,7 +55,8 @@ from teams import scopes
 SALT = "holds.action_links"
 LIFETIME = timedelta(hours=24)
 ACTIONS = (DecisionItem.Action.APPROVE, DecisionItem.Action.REJECT)
-CHANNELS = (DecisionChannel.EMAIL_LINK, DecisionChannel.CHAT_LINK)
+CHANNELS = (DecisionChannel.EMAIL_LINK, DecisionChannel.CHAT_LINK, DecisionChannel.PUSH_LINK)
+BOUND_CHANNELS = (DecisionChannel.EMAIL_LINK, DecisionChannel.PUSH_LINK)  # each made for one person
 # A Slack app's interactive button carries a token signed the same way, for ``slackapp`` to read; never a link.
 BUTTON_CHANNELS = (DecisionChannel.SLACK,)
 MAX_TOKEN = 600  # characters: a link we made is about 200; anything much longer is not ours
@@ -94,33 +95,52 @@ class Refused(Exception):
         self.kind, self.message, self.hold, self.use = kind, message, hold, use
 
 
-def links_for(hold: Hold, recipient=None, now: datetime | None = None) -> ActionLinks:
+def links_for(hold: Hold, recipient=None, now: datetime | None = None, for_push: bool = False) -> ActionLinks:
     """The links a message about ``hold`` carries: absolute URLs under ``SITE_URL``.
 
-    With a ``recipient`` (a user: an email's) the Approve and Reject links are bound to them, and
-    left out unless they may review; without one (a channel's message) they are bound to nobody.
+    With a ``recipient`` (a user: an email's, or a push's with ``for_push``) the Approve and Reject links are bound
+    to them, and left out unless they may review; without one (a channel's message) they are bound to nobody.
     Both are left out once the hold can no longer be decided, Approve also where the hold does not
     allow it. Each call makes new links (a new token id each), good for ``LIFETIME`` at most. A possible duplicate's
     Approve opens the hold's page instead (approving it asks for a confirmation there), and ``warning`` names the
     other holds the recipient may see (``holds.related.safeguard``; for a channel's message, bound to nobody, those
     anyone seeing this hold may see).
     """
+    return links_for_many(hold, [recipient], now, for_push)[0]
+
+
+def links_for_many(hold: Hold, recipients: list, now: datetime | None = None, for_push: bool = False) -> list:
+    """``links_for`` for each of ``recipients`` (users, or None for nobody), in their order, reading what they share
+    once: whether the hold can still be decided, its possible duplicates, and every recipient's roles and scopes."""
     now = now or timezone.now()
     opening = settings.SITE_URL + reverse("hold", args=[hold.pk])
-    if decidable.closed_reason(hold, now) or (
-        recipient is not None and not roles.can_review(scopes.viewer_of(recipient))
-    ):
-        return ActionLinks(opening)
-    guard = safeguard.guard(hold, now=now)
+    if decidable.closed_reason(hold, now):
+        return [ActionLinks(opening) for _ in recipients]
+    people = [recipient for recipient in recipients if recipient is not None]
+    viewers = {viewer.pk: viewer for viewer in scopes.viewers_of(people)}
+    guard, found = None, []
+    for recipient in recipients:
+        viewer = viewers[recipient.pk] if recipient is not None else None
+        if viewer is not None and not roles.can_review(viewer):
+            found.append(ActionLinks(opening))
+            continue
+        guard = guard or safeguard.guard(hold, now=now)
+        channel = DecisionChannel.PUSH_LINK if for_push and recipient is not None else ""
+        found.append(_links(hold, recipient, viewer, guard, opening, now, channel))
+    return found
+
+
+def _links(hold: Hold, recipient, viewer, guard, opening: str, now: datetime, channel: str) -> ActionLinks:
     if guard.needed:
-        if recipient is not None:
-            warning = guard.seen_by(scopes.viewer_of(recipient)).words()
+        if viewer is not None:
+            warning = guard.seen_by(viewer).words()
         else:  # a channel's message: whoever reads the channel, not one person's teams
             warning = guard.seen_by_its_readers().words(outside="of other agents or envs")
         approve = opening if DecisionItem.Action.APPROVE in hold.actions else None
-        reject = _url(make(hold, DecisionItem.Action.REJECT, recipient, now)) if "reject" in hold.actions else None
+        rejecting = "reject" in hold.actions
+        reject = _url(make(hold, DecisionItem.Action.REJECT, recipient, now, channel)) if rejecting else None
         return ActionLinks(opening, approve, reject, warning=warning.capitalize())
-    made = {action: _url(make(hold, action, recipient, now)) for action in ACTIONS if action in hold.actions}
+    made = {action: _url(make(hold, action, recipient, now, channel)) for action in ACTIONS if action in hold.actions}
     return ActionLinks(opening, made.get(DecisionItem.Action.APPROVE), made.get(DecisionItem.Action.REJECT))
 
 
@@ -165,7 +185,7 @@ def read(token: str, channels: tuple[str, ...] = CHANNELS) -> Link:
         and action in ACTIONS
         and isinstance(digest, str)
         and channel in channels
-        and (recipient_pk is None) == (channel != DecisionChannel.EMAIL_LINK)
+        and (recipient_pk is None) == (channel not in BOUND_CHANNELS)
         and (recipient_pk is None or _positive_int(recipient_pk))
         and _positive_int(expires)
     ):

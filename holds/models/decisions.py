@@ -129,6 +129,7 @@ class DecisionChannel(models.TextChoices):
     BULK = "bulk", "bulk decision"
     EMAIL_LINK = "email_link", "email link"
     CHAT_LINK = "chat_link", "Slack link"
+    PUSH_LINK = "push_link", "push notification"
     SLACK = "slack", "Slack"
     POLICY = "policy", "approval policy"
     API = "api", "API"

@@ -9,7 +9,7 @@ from django.db import OperationalError
 from django.utils import timezone
 
 from holds.handover import assignments, notes
-from notifications import away, notify, sending
+from notifications import away, ending, notify, sending
 from notifications.models import Notification, WebhookChannel
 from reviewqueue import roles
 from tests.helpers.escalation import add_refund
@@ -94,7 +94,7 @@ def test_a_webhook_sent_whose_record_lost_a_deadlock_is_recorded_on_the_retry_an
     hold = add_refund(platform_client, platform_state, "h_hooked")
     assignments.assign(hold, bob, "yours", by=alice)
     webhook = Notification.objects.get(channel="webhook")
-    recorded = sending.audit_events.record
+    recorded = ending.audit_events.record_many
     losses = ["deadlock detected"]
 
     def loses_a_deadlock_once(*args, **kwargs):
@@ -102,7 +102,7 @@ def test_a_webhook_sent_whose_record_lost_a_deadlock_is_recorded_on_the_retry_an
             raise OperationalError(losses.pop())
         return recorded(*args, **kwargs)
 
-    monkeypatch.setattr(sending.audit_events, "record", loses_a_deadlock_once)
+    monkeypatch.setattr(ending.audit_events, "record_many", loses_a_deadlock_once)
     sending.send(webhook.pk)
     with time_machine.travel(timezone.now() + sending.SENDING_LEASE + timedelta(minutes=5), tick=False):
         requeued = sending.due_for_requeue()

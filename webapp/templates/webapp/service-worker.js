@@ -33,3 +33,5 @@ self.addEventListener("fetch", (event) => {
     event.respondWith(fetch(request));
   }  // anything else goes to the network as if there were no worker
 });
+
+{% include "notifications/push-worker.js" %}

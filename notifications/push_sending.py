@@ -1,0 +1,203 @@
+"""Sending pushes in batches: what a batch's pushes share is read once, and they are posted concurrently over
+connections kept alive (``push.post_all``). One urgent hold makes a push to every subscribed reviewer's device.
+
+Each push is still a notification row of its own, sent at most once, as ``sending`` sends the others: the batch takes
+its rows from pending to sending under their locks (a row another worker holds is skipped), takes only those due,
+and records each one's end (``ending``). Before going, a push may be held back until its person's quiet hours end
+or its device's pace is over (``push_pacing``): it stays pending until then, counting no attempt. One that goes
+takes with it every other push waiting for its device, folded into its words ("2 more holds waiting"). A push
+service answering 404 or 410 ends the device (``push_devices.prune``); 429, 5xx or no answer leaves the push pending
+with backoff, up to ``NOTIFY_RETRY_LIMIT`` attempts, as any notification.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections import defaultdict
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from notifications import ending, hold_links, push, push_devices, push_pacing
+from notifications.ending import End
+from notifications.models import Notification
+from reviewqueue import backoff
+
+logger = logging.getLogger(__name__)
+
+BATCH = 100  # pushes a task takes: one urgent hold makes one per subscribed device
+LEASE = timedelta(minutes=10)
+Status = Notification.Status
+
+
+@dataclasses.dataclass
+class Going:
+    """A push about to go, and the pushes waiting for its device that it tells of (by pk, with their holds)."""
+
+    row: Notification
+    folded: dict[int, set[int]]
+    batched: set[int] = dataclasses.field(default_factory=set)  # of the folded, those this batch took
+    gone: int = 0  # the status its push service answered when the device's subscription had ended
+
+    @property
+    def more(self) -> int:
+        """The other holds the folded pushes were about."""
+        return len(set().union(*self.folded.values()) - {self.row.hold_id})
+
+
+def send(ids: list[int]) -> float | None:
+    """Send those of these pushes that are pending and due; answer the seconds until the next of them is due, when
+    that is soon enough for the task to wait (a pace or a retry), else None (``sending.due_for_requeue`` finds it)."""
+    now = timezone.now()
+    rows = _claim(ids, now)
+    ends = [_resolved(row) for row in rows if row.resolved_at or not row.push_subscription_id]
+    going = _not_held_back([row for row in rows if not row.resolved_at and row.push_subscription_id], now)
+    try:
+        ends += _sent(going, now)
+    except Exception as error:  # a bug must not leave the rows stuck in sending: record them as failed
+        logger.exception("pushes %s failed", [entry.row.pk for entry in going])
+        ends += [
+            End(entry.row, entry.row.attempts + 1, Status.FAILED, f"{type(error).__name__}: {error}") for entry in going
+        ]
+    ending.record(ends)
+    for entry in going:
+        if entry.gone:
+            push_devices.prune(entry.row.push_subscription_id, entry.gone)
+    return _next_due(ids, now)
+
+
+def _resolved(row: Notification) -> End:
+    """A push nobody need get any more: its hold was decided or closed, or its device removed."""
+    reason = row.resolved_reason if row.resolved_at else "the device was removed"
+    return End(row, row.attempts + 1, Status.RESOLVED, f"not sent: {reason}")
+
+
+def _claim(ids: list[int], now: datetime) -> list[Notification]:
+    with transaction.atomic():
+        rows = list(
+            Notification.objects.select_for_update(of=("self",), skip_locked=True)
+            .select_related("user", "hold", "push_subscription")
+            .filter(pk__in=ids, channel=Notification.Channel.PUSH, status=Status.PENDING, next_attempt_at__lte=now)
+            .order_by("pk")
+        )
+        Notification.objects.filter(pk__in=[row.pk for row in rows]).update(
+            status=Status.SENDING, next_attempt_at=now + LEASE
+        )
+    return rows
+
+
+def _not_held_back(rows: list[Notification], now: datetime) -> list[Going]:
+    """The pushes that go now, each with the pushes it folds in; the others are left pending until they may go."""
+    quiet = push_pacing.quiet_until([row.user for row in rows], now)
+    held = {row.pk: quiet[row.user_id] for row in rows if row.user_id in quiet}
+    first_of = {}  # each device's first push of the batch: the one that goes, the others fold into it
+    for row in rows:
+        if row.pk not in held:
+            first_of.setdefault(row.push_subscription_id, row)
+    waits = push_pacing.take_turns(list(first_of), now)
+    held |= {row.pk: waits[row.push_subscription_id] for row in rows if row.push_subscription_id in waits}
+    for row in rows:
+        if row.pk in held:
+            Notification.objects.filter(pk=row.pk).update(status=Status.PENDING, next_attempt_at=held[row.pk])
+    going = {device: Going(row, {}) for device, row in first_of.items() if device not in waits}
+    for row in rows:
+        if row.push_subscription_id in going and going[row.push_subscription_id].row is not row:
+            going[row.push_subscription_id].folded[row.pk] = _holds_of(row.hold_id, row.holds)
+            going[row.push_subscription_id].batched.add(row.pk)
+    waiting = Notification.objects.filter(
+        push_subscription__in=list(going), status=Status.PENDING, resolved_at__isnull=True
+    ).values_list("pk", "push_subscription", "hold_id", "holds")
+    for pk, device, hold_id, listed in waiting:
+        going[device].folded[pk] = _holds_of(hold_id, listed)
+    return list(going.values())
+
+
+def _holds_of(hold_id: int | None, listed: list) -> set[int]:
+    return {hold_id} if hold_id else {shown["pk"] for shown in listed if isinstance(shown, dict)}
+
+
+def _sent(going: list[Going], now: datetime) -> list[End]:
+    """Post the pushes that go, and answer how each ended, the pushes folded into those delivered with them."""
+    prepared, ends, signatures = [], [], {}
+    contents = _contents(going, now)
+    for entry, content in zip(going, contents, strict=True):
+        try:
+            hold = entry.row.hold
+            prepared.append(
+                (entry, push.prepare(entry.row.push_subscription, content, hold and hold.expires_at, now, signatures))
+            )
+        except (push.Refused, push.Unavailable) as failure:
+            ends += _failed(entry.row, failure, now)
+    outcomes = push.post_all([request for _, request in prepared])
+    for (entry, _), outcome in zip(prepared, outcomes, strict=True):
+        if outcome is None:
+            ends.append(End(entry.row, entry.row.attempts + 1, Status.SENT))
+            ends += _folded(entry)
+        else:
+            entry.gone = outcome.status if isinstance(outcome, push.Gone) else 0
+            ends += _failed(entry.row, outcome, now)
+    return ends
+
+
+def _contents(going: list[Going], now: datetime) -> list[dict]:
+    """Each push's words, with what pushes about one hold share (its links for every recipient, its amounts) read
+    once."""
+    by_hold = defaultdict(list)
+    for entry in going:
+        by_hold[entry.row.hold_id].append(entry)
+    links, amounts = {}, {}
+    for hold_id, entries in by_hold.items():
+        if hold_id is None:
+            continue
+        hold = entries[0].row.hold
+        recipients = [entry.row.user for entry in entries]
+        for entry, found in zip(entries, hold_links.links_for_many(hold, recipients, now, for_push=True), strict=True):
+            links[entry.row.pk] = found
+        amounts[hold_id] = hold_links.amounts_of(hold)
+    return [
+        push.payload(entry.row, links.get(entry.row.pk), amounts.get(entry.row.hold_id, []), entry.more, now)
+        for entry in going
+    ]
+
+
+def _folded(entry: Going) -> list[End]:
+    """The pushes told of within ``entry``'s, now folded: this batch's own, and those still pending."""
+    still = Notification.objects.filter(
+        Q(pk__in=list(entry.batched)) | Q(pk__in=list(entry.folded), status=Status.PENDING)
+    )
+    message = f"sent within the push of notification {entry.row.pk}"
+    return [End(row, row.attempts + 1, Status.FOLDED, message) for row in still]
+
+
+def _failed(row: Notification, failure: Exception, now: datetime) -> list[End]:
+    """How a push that did not go ends: pruned, failed, or (``Unavailable``, under the retry limit) pending again
+    with backoff, which ``ending`` does not record: its attempt is recorded here."""
+    attempts = row.attempts + 1
+    if isinstance(failure, push.Gone):
+        return [End(row, attempts, Status.PRUNED, str(failure))]
+    if isinstance(failure, push.Unavailable) and attempts < settings.NOTIFY_RETRY_LIMIT:
+        delay = timedelta(seconds=backoff.retry_delay(attempts))
+        with transaction.atomic():
+            row.attempts_made.create(at=now, outcome="retry", message=str(failure))
+            Notification.objects.filter(pk=row.pk).update(
+                status=Status.PENDING, attempts=attempts, last_error=str(failure), next_attempt_at=now + delay
+            )
+        return []
+    return [End(row, attempts, Status.FAILED, str(failure))]
+
+
+def _next_due(ids: list[int], now: datetime) -> float | None:
+    due = (
+        Notification.objects.filter(pk__in=ids, status=Status.PENDING)
+        .order_by("next_attempt_at")
+        .values_list("next_attempt_at", flat=True)
+        .first()
+    )
+    if due is None:
+        return None
+    wait = max((due - now).total_seconds(), 0.0)
+    return wait if wait <= settings.DELIVERY_RETRY_MAX_SECONDS else None
