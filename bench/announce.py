@@ -105,14 +105,7 @@ def main() -> None:
             "EMAIL_PORT": str(smtp.port),
             "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.1/32",
         }
-        celery = [
-            serving.start(
-                [sys.executable, "-m", "celery", "-A", "reviewqueue", *kind, "--loglevel", "INFO"],
-                environment,
-                Path(logs) / f"{kind[0]}.log",
-            )
-            for kind in (["worker", "--concurrency", "2"], ["beat"])
-        ]
+        celery = serving.worker_and_beat(environment, Path(logs))
         try:
             serving.wait_for(lambda: SyncState.objects.filter(last_success_at__isnull=False).exists(), "a first sync")
             print(

@@ -86,6 +86,19 @@ def start(command: list[str], environment: dict, log: Path, root: Path = ROOT) -
         )
 
 
+def worker_and_beat(environment: dict, logs: Path, concurrency: int = 2) -> list[subprocess.Popen]:
+    """A Celery worker (``concurrency`` processes in its pool) and beat with ``environment``, each logging to a file
+    in ``logs``."""
+    return [
+        start(
+            [sys.executable, "-m", "celery", "-A", "reviewqueue", *kind, "--loglevel", "INFO"],
+            environment,
+            logs / f"{kind[0]}.log",
+        )
+        for kind in (["worker", "--concurrency", str(concurrency)], ["beat"])
+    ]
+
+
 def stop(process: subprocess.Popen) -> None:
     """End the process's whole group (gunicorn's and Celery's own workers with it)."""
     for signum, wait in ((signal.SIGTERM, 15), (signal.SIGKILL, 5)):

@@ -61,6 +61,7 @@ BENCHES = {
     ),
     "metrics": (["--holds", "50", "--events", "200", "--decisions", "20", "--scrapes", "2"], r"/metrics +median"),
     "profile": (["--requests", "3", "--top", "5"], r"## /: [\d.]+ ms a request under the profiler"),
+    "push": (["--reviewers", "3", "--holds", "1", "--sync-interval", "1"], r"ask -> push decrypted at the device +p50"),
     "queue": (["--holds", "50", "--requests", "3", "--related", "10"], r"first page +[\d.]+ ms"),
     "recovery": (["--rounds", "1"], r"kill to applied over 1 rounds: median"),
     "replay": (["--holds", "50", "--runs", "1"], r"replay over 30 days: median"),
