@@ -193,15 +193,19 @@ def test_notifications_are_counted_sent_and_failed_per_channel(scraper, alice):
     Notification.objects.create(
         subject_key="4", channel="webhook", recipient_key="webhook:1", status="pending", **common
     )
+    Notification.objects.create(subject_key="5", channel="push", recipient_key="push:1", status="sent", **common)
+    Notification.objects.create(subject_key="6", channel="push", recipient_key="push:2", status="pruned", **common)
 
     metrics = scraper()
 
     assert metrics["reviewqueue_notifications_sent_total"] == {
         (("channel", "email"),): 1,
         (("channel", "in_app"),): 1,
+        (("channel", "push"),): 1,
         (("channel", "webhook"),): 0,
     }
     assert metrics["reviewqueue_notifications_failed_total"][(("channel", "email"),)] == 1
+    assert metrics["reviewqueue_push_pruned_total"] == {(): 1}
 
 
 def test_the_audit_chain_status_appears_once_verified_and_shows_a_break(scraper, samples):
