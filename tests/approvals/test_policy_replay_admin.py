@@ -3,8 +3,8 @@
 import pytest
 from django.urls import reverse
 
-from approvals.admin import ApprovalPolicyForm
 from approvals.models import ApprovalPolicy
+from approvals.policy_form import ApprovalPolicyForm
 from tests.helpers.replaying import decided_hold, small_refunds
 from tests.helpers.users import make_user
 
