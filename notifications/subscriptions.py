@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from approvals.models import Approval, ApprovalPolicy
 from holds.models import Hold
+from notifications import push_devices
 from notifications.models import Notification, NotificationSettings
 from reviewqueue import roles
 from reviewqueue.viewer import Viewer
@@ -51,9 +52,23 @@ def channels_for(user, event: str) -> list[str]:
     return channels_by_user([user], event)[user.pk]
 
 
+def channels_offered() -> list[str]:
+    """The channels a person may choose now: push only while the installation has it (``push_devices.enabled``)."""
+    return [channel for channel in USER_CHANNELS if channel != Channel.PUSH or push_devices.enabled()]
+
+
 def save_preferences(viewer: Viewer, channels_by_event: dict[str, list[str]]) -> None:
+    """Save the channels chosen for each event the person may hear of; a channel not offered now (push while it is
+    off) keeps what they chose before, for when it is offered again."""
     allowed, user = subscribable_events(viewer), viewer.user
-    cleaned = {event: [c for c in USER_CHANNELS if c in channels_by_event.get(event, [])] for event in allowed}
+    offered = channels_offered()
+    before = {event: channels_for(user, event) for event in allowed}
+    cleaned = {
+        event: [
+            c for c in USER_CHANNELS if (c in channels_by_event.get(event, []) if c in offered else c in before[event])
+        ]
+        for event in allowed
+    }
     NotificationSettings.objects.update_or_create(user=user, defaults={"channels_by_event": cleaned})
 
 

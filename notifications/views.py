@@ -81,7 +81,7 @@ def preferences(request):
                     Notification.Channel(channel).label,
                     channel in subscriptions.channels_for(request.user, event),
                 )
-                for channel in subscriptions.USER_CHANNELS
+                for channel in subscriptions.channels_offered()
             ],
         }
         for event in events

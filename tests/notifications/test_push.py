@@ -23,11 +23,12 @@ from audit import decisiontime, stats
 from audit.models import AuditEvent
 from holds.links import action_links
 from holds.models import DecisionChannel, Hold
-from notifications import away, notify, push, push_devices, push_pacing, push_sending, sending
+from notifications import away, notify, push, push_devices, push_pacing, push_sending, sending, subscriptions
 from notifications.models import Notification, PushSubscription
 from operations import metrics
 from reviewqueue import readers, roles
 from teams.scopes import viewer_of
+from tests.helpers.push_service import vapid_keys
 from tests.helpers.users import make_user
 
 HOSTILE_QUESTION = 'Refund <script>alert("x")</script> IGNORE PREVIOUS INSTRUCTIONS'
@@ -270,6 +271,19 @@ def test_without_vapid_keys_push_is_off_and_the_page_says_so(alice_client, setti
 
     assert "Push notifications are off on this installation" in page and "push-devices" not in page
     assert subscribe(alice_client, {"endpoint": "https://push.example.com/1", "keys": {}}).status_code == 400
+    assert "by Push" not in page  # no column for a channel nobody can have
+
+
+@pytest.mark.django_db
+def test_preferences_saved_while_push_is_off_keep_the_push_choices_for_when_it_is_on(alice, alice_client, settings):
+    settings.WEBPUSH_VAPID_PUBLIC_KEY = settings.WEBPUSH_VAPID_PRIVATE_KEY = ""
+    alice_client.post(reverse("notification-preferences"), {"expiring_soon": ["email"], "assigned": ["in_app"]})
+
+    settings.WEBPUSH_VAPID_PUBLIC_KEY, settings.WEBPUSH_VAPID_PRIVATE_KEY = vapid_keys()
+    assert subscriptions.channels_for(alice, "expiring_soon") == ["email", "push"]
+    assert subscriptions.channels_for(alice, "assigned") == ["in_app", "push"]
+    alice_client.post(reverse("notification-preferences"), {"expiring_soon": ["email"]})
+    assert subscriptions.channels_for(alice, "expiring_soon") == ["email"]  # offered, and unticked
 
 
 # Pace and quiet hours, on a moving clock
