@@ -37,29 +37,31 @@ def register(maker: Maker) -> None:
     _makers[:] = [maker]
 
 
-def links_for(hold, recipient, now: datetime, for_push: bool = False) -> ActionLinks:
-    """``hold``'s links for ``recipient`` (an email's or a push's; None for a channel message, bound to nobody) at
-    ``now``; ``for_push``: a push's, whose decisions count as made through push."""
-    return links_for_many(hold, [recipient], now, for_push)[0]
+def links_for(hold, recipient, now: datetime) -> ActionLinks:
+    """``hold``'s links for ``recipient`` (an email's; None for a channel message, bound to nobody) at ``now``."""
+    return links_for_many(hold, [recipient], now)[0]
 
 
 def links_for_many(hold, recipients: list, now: datetime, for_push: bool = False) -> list[ActionLinks]:
-    """``links_for`` for each of ``recipients``, in their order, what they share read once."""
+    """``links_for`` for each of ``recipients``, in their order, what they share read once; ``for_push``: a push's,
+    whose decisions count as made through push."""
     if not _makers:
         raise RuntimeError("no app registered the links of holds: is holds in INSTALLED_APPS?")
     return _makers[0](hold, recipients, now, for_push=for_push)
 
 
 def register_amounts(describer: Describer) -> None:
-    """Make ``describer(hold)`` the one that lists a hold's amounts as people read them (the holds app's)."""
+    """Make ``describer(hold, sure=False)`` the one that lists the amounts of holds as people read them (the holds
+    app's)."""
     _describers[:] = [describer]
 
 
-def amounts_of(hold) -> list[str]:
-    """The amounts ``hold``'s items carry, each with its currency where the item names one ("49.90 USD")."""
+def amounts_of(hold, sure: bool = False) -> list[str]:
+    """The amounts ``hold``'s items carry, each with its currency where the item names one ("49.90 USD"); with
+    ``sure``, only those read for certain (an amount that is not shows the agent's text as written)."""
     if not _describers:
         raise RuntimeError("no app registered the amounts of holds: is holds in INSTALLED_APPS?")
-    return _describers[0](hold)
+    return _describers[0](hold, sure=sure)
 
 
 @dataclasses.dataclass(frozen=True)

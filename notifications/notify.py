@@ -392,7 +392,7 @@ def resolve_for_holds(hold_ids, events: frozenset[str], reason: str, now: dateti
 
     A reminder or alert asks someone to act on a hold; once nobody can or need,
     it is resolved: it leaves the bell's count, shows as resolved in the inbox,
-    and a pending email or webhook of it is not sent (``sending.send`` checks).
+    and a pending email, webhook or push of it is not sent (``sending`` and ``push_sending`` check).
     Which change resolves which event:
 
     - ``RESOLVED_BY_DECISION``: a decision stored here (``decisions.submit``; withdrawing
@@ -424,7 +424,7 @@ def resolve_for_holds(hold_ids, events: frozenset[str], reason: str, now: dateti
 def reopen_for_hold(hold_id: int, since: datetime) -> int:
     """Undo what was resolved about a hold since ``since``: a decision withdrawn in its undo window leaves it open.
 
-    A pending email or webhook that sending already skipped as resolved stays unsent.
+    A pending email, webhook or push that sending already skipped as resolved stays unsent.
     """
     _tell_changed([hold_id])
     return Notification.objects.filter(hold=hold_id, resolved_at__gte=since).update(

@@ -2,7 +2,8 @@
 (RFC 8291, by http-ece) and signed with the installation's VAPID key (RFC 8292, by py-vapid).
 
 A push passes through the browser vendor's push service, so by default it carries no agent text: the hold's id,
-its agent and amounts, and the time left, in fixed words. ``WEBPUSH_PAYLOAD=summary`` adds the question, cut short.
+its agent, its amounts read for certain (one that is not would show the agent's text), and the time left, in fixed
+words. ``WEBPUSH_PAYLOAD=summary`` adds the question, cut short.
 Its Approve… and Reject… are the hold's one-tap links bound to the person (``hold_links``): each opens the link's
 page, where claims, four eyes, team scopes, possible duplicates and the audit apply as for any link; nothing is
 decided from the notification itself.
@@ -214,8 +215,8 @@ def encrypted(device: PushSubscription, body: bytes) -> bytes:
     return http_ece.encrypt(
         body,
         private_key=ec.generate_private_key(ec.SECP256R1()),
-        dh=_decoded(device.p256dh),
-        auth_secret=_decoded(device.auth),
+        dh=decoded(device.p256dh),
+        auth_secret=decoded(device.auth),
         version="aes128gcm",
     )
 
@@ -232,7 +233,8 @@ def vapid() -> Vapid02:
     return Vapid02.from_string(settings.WEBPUSH_VAPID_PRIVATE_KEY)
 
 
-def _decoded(value: str) -> bytes:
+def decoded(value: str) -> bytes:
+    """A key as browsers write it, URL-safe base64 without its padding, as bytes."""
     return base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
 
 

@@ -9,22 +9,22 @@ is fetched while reading it: only the host's name is resolved, to check its addr
 
 from __future__ import annotations
 
-import base64
 import binascii
 
 import httpx
+from cryptography.hazmat.primitives.asymmetric import ec
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from audit import events
 from audit.events import roles_and_settings
-from notifications import destinations
+from notifications import destinations, push, push_pacing
 from notifications.models import Notification, PushSubscription
 from reviewqueue import readers
 
-MAX_ENDPOINT = 1000  # PushSubscription.endpoint's column; push services' endpoints are a few hundred characters
-NAME_LENGTH = 60
+MAX_ENDPOINT = PushSubscription._meta.get_field("endpoint").max_length  # push services' are a few hundred characters
+NAME_LENGTH = PushSubscription._meta.get_field("name").max_length
 MAX_BODY = 16_384  # bytes of the JSON a page sends: an endpoint, two keys and a name, with room to say what is long
 P256DH_BYTES = 65  # an uncompressed P-256 point
 AUTH_BYTES = 16
@@ -51,7 +51,7 @@ def read(data) -> dict[str, str]:
     return {
         "name": name,
         "endpoint": endpoint,
-        "p256dh": _key(keys.get("p256dh"), "p256dh", P256DH_BYTES),
+        "p256dh": _point(_key(keys.get("p256dh"), "p256dh", P256DH_BYTES)),
         "auth": _key(keys.get("auth"), "auth", AUTH_BYTES),
     }
 
@@ -66,7 +66,7 @@ def _key(value, name: str, size: int) -> str:
     """A key in URL-safe base64 that decodes to ``size`` bytes, as the browser gave it."""
     value = _string(value, name, MAX_ENDPOINT)
     try:
-        decoded = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+        decoded = push.decoded(value)
     except (binascii.Error, ValueError):
         raise readers.BadValue(name, "is not a key in URL-safe base64") from None
     if len(decoded) != size:
@@ -74,10 +74,23 @@ def _key(value, name: str, size: int) -> str:
     return value
 
 
+def _point(value: str) -> str:
+    """The device's public key, which every push is encrypted for: a point of P-256, as every browser's is."""
+    try:
+        ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), push.decoded(value))
+    except ValueError:
+        raise readers.BadValue("p256dh", "is not a P-256 public key, as a browser gives") from None
+    return value
+
+
 @transaction.atomic
 def add(user, fields: dict[str, str]) -> PushSubscription:
     """Make the device ``fields`` read (``read``) one of ``user``'s. A browser subscribed again keeps its endpoint: the
-    row is updated, and moves to ``user`` when someone else had subscribed it before."""
+    row is updated, and moves to ``user`` when someone else had subscribed it before, nothing still to be pushed to
+    the previous owner going with it."""
+    before = PushSubscription.objects.select_for_update().filter(endpoint=fields["endpoint"]).first()
+    if before is not None and before.user_id != user.pk:
+        _resolve_pending(before, "the device was subscribed by someone else")
     device, created = PushSubscription.objects.update_or_create(
         endpoint=fields["endpoint"],
         defaults={**fields, "user": user},
@@ -93,8 +106,9 @@ def remove(user, device_id: int) -> PushSubscription | None:
     device = PushSubscription.objects.select_for_update().filter(pk=device_id, user=user).first()
     if device is None:
         return None
+    _resolve_pending(device, "the device was removed")
     _audit(user, device, "deleted", f"push notifications on {device.name} removed")
-    _forget(device, "the device was removed")
+    device.delete()
     return device
 
 
@@ -105,17 +119,37 @@ def prune(device_id: int, status: int) -> bool:
     device = PushSubscription.objects.select_for_update().filter(pk=device_id).select_related("user").first()
     if device is None:
         return False
+    _resolve_pending(device, "the device's subscription ended")
     _audit(None, device, "deleted", f"push notifications on {device.name} ended: the push service answered {status}")
-    _forget(device, "the device's subscription ended")
+    device.delete()
     return True
 
 
-def _forget(device: PushSubscription, reason: str) -> None:
-    """Delete ``device``; what was still to be pushed to it is resolved with ``reason``, never sent."""
+def test(user, device_id: int) -> tuple[PushSubscription | None, str]:
+    """Push a test notification to one of ``user``'s devices now, at most once in its pace (``push_pacing.PACE``):
+    the device (None when they have no such device) and what came of it, in words; a device whose subscription
+    ended is removed."""
+    device = PushSubscription.objects.filter(pk=device_id, user=user).first()
+    if device is None:
+        return None, ""
+    if push_pacing.take_turns([device.pk], timezone.now()):
+        return device, f"{device.name} was sent a push moments ago: try again in a few seconds."
+    try:
+        push.send(device, push.test_content())
+    except push.Gone as gone:
+        prune(device.pk, gone.status)
+        return device, f"{device.name}'s subscription has ended, so it was removed: subscribe it again."
+    except (push.Unavailable, push.Refused) as failure:
+        return device, f"The test did not reach {device.name}: {failure}."
+    return device, ""
+
+
+def _resolve_pending(device: PushSubscription, reason: str) -> None:
+    """What was still to be pushed to ``device`` is resolved with ``reason``, never sent. The notification rows are
+    taken before the audit chain's head, as every transaction takes them (see ``notifications.ending``)."""
     Notification.objects.filter(
         push_subscription=device, status=Notification.Status.PENDING, resolved_at__isnull=True
     ).update(resolved_at=timezone.now(), resolved_reason=reason)
-    device.delete()
 
 
 def _audit(actor, device: PushSubscription, action: str, message: str) -> None:
@@ -128,6 +162,6 @@ def _audit(actor, device: PushSubscription, action: str, message: str) -> None:
             action=action,
             message=message,
             # The push service's host: who carries the device's pushes, not the endpoint, which is the device's secret.
-            details={"device": device.name, "push_service": httpx.URL(device.endpoint).host},
+            details={"device": device.name, "push_service": httpx.URL(device.endpoint).raw_host.decode("ascii")},
         )
     )

@@ -9,11 +9,12 @@ Quiet hours are read from the person's settings in their own time zone each time
 
 from __future__ import annotations
 
-from datetime import datetime, time, timedelta
+from datetime import UTC, datetime, time, timedelta
 
 from django.db import transaction
+from django.utils import timezone
 
-from notifications.models import NotificationSettings, PushSubscription
+from notifications.models import Notification, NotificationSettings, PushSubscription
 from people import zones
 
 PACE = timedelta(seconds=30)
@@ -28,6 +29,9 @@ def quiet_hours_of(user) -> tuple[time, time] | None:
 def save_quiet_hours(user, start: time | None, end: time | None) -> None:
     """Quiet hours from ``start`` until ``end`` in the person's time zone; both None: none."""
     NotificationSettings.objects.update_or_create(user=user, defaults={"quiet_from": start, "quiet_until": end})
+    # What waits for the hours just changed is looked at again: it goes now if it may (``due_for_requeue`` finds it).
+    pushes = Notification.objects.filter(user=user, channel=Notification.Channel.PUSH)
+    pushes.filter(status=Notification.Status.PENDING).update(next_attempt_at=timezone.now())
 
 
 def quiet_until(users, now: datetime) -> dict[int, datetime]:
@@ -46,14 +50,22 @@ def quiet_until(users, now: datetime) -> dict[int, datetime]:
 
 def end_of_quiet(start: time, end: time, local: datetime) -> datetime | None:
     """When quiet hours from ``start`` to ``end`` (each a time of day, past midnight when ``end`` is earlier) end,
-    if ``local`` (an aware time in the person's zone) falls in them; None otherwise. Equal times: never quiet."""
+    if ``local`` (an aware time in the person's zone) falls in them; None otherwise. Equal times: never quiet.
+
+    Always after ``local``: in the hour a clock goes back, an end that came already at the first pass is taken at the
+    second (``fold``); an end inside the hour a clock skips comes that much later (02:30 that never was is 03:30)."""
     moment = local.time().replace(tzinfo=None)
     overnight = end < start
     inside = (start <= moment or moment < end) if overnight else start <= moment < end
     if start == end or not inside:
         return None
     day = local.date() + timedelta(days=1) if overnight and moment >= start else local.date()
-    return datetime.combine(day, end, tzinfo=local.tzinfo)
+    now = local.astimezone(UTC)
+    for fold in (0, 1):  # aware times of one zone compare by their clock readings: compare the instants
+        ends = datetime.combine(day, end, tzinfo=local.tzinfo).replace(fold=fold)
+        if ends.astimezone(UTC) > now:
+            return ends
+    return None
 
 
 def take_turns(device_ids, now: datetime) -> dict[int, datetime]:

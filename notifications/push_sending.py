@@ -15,22 +15,20 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections import defaultdict
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from notifications import ending, hold_links, push, push_devices, push_pacing
+from notifications import digest, ending, hold_links, push, push_devices, push_pacing
 from notifications.ending import End
 from notifications.models import Notification
-from reviewqueue import backoff
 
 logger = logging.getLogger(__name__)
 
 BATCH = 100  # pushes a task takes: one urgent hold makes one per subscribed device
-LEASE = timedelta(minutes=10)
 Status = Notification.Status
 
 
@@ -42,6 +40,8 @@ class Going:
     folded: dict[int, set[int]]
     batched: set[int] = dataclasses.field(default_factory=set)  # of the folded, those this batch took
     gone: int = 0  # the status its push service answered when the device's subscription had ended
+    delivered: bool = False
+    done: bool = False  # its end is known (delivered, or failed and recorded)
 
     @property
     def more(self) -> int:
@@ -54,25 +54,41 @@ def send(ids: list[int]) -> float | None:
     that is soon enough for the task to wait (a pace or a retry), else None (``sending.due_for_requeue`` finds it)."""
     now = timezone.now()
     rows = _claim(ids, now)
-    ends = [_resolved(row) for row in rows if row.resolved_at or not row.push_subscription_id]
-    going = _not_held_back([row for row in rows if not row.resolved_at and row.push_subscription_id], now)
+    moot = [row for row in rows if _moot(row)]
+    ends = [_resolved(row) for row in moot]
+    going = _not_held_back([row for row in rows if row not in moot], now)
     try:
         ends += _sent(going, now)
     except Exception as error:  # a bug must not leave the rows stuck in sending: record them as failed
         logger.exception("pushes %s failed", [entry.row.pk for entry in going])
-        ends += [
-            End(entry.row, entry.row.attempts + 1, Status.FAILED, f"{type(error).__name__}: {error}") for entry in going
-        ]
+        failure = f"{type(error).__name__}: {error}"
+        ends += [End(entry.row, entry.row.attempts + 1, Status.FAILED, failure) for entry in going if not entry.done]
     ending.record(ends)
     for entry in going:
+        if not entry.delivered:  # what it would have folded in goes by itself, or with the next push to the device
+            Notification.objects.filter(pk__in=list(entry.batched), status=Status.SENDING).update(
+                status=Status.PENDING, next_attempt_at=now
+            )
         if entry.gone:
             push_devices.prune(entry.row.push_subscription_id, entry.gone)
-    return _next_due(ids, now)
+    return _next_due(ids)
+
+
+def _moot(row: Notification) -> bool:
+    """Whether nobody need get this push any more: its hold was decided or closed, its digest's holds all were, or
+    its device was removed."""
+    if row.resolved_at or not row.push_subscription_id:
+        return True
+    return row.event == Notification.Event.NEW_HOLDS and not digest.narrow(row)
 
 
 def _resolved(row: Notification) -> End:
-    """A push nobody need get any more: its hold was decided or closed, or its device removed."""
-    reason = row.resolved_reason if row.resolved_at else "the device was removed"
+    if row.resolved_at:
+        reason = row.resolved_reason
+    elif row.push_subscription_id:
+        reason = "every hold listed was decided or closed"
+    else:
+        reason = "the device was removed"
     return End(row, row.attempts + 1, Status.RESOLVED, f"not sent: {reason}")
 
 
@@ -85,7 +101,7 @@ def _claim(ids: list[int], now: datetime) -> list[Notification]:
             .order_by("pk")
         )
         Notification.objects.filter(pk__in=[row.pk for row in rows]).update(
-            status=Status.SENDING, next_attempt_at=now + LEASE
+            status=Status.SENDING, next_attempt_at=now + ending.LEASE
         )
     return rows
 
@@ -121,25 +137,29 @@ def _holds_of(hold_id: int | None, listed: list) -> set[int]:
 
 
 def _sent(going: list[Going], now: datetime) -> list[End]:
-    """Post the pushes that go, and answer how each ended, the pushes folded into those delivered with them."""
+    """Post the pushes that go, and answer how each ended, the pushes folded into those delivered with them. A push
+    that cannot even be prepared (a device's key no browser would give, say) fails alone."""
     prepared, ends, signatures = [], [], {}
     contents = _contents(going, now)
     for entry, content in zip(going, contents, strict=True):
+        hold = entry.row.hold
         try:
-            hold = entry.row.hold
-            prepared.append(
-                (entry, push.prepare(entry.row.push_subscription, content, hold and hold.expires_at, now, signatures))
-            )
+            request = push.prepare(entry.row.push_subscription, content, hold and hold.expires_at, now, signatures)
         except (push.Refused, push.Unavailable) as failure:
-            ends += _failed(entry.row, failure, now)
+            ends += _failed(entry, failure, now)
+        except Exception as error:
+            logger.exception("push %s could not be prepared", entry.row.pk)
+            ends += _failed(entry, push.Refused(f"{type(error).__name__}: {error}"), now)
+        else:
+            prepared.append((entry, request))
     outcomes = push.post_all([request for _, request in prepared])
     for (entry, _), outcome in zip(prepared, outcomes, strict=True):
         if outcome is None:
+            entry.delivered = entry.done = True
             ends.append(End(entry.row, entry.row.attempts + 1, Status.SENT))
             ends += _folded(entry)
         else:
-            entry.gone = outcome.status if isinstance(outcome, push.Gone) else 0
-            ends += _failed(entry.row, outcome, now)
+            ends += _failed(entry, outcome, now)
     return ends
 
 
@@ -157,7 +177,7 @@ def _contents(going: list[Going], now: datetime) -> list[dict]:
         recipients = [entry.row.user for entry in entries]
         for entry, found in zip(entries, hold_links.links_for_many(hold, recipients, now, for_push=True), strict=True):
             links[entry.row.pk] = found
-        amounts[hold_id] = hold_links.amounts_of(hold)
+        amounts[hold_id] = hold_links.amounts_of(hold, sure=True)  # no agent text: an unread amount is as written
     return [
         push.payload(entry.row, links.get(entry.row.pk), amounts.get(entry.row.hold_id, []), entry.more, now)
         for entry in going
@@ -173,24 +193,21 @@ def _folded(entry: Going) -> list[End]:
     return [End(row, row.attempts + 1, Status.FOLDED, message) for row in still]
 
 
-def _failed(row: Notification, failure: Exception, now: datetime) -> list[End]:
-    """How a push that did not go ends: pruned, failed, or (``Unavailable``, under the retry limit) pending again
-    with backoff, which ``ending`` does not record: its attempt is recorded here."""
-    attempts = row.attempts + 1
+def _failed(entry: Going, failure: Exception, now: datetime) -> list[End]:
+    """How a push that did not go ends: pruned (``Gone``), failed, or pending again with backoff (``Unavailable``,
+    ``ending.retry_or_fail``)."""
+    entry.done = True
+    row, attempts = entry.row, entry.row.attempts + 1
     if isinstance(failure, push.Gone):
+        entry.gone = failure.status
         return [End(row, attempts, Status.PRUNED, str(failure))]
-    if isinstance(failure, push.Unavailable) and attempts < settings.NOTIFY_RETRY_LIMIT:
-        delay = timedelta(seconds=backoff.retry_delay(attempts))
-        with transaction.atomic():
-            row.attempts_made.create(at=now, outcome="retry", message=str(failure))
-            Notification.objects.filter(pk=row.pk).update(
-                status=Status.PENDING, attempts=attempts, last_error=str(failure), next_attempt_at=now + delay
-            )
+    if isinstance(failure, push.Unavailable):
+        ending.retry_or_fail(row, attempts, str(failure), now)
         return []
     return [End(row, attempts, Status.FAILED, str(failure))]
 
 
-def _next_due(ids: list[int], now: datetime) -> float | None:
+def _next_due(ids: list[int]) -> float | None:
     due = (
         Notification.objects.filter(pk__in=ids, status=Status.PENDING)
         .order_by("next_attempt_at")
@@ -199,5 +216,5 @@ def _next_due(ids: list[int], now: datetime) -> float | None:
     )
     if due is None:
         return None
-    wait = max((due - now).total_seconds(), 0.0)
+    wait = max((due - timezone.now()).total_seconds(), 0.0)
     return wait if wait <= settings.DELIVERY_RETRY_MAX_SECONDS else None

@@ -11,21 +11,18 @@ is not sent, and its attempt says why. Pushes are sent in batches (``push_sendin
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 
 from notifications import channels, digest, ending, push_sending
-from notifications.models import Notification, NotificationAttempt, WebhookChannel
+from notifications.models import Notification, WebhookChannel
 from reviewqueue import backoff, queueing
 
 logger = logging.getLogger(__name__)
 
 SEND_TASK = "notifications.tasks.send_notification"
 PUSH_TASK = "notifications.tasks.send_pushes"
-SENDING_LEASE = timedelta(minutes=10)
 
 
 def enqueue(notification_id: int) -> None:
@@ -50,7 +47,7 @@ def send(notification_id: int) -> float | None:
     now = timezone.now()
     pending = Notification.objects.filter(pk=notification_id, status=Notification.Status.PENDING)
     claimed = pending.exclude(channel=Notification.Channel.PUSH).update(
-        status=Notification.Status.SENDING, next_attempt_at=now + SENDING_LEASE
+        status=Notification.Status.SENDING, next_attempt_at=now + ending.LEASE
     )
     if not claimed:  # a push (re-queued alone) goes as a batch of one; anything else was sent or taken already
         return push_sending.send([notification_id])
@@ -75,19 +72,7 @@ def send(notification_id: int) -> float | None:
         return None
     except channels.TRANSIENT_ERRORS as error:
         message = str(error) if isinstance(error, channels.Unavailable) else f"{type(error).__name__}: {error}"
-        if attempts >= settings.NOTIFY_RETRY_LIMIT:
-            _finish(notification, attempts, Notification.Status.FAILED, message)
-            return None
-        delay = backoff.retry_delay(attempts)
-        with transaction.atomic():
-            NotificationAttempt.objects.create(notification=notification, at=now, outcome="retry", message=message)
-            Notification.objects.filter(pk=notification.pk).update(
-                status=Notification.Status.PENDING,
-                attempts=attempts,
-                last_error=message,
-                next_attempt_at=now + timedelta(seconds=delay),
-            )
-        return delay
+        return ending.retry_or_fail(notification, attempts, message, now)
     except Exception as error:  # a bug must not leave the row stuck in sending: record it as failed
         logger.exception("notification %s failed", notification.pk)
         _finish(notification, attempts, Notification.Status.FAILED, f"{type(error).__name__}: {error}")

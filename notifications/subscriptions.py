@@ -62,7 +62,7 @@ def save_preferences(viewer: Viewer, channels_by_event: dict[str, list[str]]) ->
     off) keeps what they chose before, for when it is offered again."""
     allowed, user = subscribable_events(viewer), viewer.user
     offered = channels_offered()
-    before = {event: channels_for(user, event) for event in allowed}
+    before = {event: _chosen([user], event)[user.pk] for event in allowed}
     cleaned = {
         event: [
             c for c in USER_CHANNELS if (c in channels_by_event.get(event, []) if c in offered else c in before[event])
@@ -73,7 +73,13 @@ def save_preferences(viewer: Viewer, channels_by_event: dict[str, list[str]]) ->
 
 
 def channels_by_user(users, event: str) -> dict[int, list[str]]:
-    """Each user's channels for ``event``, by pk: one query however many users."""
+    """Each user's channels for ``event`` among those offered now, by pk: one query however many users."""
+    offered = channels_offered()
+    return {pk: [c for c in chosen if c in offered] for pk, chosen in _chosen(users, event).items()}
+
+
+def _chosen(users, event: str) -> dict[int, list[str]]:
+    """Each user's channels for ``event`` as they chose them (or get without choosing), offered now or not."""
     event = PREFERENCE_FOR.get(event, event)
     users = list(users)
     chosen = dict(NotificationSettings.objects.filter(user__in=users).values_list("user_id", "channels_by_event"))

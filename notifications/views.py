@@ -2,8 +2,8 @@
 
 from django.conf import settings
 from django.contrib import messages
-from django.http import JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import Http404, JsonResponse
+from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
@@ -101,6 +101,8 @@ def preferences(request):
         "quiet": push_pacing.quiet_hours_of(request.user),
         "quiet_errors": quiet_errors,
         "pace_seconds": int(push_pacing.PACE.total_seconds()),
+        "device_name_length": push_devices.NAME_LENGTH,
+        "push_summary": settings.WEBPUSH_PAYLOAD == push.SUMMARY,
     }
     invalid = zone_error or away_errors or quiet_errors
     return render(request, "notifications/preferences.html", context, status=400 if invalid else 200)
@@ -151,15 +153,12 @@ def remove_device(request, device_id: int):
 @role_required
 @require_POST
 def test_device(request, device_id: int):
-    """Send a test notification to one of the person's devices now, and say what its push service answered."""
-    device = get_object_or_404(PushSubscription, pk=device_id, user=request.user)
-    try:
-        push.send(device, push.test_content())
-    except push.Gone as gone:
-        push_devices.prune(device.pk, gone.status)
-        messages.error(request, f"{device.name}'s subscription has ended, so it was removed: subscribe it again.")
-    except (push.Unavailable, push.Refused) as failure:
-        messages.error(request, f"The test did not reach {device.name}: {failure}.")
+    """Send a test notification to one of the person's devices now, and say what came of it."""
+    device, trouble = push_devices.test(request.user, device_id)
+    if device is None:
+        raise Http404("No such device.")
+    if trouble:
+        messages.error(request, trouble)
     else:
         messages.success(request, f"A test notification is on its way to {device.name}.")
     return redirect("notification-preferences")

@@ -187,7 +187,8 @@ if SSO_ENABLED:
     OIDC_OP_TOKEN_ENDPOINT = env.url("OIDC_OP_TOKEN_ENDPOINT")
     OIDC_OP_USER_ENDPOINT = env.url("OIDC_OP_USER_ENDPOINT")
     OIDC_OP_JWKS_ENDPOINT = env.url("OIDC_OP_JWKS_ENDPOINT")
-    for _required in ["OIDC_RP_CLIENT_SECRET", *(name for name in list(globals()) if name.startswith("OIDC_OP_"))]:
+    _endpoints = [f"OIDC_OP_{name}_ENDPOINT" for name in ("AUTHORIZATION", "TOKEN", "USER", "JWKS")]
+    for _required in ["OIDC_RP_CLIENT_SECRET", "OIDC_OP_ISSUER", *_endpoints]:
         if not globals()[_required]:
             raise ImproperlyConfigured(f"{_required} must be set when OIDC_RP_CLIENT_ID is")
     _signing = ("rs256", "rs384", "rs512", "ps256", "ps384", "ps512", "es256", "es384", "es512")
@@ -382,8 +383,7 @@ SLACK_BOT_TOKEN = env.string("SLACK_BOT_TOKEN")
 SLACK_API_URL = env.url("SLACK_API_URL", "https://slack.com/api")
 # A Slack link made before links were proven (slackapp.linking) decides nothing while this is on.
 SLACK_REQUIRE_VERIFIED_LINKS = env.boolean("SLACK_REQUIRE_VERIFIED_LINKS", default=True)
-# Web Push (notifications/push.py): off without both VAPID keys (`manage.py makevapidkeys` prints a pair). The push
-# services may write to WEBPUSH_CONTACT; WEBPUSH_PAYLOAD=summary adds each hold's question, cut short, to a push.
+# Web Push (notifications/push.py, docs/operating.md): off without both VAPID keys (`manage.py makevapidkeys`).
 WEBPUSH_VAPID_PUBLIC_KEY = env.string("WEBPUSH_VAPID_PUBLIC_KEY")
 WEBPUSH_VAPID_PRIVATE_KEY = env.string("WEBPUSH_VAPID_PRIVATE_KEY")
 WEBPUSH_CONTACT = env.string("WEBPUSH_CONTACT", SITE_URL)

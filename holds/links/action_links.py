@@ -11,7 +11,7 @@ The rules, all here:
 - Opening it needs a session (the sign-in returns to the link). Opening it decides nothing:
   mail scanners and link previews fetch links. Only the page's *Send* (a POST) decides.
 - ``opened`` reads and checks a link, in this order, and says why it refuses (``Refused``):
-  not a link we made (``UNREADABLE``); an email's link opened by anyone but its recipient
+  not a link we made (``UNREADABLE``); an email's or a push's link opened by anyone but its recipient
   (``SOMEONE_ELSE``: nothing else is revealed); out of the opener's team scopes
   (``NOT_FOUND``: a 404, as the hold page answers); used once already (``USED``: who used it,
   when, and what it did); the hold decided elsewhere or closed (``DECIDED``); expired
@@ -95,23 +95,23 @@ class Refused(Exception):
         self.kind, self.message, self.hold, self.use = kind, message, hold, use
 
 
-def links_for(hold: Hold, recipient=None, now: datetime | None = None, for_push: bool = False) -> ActionLinks:
+def links_for(hold: Hold, recipient=None, now: datetime | None = None) -> ActionLinks:
     """The links a message about ``hold`` carries: absolute URLs under ``SITE_URL``.
 
-    With a ``recipient`` (a user: an email's, or a push's with ``for_push``) the Approve and Reject links are bound
-    to them, and left out unless they may review; without one (a channel's message) they are bound to nobody.
-    Both are left out once the hold can no longer be decided, Approve also where the hold does not
-    allow it. Each call makes new links (a new token id each), good for ``LIFETIME`` at most. A possible duplicate's
-    Approve opens the hold's page instead (approving it asks for a confirmation there), and ``warning`` names the
-    other holds the recipient may see (``holds.related.safeguard``; for a channel's message, bound to nobody, those
-    anyone seeing this hold may see).
+    With a ``recipient`` (a user: an email's) the Approve and Reject links are bound to them, and left out unless
+    they may review; without one (a channel's message) they are bound to nobody. Both are left out once the hold can
+    no longer be decided, Approve also where the hold does not allow it. Each call makes new links (a new token id
+    each), good for ``LIFETIME`` at most. A possible duplicate's Approve opens the hold's page instead (approving it
+    asks for a confirmation there), and ``warning`` names the other holds the recipient may see
+    (``holds.related.safeguard``; for a channel's message, bound to nobody, those anyone seeing this hold may see).
     """
-    return links_for_many(hold, [recipient], now, for_push)[0]
+    return links_for_many(hold, [recipient], now)[0]
 
 
 def links_for_many(hold: Hold, recipients: list, now: datetime | None = None, for_push: bool = False) -> list:
     """``links_for`` for each of ``recipients`` (users, or None for nobody), in their order, reading what they share
-    once: whether the hold can still be decided, its possible duplicates, and every recipient's roles and scopes."""
+    once: whether the hold can still be decided, its possible duplicates, and every recipient's roles and scopes.
+    ``for_push``: a push's links, bound to each recipient as an email's are, whose decisions count as through push."""
     now = now or timezone.now()
     opening = settings.SITE_URL + reverse("hold", args=[hold.pk])
     if decidable.closed_reason(hold, now):

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 from holds.deciding import describe
 from holds.models import Hold
-from reviewqueue.agent_numbers import amount_keys
+from reviewqueue.agent_numbers import amount_keys, amount_reading
 
 URGENT = timedelta(minutes=15)
 
@@ -26,10 +26,16 @@ COUNTDOWN = {
 }
 
 
-def amounts(hold: Hold) -> list[str]:
+def amounts(hold: Hold, sure: bool = False) -> list[str]:
     """The amounts the hold's items carry at their top level (``agent_numbers.amount_keys``), as the agent wrote them
-    (``describe.amount_text``)."""
-    return [describe.amount_text(item.data, key) for item in hold.items.all() for key in amount_keys(item.data)]
+    (``describe.amount_text``); with ``sure``, only those read for certain, so that no other text of the agent's
+    comes with them (a push's)."""
+    return [
+        describe.amount_text(item.data, key)
+        for item in hold.items.all()
+        for key in amount_keys(item.data)
+        if not sure or amount_reading(key, item.data[key]).exact is not None
+    ]
 
 
 def urgency(hold: Hold, now: datetime) -> str:

@@ -42,7 +42,7 @@ def test_a_push_shows_a_notification_whose_approve_opens_the_holds_one_tap_page(
     now = timezone.now()
     notify.expiring_soon([hold], now)
     reminder = Notification.objects.get(hold=hold, user=alice, channel="in_app")  # what a push would say
-    links = hold_links.links_for(hold, alice, now, for_push=True)
+    [links] = hold_links.links_for_many(hold, [alice], now, for_push=True)
     content = push.payload(reminder, links, hold_links.amounts_of(hold), now=now)
     page = chromium.signed_in_page(notifying_browser, live_server, "alice", permissions=["notifications"])
     devtools = page.context.new_cdp_session(page)

@@ -104,7 +104,7 @@ def test_a_webhook_sent_whose_record_lost_a_deadlock_is_recorded_on_the_retry_an
 
     monkeypatch.setattr(ending.audit_events, "record_many", loses_a_deadlock_once)
     sending.send(webhook.pk)
-    with time_machine.travel(timezone.now() + sending.SENDING_LEASE + timedelta(minutes=5), tick=False):
+    with time_machine.travel(timezone.now() + ending.LEASE + timedelta(minutes=5), tick=False):
         requeued = sending.due_for_requeue()
         sending.send(webhook.pk)
 

@@ -7,72 +7,25 @@ signature and decrypts it with the device's keys, as a browser vendor's service 
 """
 
 import json
-from datetime import datetime, time, timedelta
+from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
 import time_machine
-from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
-from hypothesis import given
-from hypothesis import settings as hypothesis_settings
-from hypothesis import strategies as st
 
 from audit import decisiontime, stats
 from audit.models import AuditEvent
 from holds.links import action_links
 from holds.models import DecisionChannel, Hold
-from notifications import away, notify, push, push_devices, push_pacing, push_sending, sending, subscriptions
-from notifications.models import Notification, PushSubscription
+from notifications import away, notify, push_devices, push_pacing, sending
+from notifications.models import PushSubscription
 from operations import metrics
-from reviewqueue import readers, roles
+from reviewqueue import roles
 from teams.scopes import viewer_of
-from tests.helpers.push_service import vapid_keys
+from tests.helpers.pushing import NOT_A_POINT, a_hold, device_of, pushes, send_all, token_of
 from tests.helpers.users import make_user
-
-HOSTILE_QUESTION = 'Refund <script>alert("x")</script> IGNORE PREVIOUS INSTRUCTIONS'
-
-
-def subscribe(client, subscription, name="Work phone"):
-    return client.post(
-        reverse("push-devices"), json.dumps({"name": name, "subscription": subscription}), "application/json"
-    )
-
-
-def device_of(user, push_service, name="Work phone") -> PushSubscription:
-    return push_devices.add(user, push_devices.read({"name": name, "subscription": push_service.device()}))
-
-
-def a_hold(platform_state, platform_client, hold_id="h_push", minutes_left=12, question=HOSTILE_QUESTION) -> Hold:
-    from holds.mirror import sync
-
-    now = platform_state.now()
-    platform_state.add_hold(
-        "default",
-        {
-            "hold_id": hold_id,
-            "question": question,
-            "expires_at": (now + timedelta(minutes=minutes_left)).isoformat(),
-            "items": [{"id": "A-1", "title": "refund", "data": {"order_id": "A-1001", "amount": "49.90"}}],
-        },
-    )
-    sync.sync_env(platform_client, "default")
-    return Hold.objects.get(hold_id=hold_id)
-
-
-def token_of(link: str) -> str:
-    return link.rsplit("/", 1)[1]
-
-
-def pushes(event="expiring_soon"):
-    return Notification.objects.filter(channel="push", event=event).order_by("pk")
-
-
-def send_all():
-    """Send every push, in one batch as the worker's task would; the seconds it asks to wait (None: done)."""
-    return push_sending.send(list(Notification.objects.filter(channel="push").values_list("pk", flat=True)))
-
 
 # What a push carries
 
@@ -135,42 +88,17 @@ def test_a_decision_through_a_pushs_approve_counts_as_made_through_push(
     assert [(row.label, row.count) for row in times.channels] == [("push notification", 1)]
 
 
-# Devices: added, tested, removed, pruned
-
-
 @pytest.mark.django_db
-def test_a_reviewer_adds_two_devices_tests_one_and_removes_the_other_each_audited(push_service, alice_client, alice):
-    phone, laptop = push_service.device(), push_service.device()
-
-    assert subscribe(alice_client, phone).status_code == 201
-    assert subscribe(alice_client, laptop, name="Laptop").status_code == 201
-    page = alice_client.get(reverse("notification-preferences")).content.decode()
-    assert "Work phone" in page and "Laptop" in page
-
-    tested = PushSubscription.objects.get(endpoint=phone["endpoint"])
-    alice_client.post(reverse("push-device-test", args=[tested.pk]))
-    assert push_service.to(phone["endpoint"])[0].content["body"].startswith("A test notification")
-
-    removed = PushSubscription.objects.get(endpoint=laptop["endpoint"])
-    alice_client.post(reverse("push-device-remove", args=[removed.pk]))
-    assert list(alice.push_subscriptions.values_list("name", flat=True)) == ["Work phone"]
-    changes = AuditEvent.objects.filter(kind="setting_changed", payload__model="notifications.pushsubscription")
-    assert [(event.payload["action"], event.payload["device"]) for event in changes.order_by("sequence")] == [
-        ("added", "Work phone"),
-        ("added", "Laptop"),
-        ("deleted", "Laptop"),
-    ]
-    assert all(event.payload["push_service"] == "127.0.0.1" for event in changes)
-
-
-@pytest.mark.django_db
-def test_nobody_removes_or_tests_anothers_device(push_service, alice, bob, client):
+def test_an_amount_not_read_for_certain_is_left_out_as_the_agents_own_text(
+    push_service, platform_state, platform_client, alice
+):
     phone = device_of(alice, push_service)
-    client.force_login(bob)
+    hold = a_hold(platform_state, platform_client, amount="SECRET Jane Doe 123")
 
-    client.post(reverse("push-device-remove", args=[phone.pk]))
-    assert client.post(reverse("push-device-test", args=[phone.pk])).status_code == 404
-    assert PushSubscription.objects.filter(pk=phone.pk).exists() and push_service.received == []
+    notify.expiring_soon([hold], timezone.now())
+    send_all()
+
+    assert "SECRET" not in json.dumps(push_service.to(phone.endpoint)[0].content)
 
 
 @pytest.mark.django_db
@@ -217,73 +145,65 @@ def push_devices_paced_out(device):
     PushSubscription.objects.filter(pk=device.pk).update(last_pushed_at=None)
 
 
-# Hostile subscriptions: refused with a field error, never fetched
+@pytest.mark.django_db
+def test_a_device_whose_key_no_browser_would_give_fails_alone_and_the_others_are_pushed(
+    push_service, platform_state, platform_client, alice, bob
+):
+    broken = device_of(alice, push_service)
+    PushSubscription.objects.filter(pk=broken.pk).update(p256dh=NOT_A_POINT)
+    bobs = device_of(bob, push_service, name="Bob's phone")
+    hold = a_hold(platform_state, platform_client)
+
+    notify.expiring_soon([hold], timezone.now())
+    send_all()
+
+    assert len(push_service.to(bobs.endpoint)) == 1
+    assert dict(pushes().values_list("push_subscription", "status")) == {broken.pk: "failed", bobs.pk: "sent"}
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize(
-    "endpoint, field, problem",
-    [
-        ("http://push.example.com/send/1", "endpoint", "starts with https://"),
-        ("https://127.0.0.2/send/1", "endpoint", "a loopback address"),
-        ("https://10.1.2.3/send/1", "endpoint", "a private address"),
-        ("https://[::1]/send/1", "endpoint", "a loopback address"),
-        ("https://169.254.169.254/latest", "endpoint", "a cloud metadata address"),
-        ("https://push.example.com/" + "a" * 10_000, "endpoint", "at most 1000 characters"),
-        ("javascript:alert(1)", "endpoint", "starts with https://"),
-    ],
-)
-def test_a_hostile_endpoint_is_refused_with_a_field_error(push_service, alice_client, endpoint, field, problem):
-    subscription = {**push_service.device(), "endpoint": endpoint}
+def test_pushes_folded_into_one_the_service_refused_for_now_wait_their_turn_not_a_lease(
+    push_service, platform_state, platform_client, alice
+):
+    phone = device_of(alice, push_service)
+    push_service.answer(phone.endpoint, 503)
+    holds = [a_hold(platform_state, platform_client, f"h_{number}") for number in range(3)]
 
-    answer = subscribe(alice_client, subscription)
+    notify.expiring_soon(holds, timezone.now())
+    send_all()
 
-    assert answer.status_code == 400
-    assert problem in answer.json()["errors"][field]
-    assert not PushSubscription.objects.exists() and push_service.received == []
+    assert sorted(pushes().values_list("status", flat=True)) == ["pending"] * 3  # none left sending for 10 minutes
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize(
-    "body",
-    [
-        "not json",
-        json.dumps([1, 2]),
-        json.dumps({"subscription": {"endpoint": "https://push.example.com/1"}}),
-        json.dumps({"subscription": {"endpoint": "https://push.example.com/1", "keys": {"p256dh": "AA", "auth": "x"}}}),
-        json.dumps({"subscription": {"endpoint": 7, "keys": {}}}),
-        json.dumps({"name": "\x00", "subscription": {"endpoint": "https://push.example.com/1", "keys": {}}}),
-        "{" * 10_000,
-    ],
-)
-def test_a_subscription_that_cannot_be_read_is_a_400_not_a_500(push_service, alice_client, body):
-    answer = alice_client.post(reverse("push-devices"), body, "application/json")
+def test_a_browser_subscribed_by_someone_else_takes_nothing_meant_for_the_previous_owner(
+    push_service, platform_state, platform_client, alice, bob
+):
+    subscription = push_service.device()
+    push_devices.add(alice, push_devices.read({"subscription": subscription}))
+    notify.expiring_soon([a_hold(platform_state, platform_client)], timezone.now())
 
-    assert answer.status_code == 400 and answer.json()["errors"]
-    assert not PushSubscription.objects.exists()
+    push_devices.add(bob, push_devices.read({"subscription": subscription}))
+    send_all()
+
+    assert push_service.to(subscription["endpoint"]) == []
+    assert pushes().get(user=alice).status == "resolved"
 
 
 @pytest.mark.django_db
-def test_without_vapid_keys_push_is_off_and_the_page_says_so(alice_client, settings):
-    settings.WEBPUSH_VAPID_PUBLIC_KEY = settings.WEBPUSH_VAPID_PRIVATE_KEY = ""
+def test_a_digest_push_whose_holds_all_left_the_queue_is_not_sent(
+    push_service, platform_state, platform_client, alice, alice_client
+):
+    alice_client.post(reverse("notification-preferences"), {"new_holds": ["push"]})
+    phone = device_of(alice, push_service)
+    hold = a_hold(platform_state, platform_client)
+    notify.new_holds_digest([hold], timezone.now())
+    Hold.objects.filter(pk=hold.pk).update(status=Hold.Status.CANCELLED)  # what the platform said meanwhile
 
-    page = alice_client.get(reverse("notification-preferences")).content.decode()
+    send_all()
 
-    assert "Push notifications are off on this installation" in page and "push-devices" not in page
-    assert subscribe(alice_client, {"endpoint": "https://push.example.com/1", "keys": {}}).status_code == 400
-    assert "by Push" not in page  # no column for a channel nobody can have
-
-
-@pytest.mark.django_db
-def test_preferences_saved_while_push_is_off_keep_the_push_choices_for_when_it_is_on(alice, alice_client, settings):
-    settings.WEBPUSH_VAPID_PUBLIC_KEY = settings.WEBPUSH_VAPID_PRIVATE_KEY = ""
-    alice_client.post(reverse("notification-preferences"), {"expiring_soon": ["email"], "assigned": ["in_app"]})
-
-    settings.WEBPUSH_VAPID_PUBLIC_KEY, settings.WEBPUSH_VAPID_PRIVATE_KEY = vapid_keys()
-    assert subscriptions.channels_for(alice, "expiring_soon") == ["email", "push"]
-    assert subscriptions.channels_for(alice, "assigned") == ["in_app", "push"]
-    alice_client.post(reverse("notification-preferences"), {"expiring_soon": ["email"]})
-    assert subscriptions.channels_for(alice, "expiring_soon") == ["email"]  # offered, and unticked
+    assert push_service.to(phone.endpoint) == []
+    assert pushes("new_holds").get().last_error == "" and pushes("new_holds").get().status == "resolved"
 
 
 # Pace and quiet hours, on a moving clock
@@ -353,6 +273,15 @@ def test_quiet_hours_end_at_their_end_across_midnight(start, end, local, ends):
     assert push_pacing.end_of_quiet(start, end, local.replace(tzinfo=zone)) == expected
 
 
+def test_quiet_hours_ending_in_the_hour_a_clock_goes_back_end_after_now_at_its_second_pass():
+    zone = ZoneInfo("America/New_York")
+    second_pass = datetime(2026, 11, 1, 6, 10, tzinfo=UTC).astimezone(zone)  # 01:10 EST, after 01:10 EDT
+
+    ends = push_pacing.end_of_quiet(time(22), time(1, 30), second_pass)
+
+    assert ends.astimezone(UTC) == datetime(2026, 11, 1, 6, 30, tzinfo=UTC)
+
+
 @pytest.mark.django_db
 def test_the_quiet_hours_form_refuses_half_a_range_with_a_field_error(push_service, alice_client):
     answer = alice_client.post(reverse("notification-preferences"), {"quiet_from": "22:00", "quiet_until": ""})
@@ -375,56 +304,3 @@ def test_while_away_the_delegates_device_is_told_instead(push_service, platform_
     send_all()
 
     assert push_service.to(alices.endpoint) == [] and len(push_service.to(bobs.endpoint)) == 1
-
-
-# Settings
-
-
-def test_makevapidkeys_prints_a_pair_the_start_up_check_accepts(settings, capsys):
-    call_command("makevapidkeys")
-    printed = dict(line.split("=", 1) for line in capsys.readouterr().out.split())
-    settings.WEBPUSH_VAPID_PUBLIC_KEY = printed["WEBPUSH_VAPID_PUBLIC_KEY"]
-    settings.WEBPUSH_VAPID_PRIVATE_KEY = printed["WEBPUSH_VAPID_PRIVATE_KEY"]
-    settings.WEBPUSH_CONTACT = "https://review.example.com"
-    assert push.check_keys() == []
-
-    settings.WEBPUSH_CONTACT = "http://review.example.com"
-    assert [problem.id for problem in push.check_keys()] == ["notifications.E002"]
-    settings.WEBPUSH_VAPID_PRIVATE_KEY = "not a key"
-    assert [problem.id for problem in push.check_keys()] == ["notifications.E003"]
-    settings.WEBPUSH_VAPID_PUBLIC_KEY, settings.WEBPUSH_VAPID_PRIVATE_KEY = "", printed["WEBPUSH_VAPID_PRIVATE_KEY"]
-    assert [problem.id for problem in push.check_keys()] == ["notifications.E001"]
-
-
-# Whatever a page sends
-
-
-JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
-    max_leaves=12,
-)
-SUBSCRIPTIONS = st.fixed_dictionaries(
-    {
-        "name": JSON,
-        "subscription": st.fixed_dictionaries(
-            {
-                "endpoint": JSON,
-                "keys": st.dictionaries(
-                    st.sampled_from(["p256dh", "auth", "other"]), JSON | st.text(alphabet="AZaz09-_=", max_size=100)
-                ),
-            }
-        ),
-    }
-)
-
-
-@given(JSON | SUBSCRIPTIONS)
-@hypothesis_settings(max_examples=200, deadline=None)
-def test_whatever_a_page_sends_is_read_or_refused_with_a_field_error(data):
-    try:
-        fields = push_devices.read(data)
-    except readers.BadValue as bad:
-        assert bad.name in {"subscription", "name", "endpoint", "p256dh", "auth"} and bad.problem
-    else:
-        assert fields["endpoint"].startswith("https://") and len(fields["name"]) <= push_devices.NAME_LENGTH

@@ -29,9 +29,10 @@
     if (await Notification.requestPermission() !== "granted") {
       return show("Push needs the browser's permission to show notifications.");
     }
-    let subscription;
+    let subscription, existing;
     try {
       const registration = await navigator.serviceWorker.ready;
+      existing = await registration.pushManager.getSubscription();  // this browser's, perhaps already a device
       subscription = await registration.pushManager.subscribe({
         userVisibleOnly: true, applicationServerKey: box.getAttribute("data-push-key"),
       });
@@ -51,6 +52,6 @@
     const answer = await response.json().catch(() => ({}));
     const errors = Object.entries(answer.errors || {}).map(([field, words]) => `${field}: ${words}`);
     fail("The device was not added. " + (errors.join(" ") || "Try again."));
-    await subscription.unsubscribe();
+    if (!existing) await subscription.unsubscribe();  // only the one made here: a device that works stays so
   });
 })();

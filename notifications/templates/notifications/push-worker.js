@@ -24,10 +24,8 @@ self.addEventListener("notificationclick", (event) => {
   const links = event.notification.data || {};
   const target = new URL(links[event.action] || links.open || "/", self.location.origin);
   if (target.origin !== self.location.origin) return;
-  // A window of ours already open goes there; otherwise a new one opens.
-  event.waitUntil(self.clients.matchAll({ type: "window" }).then((windows) => (
-    windows.length
-      ? windows[0].navigate(target.href).then((opened) => opened && opened.focus().catch(() => opened))
-      : self.clients.openWindow(target.href)
-  )));
+  // A window of its own, so that nothing under way in an open one is lost; where the browser allows none, an open
+  // window of ours goes there instead.
+  event.waitUntil(self.clients.openWindow(target.href).catch(() => self.clients.matchAll({ type: "window" })
+    .then((windows) => windows.length && windows[0].navigate(target.href))));
 });
