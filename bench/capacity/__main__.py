@@ -35,6 +35,7 @@ import sys
 import tempfile
 import threading
 import time
+from datetime import timedelta
 from pathlib import Path
 
 from bench import serving, setup
@@ -210,11 +211,18 @@ def delays(stack: Stack, result: dict) -> dict:
     }
 
 
+IN_FLIGHT = timedelta(seconds=2)  # the longest a request of the load takes to store its decisions
+
+
 def check_decisions(stack: Stack) -> str:
     """'' when every decision stored reached the platform once, with its own Idempotency-Key and no other, and was
     applied; else what went wrong (as tests/operations/test_faults.py counts)."""
-    wait_until(lambda: stack.settled() and not stack.query(
-        "SELECT count(*) FROM holds_decision WHERE state = 'sending'")[0][0], 120)  # fmt: skip
+
+    def quiet() -> bool:
+        return stack.settled() and not stack.query("SELECT count(*) FROM holds_decision WHERE state = 'sending'")[0][0]
+
+    # Quiet twice, IN_FLIGHT apart: a request the load left under way (a bulk send) may not have committed at first.
+    wait_until(lambda: quiet() and (time.sleep(IN_FLIGHT.total_seconds()) or quiet()), 120)
     stored = stack.query(
         "SELECT hold.hold_id, decision.idempotency_key::text, decision.state FROM holds_decision decision"
         " JOIN holds_hold hold ON hold.id = decision.hold_id WHERE decision.state <> 'withdrawn'"
