@@ -164,7 +164,6 @@ def test_the_queue_row_the_sentence_and_the_statistics_read_every_amount_key_the
     assert stats.amount_of({"price": "unknown", "total": "12.50"}) == Decimal("12.50")
 
 
-@pytest.mark.long
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_stores_again_the_amounts_read_by_the_old_rule():
     try:

@@ -79,7 +79,6 @@ def set_aside(platform_state, hold) -> None:
         platform_state.cancel("default", hold.hold_id)
 
 
-@pytest.mark.long  # Hypothesis drives each example through the hold page
 @EXAMPLES
 @example(amount=Decimal("100.00"), key="amount")
 @example(amount=Decimal("100.01"), key="total")
@@ -103,7 +102,6 @@ def test_a_refund_over_the_threshold_never_reaches_the_platform_on_one_approval(
         set_aside(platform_state, hold)
 
 
-@pytest.mark.long
 @EXAMPLES
 @example(amount=Decimal("100.00"), key="refund_amount", raised_by=1, raised_form="grouped")
 @given(amount=amounts, key=keys, raised_by=st.integers(1, 10**8), raised_form=forms)

@@ -225,7 +225,6 @@ def test_sync_follows_an_amount_the_agent_changes(platform_client, platform_stat
 # The migration fills the holds mirrored before it
 
 
-@pytest.mark.long
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.timeout(300)  # migrating back and forth: 67 s in a clean clone's busy run, near the usual 120 s
 def test_the_migration_fills_the_amount_of_holds_mirrored_before_it_in_batches(monkeypatch):

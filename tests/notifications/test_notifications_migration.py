@@ -16,7 +16,6 @@ def before_the_move() -> list[tuple[str, str | None]]:
     return back_to(("holds", "0005_sync_quarantine"), ("notifications", None))
 
 
-@pytest.mark.long
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.timeout(300)  # migrating back and forth: 51 s in a clean clone's busy run, near the usual 120 s
 def test_rows_written_under_holds_are_read_through_the_notifications_app():

@@ -331,7 +331,6 @@ print(decisionstats.outcomes()["applied"], decisionstats.histogram("time_to_deci
 """
 
 
-@pytest.mark.long  # migrates a SQLite database of its own
 def test_the_decision_counters_fold_on_the_quickstarts_sqlite_too(tmp_path_factory, tmp_path):
     from tests.helpers.preloaded import start_django
     from tests.helpers.quickstart_db import migrated_var_dir

@@ -7,7 +7,6 @@ from holds.models import FilterValue, SyncState
 from tests.helpers.migrating import back_to, latest, migrate
 
 
-@pytest.mark.long
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_keeps_the_open_holds_combinations_and_names_a_new_cache_key():
     try:
