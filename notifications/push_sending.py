@@ -19,7 +19,6 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from notifications import digest, ending, hold_links, push, push_devices, push_pacing
@@ -37,8 +36,7 @@ class Going:
     """A push about to go, and the pushes waiting for its device that it tells of (by pk, with their holds)."""
 
     row: Notification
-    folded: dict[int, set[int]]
-    batched: set[int] = dataclasses.field(default_factory=set)  # of the folded, those this batch took
+    folded: dict[int, set[int]]  # each taken by this batch, in sending
     gone: int = 0  # the status its push service answered when the device's subscription had ended
     delivered: bool = False
     done: bool = False  # its end is known (delivered, or failed and recorded)
@@ -66,7 +64,7 @@ def send(ids: list[int]) -> float | None:
     ending.record(ends)
     for entry in going:
         if not entry.delivered:  # what it would have folded in goes by itself, or with the next push to the device
-            Notification.objects.filter(pk__in=list(entry.batched), status=Status.SENDING).update(
+            Notification.objects.filter(pk__in=list(entry.folded), status=Status.SENDING).update(
                 status=Status.PENDING, next_attempt_at=now
             )
         if entry.gone:
@@ -123,10 +121,17 @@ def _not_held_back(rows: list[Notification], now: datetime) -> list[Going]:
     for row in rows:
         if row.push_subscription_id in going and going[row.push_subscription_id].row is not row:
             going[row.push_subscription_id].folded[row.pk] = _holds_of(row.hold_id, row.holds)
-            going[row.push_subscription_id].batched.add(row.pk)
-    waiting = Notification.objects.filter(
-        push_subscription__in=list(going), status=Status.PENDING, resolved_at__isnull=True
-    ).values_list("pk", "push_subscription", "hold_id", "holds")
+    # The pushes still waiting for these devices are taken too, as the batch's own are: no other worker sends one
+    # while this batch tells of it.
+    with transaction.atomic():
+        waiting = list(
+            Notification.objects.select_for_update(skip_locked=True)
+            .filter(push_subscription__in=list(going), status=Status.PENDING, resolved_at__isnull=True)
+            .values_list("pk", "push_subscription", "hold_id", "holds")
+        )
+        Notification.objects.filter(pk__in=[pk for pk, *_ in waiting]).update(
+            status=Status.SENDING, next_attempt_at=now + ending.LEASE
+        )
     for pk, device, hold_id, listed in waiting:
         going[device].folded[pk] = _holds_of(hold_id, listed)
     return list(going.values())
@@ -185,10 +190,8 @@ def _contents(going: list[Going], now: datetime) -> list[dict]:
 
 
 def _folded(entry: Going) -> list[End]:
-    """The pushes told of within ``entry``'s, now folded: this batch's own, and those still pending."""
-    still = Notification.objects.filter(
-        Q(pk__in=list(entry.batched)) | Q(pk__in=list(entry.folded), status=Status.PENDING)
-    )
+    """The pushes told of within ``entry``'s, now folded."""
+    still = Notification.objects.filter(pk__in=list(entry.folded), status=Status.SENDING)
     message = f"sent within the push of notification {entry.row.pk}"
     return [End(row, row.attempts + 1, Status.FOLDED, message) for row in still]
 
