@@ -32,30 +32,14 @@ from django.db import transaction
 from django.db.models import NOT_PROVIDED
 
 from approvals.models import ApprovalPolicy
-from approvals.policy_form import ApprovalPolicyForm
+from approvals.policy_form import CONDITION_FIELDS, PATTERN_FIELDS, ApprovalPolicyForm
 from audit import admin_changes, events
 
 PATTERNS = {"env": "env_pattern", "agent": "agent_pattern", "capability": "capability_pattern"}
 GROUPS = ("escalation_group",)
-# The policy's other fields, under their own names.
-FIELDS = (
-    "currency",
-    "subject_total_over",
-    "subject_total_days",
-    "escalate_after_minutes",
-    "escalate_at_percent",
-    "escalation_group",
-    "enabled",
-    "valid_until",
-    "auto_wait_minutes",
-    "daily_cap_count",
-    "daily_cap_amount",
-    "every_hold_confirmed",
-    "expiry_outcome",
-    "expiry_outcome_minutes",
-    "expiry_outcome_comment",
-    "decide_within_minutes",
-)
+# Every other field the admin's form takes, under its own name: a field added to the form is in the file too.
+OWN_KEYS = {"name", *PATTERN_FIELDS, *CONDITION_FIELDS, "approvals_required", "later_approver_group"}
+FIELDS = tuple(field for field in ApprovalPolicyForm.Meta.fields if field not in OWN_KEYS)
 KEYS = {"name", *PATTERNS, "when", "stages", *FIELDS}
 WHEN_KEYS = {"key", "op", "value"}
 STAGE_KEYS = {"group", "approvals", "with_previous"}

@@ -114,9 +114,11 @@ def _not_held_back(rows: list[Notification], now: datetime) -> list[Going]:
             first_of.setdefault(row.push_subscription_id, row)
     waits = push_pacing.take_turns(list(first_of), now)
     held |= {row.pk: waits[row.push_subscription_id] for row in rows if row.push_subscription_id in waits}
-    for row in rows:
-        if row.pk in held:
-            Notification.objects.filter(pk=row.pk).update(status=Status.PENDING, next_attempt_at=held[row.pk])
+    until = defaultdict(list)  # a device's pushes wait alike, as do a person's: one update for each moment
+    for pk, moment in held.items():
+        until[moment].append(pk)
+    for moment, pks in until.items():
+        Notification.objects.filter(pk__in=pks).update(status=Status.PENDING, next_attempt_at=moment)
     going = {device: Going(row, {}) for device, row in first_of.items() if device not in waits}
     for row in rows:
         if row.push_subscription_id in going and going[row.push_subscription_id].row is not row:

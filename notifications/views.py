@@ -71,18 +71,13 @@ def preferences(request):
         subscriptions.save_preferences(request.viewer, {event: request.POST.getlist(event) for event in events})
         messages.success(request, "Your notification preferences are saved.")
         return redirect("notification-preferences")
+    offered = subscriptions.channels_offered()
+    chosen = {event: subscriptions.channels_for(request.user, event) for event in events}
     rows = [
         {
             "event": event,
             "label": Notification.Event(event).label,
-            "channels": [
-                (
-                    channel,
-                    Notification.Channel(channel).label,
-                    channel in subscriptions.channels_for(request.user, event),
-                )
-                for channel in subscriptions.channels_offered()
-            ],
+            "channels": [(each, Notification.Channel(each).label, each in chosen[event]) for each in offered],
         }
         for event in events
     ]
