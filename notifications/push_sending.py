@@ -145,12 +145,19 @@ def _holds_of(hold_id: int | None, listed: list) -> set[int]:
 
 def _sent(going: list[Going], now: datetime) -> list[End]:
     """Post the pushes that go, and answer how each ended, the pushes folded into those delivered with them. A push
-    that cannot even be prepared (a device's key no browser would give, say) fails alone."""
+    that cannot even be written (its hold's links unreadable) or prepared (a device's key no browser would give, say)
+    fails alone."""
     prepared, ends, signatures = [], [], {}
-    contents = _contents(going, now)
-    for entry, content in zip(going, contents, strict=True):
+    links, amounts = _shared(going, now)
+    for entry in going:
         hold = entry.row.hold
         try:
+            for read in (links.get(entry.row.pk), amounts.get(entry.row.hold_id)):
+                if isinstance(read, Exception):
+                    raise read
+            content = push.payload(
+                entry.row, links.get(entry.row.pk), amounts.get(entry.row.hold_id, []), entry.more, now
+            )
             request = push.prepare(entry.row.push_subscription, content, hold and hold.expires_at, now, signatures)
         except (push.Refused, push.Unavailable) as failure:
             ends += _failed(entry, failure, now)
@@ -170,9 +177,9 @@ def _sent(going: list[Going], now: datetime) -> list[End]:
     return ends
 
 
-def _contents(going: list[Going], now: datetime) -> list[dict]:
-    """Each push's words, with what pushes about one hold share (its links for every recipient, its amounts) read
-    once."""
+def _shared(going: list[Going], now: datetime) -> tuple[dict, dict]:
+    """What pushes about one hold share, read once for each hold: its links for every recipient (by push) and its
+    amounts (by hold). A hold they cannot be read for has the exception instead, for its pushes alone to fail."""
     by_hold = defaultdict(list)
     for entry in going:
         by_hold[entry.row.hold_id].append(entry)
@@ -181,14 +188,15 @@ def _contents(going: list[Going], now: datetime) -> list[dict]:
         if hold_id is None:
             continue
         hold = entries[0].row.hold
-        recipients = [entry.row.user for entry in entries]
-        for entry, found in zip(entries, hold_links.links_for_many(hold, recipients, now, for_push=True), strict=True):
-            links[entry.row.pk] = found
-        amounts[hold_id] = hold_links.amounts_of(hold, sure=True)  # no agent text: an unread amount is as written
-    return [
-        push.payload(entry.row, links.get(entry.row.pk), amounts.get(entry.row.hold_id, []), entry.more, now)
-        for entry in going
-    ]
+        try:
+            found = hold_links.links_for_many(hold, [entry.row.user for entry in entries], now, for_push=True)
+            amounts[hold_id] = hold_links.amounts_of(hold, sure=True)  # no agent text: an unread amount is as written
+        except Exception as error:
+            logger.exception("the pushes of hold %s could not be written", hold_id)
+            amounts[hold_id] = error
+            continue
+        links |= {entry.row.pk: each for entry, each in zip(entries, found, strict=True)}
+    return links, amounts
 
 
 def _folded(entry: Going) -> list[End]:

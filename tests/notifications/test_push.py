@@ -17,9 +17,10 @@ from django.utils import timezone
 
 from audit import decisiontime, stats
 from audit.models import AuditEvent
+from holds import lifecycle
 from holds.links import action_links
 from holds.models import DecisionChannel, Hold
-from notifications import away, notify, push_devices, push_pacing, sending
+from notifications import away, hold_links, notify, push_devices, push_pacing, sending
 from notifications.models import PushSubscription
 from operations import metrics
 from reviewqueue import roles
@@ -159,6 +160,29 @@ def test_a_device_whose_key_no_browser_would_give_fails_alone_and_the_others_are
 
     assert len(push_service.to(bobs.endpoint)) == 1
     assert dict(pushes().values_list("push_subscription", "status")) == {broken.pk: "failed", bobs.pk: "sent"}
+
+
+@pytest.mark.django_db
+def test_a_hold_whose_push_cannot_be_written_fails_alone_and_the_other_holds_are_pushed(
+    push_service, platform_state, platform_client, alice, bob, monkeypatch
+):
+    alices, bobs = device_of(alice, push_service), device_of(bob, push_service, name="Bob's phone")
+    bad, good = (a_hold(platform_state, platform_client, hold_id) for hold_id in ("h_bad", "h_good"))
+    lifecycle.claim(bad, alice)  # each reminder goes to its claimant alone: two pushes in one batch, one per device
+    lifecycle.claim(good, bob)
+    real = hold_links.amounts_of
+
+    def failing_for_bad(hold, **options):  # a failure forced on one hold
+        if hold.pk == bad.pk:
+            raise RuntimeError("a failure forced on one hold")
+        return real(hold, **options)
+
+    monkeypatch.setattr(hold_links, "amounts_of", failing_for_bad)
+    notify.expiring_soon([bad, good], timezone.now())
+    send_all()
+
+    assert push_service.to(alices.endpoint) == [] and len(push_service.to(bobs.endpoint)) == 1
+    assert dict(pushes().values_list("hold__hold_id", "status")) == {"h_bad": "failed", "h_good": "sent"}
 
 
 @pytest.mark.django_db
