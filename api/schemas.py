@@ -103,6 +103,24 @@ class Assignment(Schema):
     assigned_at: datetime
 
 
+class StageApproval(Schema):
+    by: str = Field(description="The approver's username.")
+    at: datetime
+
+
+class Stage(Schema):
+    position: int = Field(description="1 for the chain's first stage.")
+    group: str | None = Field(description="The group that approves in it; null: any reviewer.")
+    quorum: int | Literal["all"] = Field(description='How many distinct people it needs; "all": everyone in the group.')
+    needs: int = Field(description="How many people that is now.")
+    with_previous: bool = Field(description="Whether it runs alongside the stage before it.")
+    approvals: list[StageApproval] = Field(description="The open round's approvals counting in it.")
+    state: Literal["done", "waiting", "later"] = Field(
+        description="done: it has its people; waiting: it is open now; later: it opens once the stages before it are "
+        "done."
+    )
+
+
 class Standing(Schema):
     required: int = Field(description="Approvals the hold's policy asks for now.")
     given: int = Field(description="Approvals in its open round.")
@@ -173,6 +191,10 @@ class HoldDetail(HoldSummary):
     run_error: str = Field(description='Why the run could not be refreshed from the platform; "" when it was.')
     closed_reason: str = Field(description='Why it can no longer be decided; "" while it can.')
     standing: Standing
+    stages: list[Stage] = Field(
+        description="The approval chain of its policy, stage by stage, with where its open round stands; [] for a "
+        "hold one person decides or a policy decides alone."
+    )
     assignment: Assignment | None
     notes: list[Note]
     decision: DecisionOut | None = Field(description="Its latest decision.")

@@ -10,7 +10,7 @@ from datetime import datetime
 
 from django.urls import reverse
 
-from approvals import rounds
+from approvals import chains, rounds
 from approvals.models import Approval
 from audit import describe, payloads
 from holds.deciding import decidable
@@ -107,6 +107,7 @@ def detail(hold: Hold, viewer: Viewer, now: datetime, run: dict | None, run_erro
             "may_approve": not standing.refusal_for(viewer),
             "refusal": standing.refusal_for(viewer),
         },
+        "stages": stages_shape(standing),
         "assignment": assignment(current) if current else None,
         "notes": [note_shape(note) for note in notes.thread(hold)],
         "decision": decision_shape(decision) if decision else None,
@@ -141,6 +142,22 @@ def related_shapes(hold: Hold, viewer: Viewer, now: datetime) -> dict:
         ],
         "possible_duplicate_of": duplicate_of,
     }
+
+
+def stages_shape(standing: rounds.Standing) -> list[dict]:
+    """The hold's approval chain, stage by stage (``approvals.chains``), with its open round's approvals in each."""
+    return [
+        {
+            "position": state.stage.position,
+            "group": state.stage.group.name if state.stage.group is not None else None,
+            "quorum": "all" if state.stage.approvals is None else state.stage.approvals,
+            "needs": state.needs,
+            "with_previous": state.stage.with_previous,
+            "approvals": [{"by": one.approver.get_username(), "at": one.created_at} for one in state.approvals],
+            "state": state.state,
+        }
+        for state in standing.states
+    ]
 
 
 def _why(standing: rounds.Standing) -> str:
@@ -179,12 +196,12 @@ def decision_shape(decision: Decision) -> dict:
 
 
 def waiting(approval: Approval, hold: Hold) -> dict:
-    group = rounds.standing(hold).later_group
+    awaited = rounds.standing(hold).awaited
     return {
         "approval": approval.pk,
         "position": approval.position,
         "required": approval.approvals_required,
-        "next_from": f"a member of {group.name}" if group else "another reviewer",
+        "next_from": f"a member of {awaited}" if awaited and awaited != chains.ANY_REVIEWER else "another reviewer",
     }
 
 

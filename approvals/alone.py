@@ -74,6 +74,7 @@ def held_back_words(held_back: str, name: str, doubt: str) -> str:
         policies.HeldBack.OVER_CAP: f"Over today's cap of {name}",
         policies.HeldBack.DOUBTFUL: f"{name} leaves it to people, as {doubt}",
         policies.HeldBack.REJECT_ONLY: f"the agent allows only a reject, so {name} cannot approve it",
+        policies.HeldBack.CHAIN: f"{name} leaves it to its approval chain: a default approve never stands in for one",
         policies.HeldBack.POSSIBLE_DUPLICATE: f"{name} leaves it to people, as it is a possible duplicate",
     }[held_back]
 

@@ -46,7 +46,7 @@ from datetime import datetime
 
 from django.db import IntegrityError, transaction
 
-from approvals import rounds
+from approvals import awaiting, chains, rounds, signals
 from approvals.models import Approval, ApprovalPolicy
 from audit import events as audit_events
 from audit.events import deciding
@@ -110,20 +110,27 @@ def count(
     target = found.policy.decide_within_minutes if found else None
     if all(choice.action == DecisionItem.Action.REJECT for choice in choices):
         return Counted(True, choices, current, target_minutes=target)
-    if required <= 1 and not current:
+    if standing.one_decides and not current:
         return Counted(True, choices, target_minutes=target)
+    viewer = scopes.viewer_of(approver)
     if standing.has_approved(approver):
-        raise NotCounted(standing.refusal_for(scopes.viewer_of(approver)))
+        raise NotCounted(standing.refusal_for(viewer))
     if current and same_decision(current[0].items, choices):
-        if refusal := standing.refusal_for(scopes.viewer_of(approver)):
+        if refusal := standing.refusal_for(viewer):
             raise NotCounted(refusal)
         round_number, position, restarted = current[0].round, len(current) + 1, False
+        stage = standing.stage_for(viewer, restarting=False)
     else:
-        if required <= 1:
+        if standing.one_decides:
             return Counted(True, choices, target_minutes=target)  # no policy asks for more now: goes as always
+        stage = standing.stage_for(viewer, restarting=bool(current))
+        if stage is None:
+            raise NotCounted(f"The next approval must come from a member of {standing.awaited}.")
         round_number = max((approval.round for approval in approvals), default=0) + 1
         position, restarted, current = 1, bool(current), []
-    approval = _store(hold, approver, choices, found, round_number, position, now)
+    approval = _store(hold, approver, choices, found, (round_number, position, stage, required), now)
+    round_approvals = [*current, approval]
+    states = rounds.states_of(found, round_approvals, standing.sizes)
     audit_events.append(
         deciding.approval_given(
             actor=approver,
@@ -134,12 +141,34 @@ def count(
             channel=channel,
             why=found.why if found else "",
             duplicates_checked=duplicates_checked,
+            stage=_stage_words(approval, states) if standing.is_chain else "",
         )
     )
-    round_approvals = [*current, approval]
-    if position < required:
+    awaiting.refresh(hold, states)
+    if states:
+        _record_stages(hold, approver, rounds.states_of(found, current, standing.sizes), states)
+        if not chains.complete(states):
+            return Counted(False, choices, round_approvals, approval)
+    if not states and position < required:
         return Counted(False, choices, round_approvals, approval)
     return Counted(True, _with_latest_comments(choices, round_approvals), round_approvals, approval, target)
+
+
+def _record_stages(hold: Hold, approver, before: list, after: list) -> None:
+    """Audit each stage the approval completed, and tell the stages it opened (``signals.stage_waiting``)."""
+    was_waiting = {state.stage.position for state in chains.waiting(before)}
+    for earlier, state in zip(before, after, strict=True):
+        if state.complete and not earlier.complete:
+            audit_events.append(deciding.stage_completed(actor=approver, hold=hold, state=state, stages=len(after)))
+    opened = [state for state in chains.waiting(after) if state.stage.position not in was_waiting]
+    if opened:
+        signals.stage_waiting.send(sender=None, hold=hold, states=opened, stages=len(after))
+
+
+def _stage_words(approval: Approval, states: list) -> str:
+    """ "stage 2 of 3 (Finance), 1 of 2": where the approval counted, for the audit."""
+    state = states[approval.stage - 1]
+    return f"stage {approval.stage} of {len(states)} ({state.stage.who}), {len(state.approvals)} of {state.needs}"
 
 
 def link(approvals: list[Approval], decision) -> None:
@@ -159,6 +188,7 @@ def uncount(decision) -> Approval | None:
     Approval.objects.filter(decision=decision).update(decision=None)
     if final:
         final.delete()
+    awaiting.refresh_standing(decision.hold)
     return final
 
 
@@ -183,6 +213,7 @@ def withdraw(approval_id: int, approver, now: datetime, reclaim: Callable[[Hold]
             )
         approval = current[-1]
         approval.delete()
+        awaiting.refresh_standing(hold)
         reclaim(hold)
         audit_events.append(
             deciding.approval_withdrawn(actor=approver, hold=hold, approval=approval, approval_id=approval_id)
@@ -224,7 +255,8 @@ def choices_to_approve(hold: Hold, round_shown: int) -> list[dict]:
     ]
 
 
-def _store(hold, approver, choices, found, round_number, position, now) -> Approval:
+def _store(hold, approver, choices, found, place: tuple, now) -> Approval:
+    round_number, position, stage, required = place
     originals = {item.item_id: item.data for item in hold.items.all()}
     try:
         with transaction.atomic():
@@ -233,10 +265,11 @@ def _store(hold, approver, choices, found, round_number, position, now) -> Appro
                 # A remembered approval may win a hold whose round a policy, lowered since, opened: its name is kept.
                 policy=found.policy if found and isinstance(found.policy, ApprovalPolicy) else None,
                 policy_name=found.policy.name if found else "",
-                approvals_required=found.approvals_required if found else 1,
+                approvals_required=required,
                 approver=approver,
                 round=round_number,
                 position=position,
+                stage=stage,
                 created_at=now,
                 payload_digest=hold.payload_digest,
                 items=[

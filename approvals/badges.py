@@ -29,7 +29,7 @@ from decimal import Decimal
 
 from django.utils import timezone
 
-from approvals import alone, policies, subject_totals
+from approvals import alone, chains, policies, rounds, subject_totals
 from holds.models import Hold, HoldItem
 from reviewqueue import softcache
 
@@ -59,6 +59,7 @@ def badges(listed: list, possible_duplicates: Collection[int] = ()) -> dict[int,
     deciding_alone = {found[2] for found in required.values() if found[0] == 0 and found[2] in by_key}
     now = timezone.now()
     tallies = alone.tallies_today([by_key[one] for one in deciding_alone], now) if deciding_alone else {}
+    chained = _chains(listed, required, by_key)
     found = {}
     for hold in listed:
         count, why, policy_key, total, doubt, actions = required.get(hold.pk, (1, "", None, None, "", []))
@@ -68,12 +69,33 @@ def badges(listed: list, possible_duplicates: Collection[int] = ()) -> dict[int,
             approvable, duplicate = "approve" in actions, hold.pk in possible_duplicates
             words = alone.waiting_words(need, hold, now, tally, approvable=approvable, possible_duplicate=duplicate)
             found[hold.pk] = Badge(*words)
-        elif words := badge_words(count, hold.open_approvals):
+        elif hold.pk in chained:
+            found[hold.pk] = Badge(chained[hold.pk], why)
+        elif words := chains.count_words(count, hold.open_approvals):
             found[hold.pk] = Badge(words, why)
         if late := late_words(by_key.get(policy_key), hold, now):
             shown = found.get(hold.pk)
             found[hold.pk] = Badge(f"{shown.words} · {late}", shown.why) if shown else Badge(late, "")
     return found
+
+
+def _chains(listed: list, required: dict, by_key: dict) -> dict[int, str]:
+    """ "Stage 2 of 3 · Finance · 1 of 2" of each listed hold whose policy has stages of its own, by pk: the open
+    rounds' stages read in one query, and the sizes of the groups a stage asks everyone of in one more."""
+    policy_of = {}
+    for hold in listed:
+        count, policy_key = required.get(hold.pk, (1, "", None))[:3:2]
+        policy = by_key.get(policy_key)
+        if chains.is_chain(policy) and count == policy.approvals_required:
+            policy_of[hold.pk] = policy
+    if not policy_of:
+        return {}
+    under_way = rounds.open_rounds_of([hold.pk for hold in listed if hold.pk in policy_of and hold.open_approvals])
+    stages = {pk: chains.stages_of(policy) for pk, policy in policy_of.items()}
+    sizes = chains.everyone_counts(set().union(*(chains.everyone_groups(found) for found in stages.values())))
+    return {
+        pk: chains.badge_words(chains.progress(found, under_way.get(pk, []), sizes)) for pk, found in stages.items()
+    }
 
 
 def late_words(policy, hold, now) -> str:
@@ -83,16 +105,6 @@ def late_words(policy, hold, now) -> str:
     if not minutes or hold.created_at + timedelta(minutes=minutes) > now:
         return ""
     return f"Past its {minutes} min target"
-
-
-def badge_words(required: int, given: int) -> str:
-    """ "Needs 2 approvals", "1 of 2 approvals", or "" for a hold one person decides and nobody approved yet.
-
-    A round that has as many approvals as a policy lowered since asks for, says how many it has.
-    """
-    if given:
-        return f"{given} of {required} approvals" if required > given else f"{given} approval{'s' * (given > 1)} given"
-    return f"Needs {required} approvals" if required > 1 else ""
 
 
 def _requirements(listed: list, current: list, version: str) -> dict[int, tuple]:

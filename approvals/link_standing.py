@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from approvals import rounds
+from approvals import chains, rounds
 from holds.models import DecisionItem, Hold
 
 
@@ -52,8 +52,8 @@ def recorded_words(hold: Hold, viewer) -> str:
     found = rounds.standing(hold)
     if not any(approval.approver_id == viewer.pk for approval in found.approvals):
         return ""
-    group = found.later_group
-    later = group.name if group else "another reviewer"
+    awaited = found.awaited
+    later = awaited if awaited and awaited != chains.ANY_REVIEWER else "another reviewer"
     return f"{found.badge}: yours is recorded; the next approval can come from {later}"
 
 

@@ -42,8 +42,8 @@ approve also needs ``sure_total`` (else ``default_held_back`` says why, and noth
 A reviewer's remembered approval (``models.RememberedApproval``, ``approvals.remembering``), read with the
 policies, is chosen apart: it matches by ``approvals.alike`` alone (every amount the hold carries read for certain,
 as above, each at most the remembered one, in its currency), only while running, and wins (needing 0 people)
-unless a matching policy needs two or more people, which always wins over it. A policy and a remembered approval
-may share a pk: ``key`` tells them apart.
+unless a matching policy needs two or more people, or has stages (``approvals.chains``): that always wins over it.
+A policy and a remembered approval may share a pk: ``key`` tells them apart.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ from zoneinfo import ZoneInfo
 from django.conf import settings
 from django.db import transaction
 
-from approvals import alike, subject_totals, verdicts
+from approvals import alike, chains, subject_totals, verdicts
 from approvals.models import ApprovalPolicy, RememberedApproval
 from reviewqueue import processcache, softcache
 from reviewqueue.agent_numbers import carried, grouped_number, is_amount_key
@@ -219,8 +219,8 @@ def requirement(
         if not isinstance(policy, RememberedApproval)
         and (found := match(policy, hold, item_data, read, subject_totals))
     ]
-    if remembered and not any(found.people >= 2 for found in matching):
-        # A reviewer's remembered approval, only where no policy asks for four eyes (``approvals.remembering``).
+    if remembered and not any(found.people >= 2 or chains.is_chain(found.policy) for found in matching):
+        # A remembered approval, only where no policy asks for four eyes or a chain (``approvals.remembering``).
         chosen = min(remembered, key=lambda policy: policy.pk or 0)
         return Requirement(chosen, 0, alike.why(chosen), read[None].sure_total())
     certain = [found for found in matching if found.certain]
@@ -261,6 +261,7 @@ class HeldBack:
     OVER_CAP = "over_cap"
     DOUBTFUL = "doubtful"
     REJECT_ONLY = "reject_only"
+    CHAIN = "chain"  # a default approve never stands in for a chain's stages
     # A possible duplicate of another hold (``holds.related.safeguard``): the deciding layer above finds it, and no
     # policy, remembered approval or default outcome approves one.
     POSSIBLE_DUPLICATE = "possible_duplicate"
@@ -338,7 +339,9 @@ def own_action(
             approve_at = due
     default_at, default_action, default_held_back = None, "", ""
     if live and policy.expiry_outcome and hold.expires_at is not None:
-        if policy.expiry_outcome == ApprovalPolicy.ExpiryOutcome.APPROVE and sure_total is None:
+        if policy.expiry_outcome == ApprovalPolicy.ExpiryOutcome.APPROVE and chains.is_chain(policy):
+            default_held_back = HeldBack.CHAIN
+        elif policy.expiry_outcome == ApprovalPolicy.ExpiryOutcome.APPROVE and sure_total is None:
             default_held_back = HeldBack.DOUBTFUL
         elif policy.expiry_outcome == ApprovalPolicy.ExpiryOutcome.APPROVE and not approvable:
             default_held_back = HeldBack.REJECT_ONLY
@@ -384,10 +387,8 @@ def all_policies(current: str | None = None) -> list[ApprovalPolicy | Remembered
 
 def read_policies() -> list[ApprovalPolicy | RememberedApproval]:
     """Every policy and every running remembered approval, as they are in the database now."""
-    return [
-        *ApprovalPolicy.objects.select_related("later_approver_group", "escalation_group"),
-        *RememberedApproval.objects.running(),
-    ]
+    policies = ApprovalPolicy.objects.select_related("later_approver_group", "escalation_group")
+    return [*policies.prefetch_related("stages__group"), *RememberedApproval.objects.running()]
 
 
 def key(policy: ApprovalPolicy | RememberedApproval) -> tuple[str, int | None]:

@@ -7,15 +7,16 @@ The file (docs/operating.md, *Policies as code*)::
                    "when": {"key": "amount", "op": "gt", "value": "1000"}, "currency": "",
                    "stages": [{"approvals": 1}, {"group": "Finance", "approvals": 1}]}]}
 
-``stages`` says who must approve, in order: a stage without ``group`` is any reviewer, ``approvals`` how many
-distinct people; no stage at all, a policy that decides by itself. Every other field of a policy has a key of its
-own name (``escalation_group`` and groups by name, times in ISO 8601, amounts as strings). Each policy is checked by
-the admin's own form (``approvals.policy_form``), so a file can say nothing the admin could not; what it cannot say
-is refused with the line of the policy and the key. A load is one transaction, and each policy it adds, changes
-or removes is audited as an admin's change is (``audit.admin_changes``), its actor the command.
+``stages`` says who must approve, in order (``approvals.chains``): a stage without ``group`` is any reviewer,
+``approvals`` how many distinct people, or ``"all"`` for everyone in the group, and ``with_previous: true`` runs a
+stage alongside the one before it; no stage at all, a policy that decides by itself. Every other field of a policy has
+a key of its own name (``escalation_group`` and groups by name, times in ISO 8601, amounts as strings). Each policy is
+checked by the admin's own form (``approvals.policy_form``), so a file can say nothing the admin could not; what it
+cannot say is refused with the line of the policy and the key. A load is one transaction, and each policy it adds,
+changes or removes is audited as an admin's change is (``audit.admin_changes``), its actor the command.
 
-The stages a policy can hold today are those of its people: N distinct people (``[{"approvals": N}]``), or a first
-one and then N-1 of one group (``[{"approvals": 1}, {"group": G, "approvals": N-1}]``).
+Stages that the simple fields say (N people, or 1 then N-1 of one group, 3 at most) are kept in them, as the admin
+edits them; any other chain is kept as stage rows (``models.ApprovalStage``), its people the fewest it needs.
 """
 
 from __future__ import annotations
@@ -31,19 +32,20 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 from django.db.models import NOT_PROVIDED
 
-from approvals.models import ApprovalPolicy
-from approvals.policy_form import CONDITION_FIELDS, PATTERN_FIELDS, ApprovalPolicyForm
+from approvals import chains
+from approvals.models import MOST_PEOPLE, ApprovalPolicy, ApprovalStage
+from approvals.policy_form import CONDITION_FIELDS, PATTERN_FIELDS, PEOPLE_FIELDS, SIMPLE_MOST, ApprovalPolicyForm
 from audit import admin_changes, events
 
 PATTERNS = {"env": "env_pattern", "agent": "agent_pattern", "capability": "capability_pattern"}
 GROUPS = ("escalation_group",)
 # Every other field the admin's form takes, under its own name: a field added to the form is in the file too.
-OWN_KEYS = {"name", *PATTERN_FIELDS, *CONDITION_FIELDS, "approvals_required", "later_approver_group"}
+OWN_KEYS = {"name", *PATTERN_FIELDS, *CONDITION_FIELDS, *PEOPLE_FIELDS}
 FIELDS = tuple(field for field in ApprovalPolicyForm.Meta.fields if field not in OWN_KEYS)
 KEYS = {"name", *PATTERNS, "when", "stages", *FIELDS}
 WHEN_KEYS = {"key", "op", "value"}
 STAGE_KEYS = {"group", "approvals", "with_previous"}
-MOST_PEOPLE = 3
+EVERYONE = "all"
 
 
 class Refused(Exception):
@@ -59,7 +61,11 @@ class Refused(Exception):
 
 def dump() -> dict:
     """Every policy as the file says it, by name."""
-    policies = ApprovalPolicy.objects.select_related("later_approver_group", "escalation_group").order_by("name")
+    policies = (
+        ApprovalPolicy.objects.select_related("later_approver_group", "escalation_group")
+        .prefetch_related("stages__group")
+        .order_by("name")
+    )
     return {"policies": [_written(policy) for policy in policies]}
 
 
@@ -89,12 +95,15 @@ def _number(value: Decimal) -> str:
 
 
 def _stages_of(policy: ApprovalPolicy) -> list[dict]:
-    people, later = policy.approvals_required, policy.later_approver_group
-    if people == 0:
-        return []
-    if later is None or people == 1:
-        return [{"approvals": people}]
-    return [{"approvals": 1}, {"group": later.name, "approvals": people - 1}]
+    """The policy's chain as the file writes it (``chains.stages_of``: its stage rows, or its simple fields')."""
+    written = []
+    for stage in chains.stages_of(policy):
+        entry = {"group": stage.group.name} if stage.group is not None else {}
+        entry["approvals"] = EVERYONE if stage.approvals is None else stage.approvals
+        if stage.with_previous:
+            entry["with_previous"] = True
+        written.append(entry)
+    return written
 
 
 # Reading
@@ -107,6 +116,7 @@ class Read:
     line: int
     name: str
     form: ApprovalPolicyForm
+    stages: list[dict]  # the stage rows to keep (group pk, approvals, with_previous); [] for the simple fields
 
 
 def read(text: str) -> list[Read]:
@@ -125,7 +135,7 @@ def read(text: str) -> list[Read]:
             f"line {line}: policy {json.dumps(name, ensure_ascii=False)}" if isinstance(name, str) else f"line {line}"
         )
         try:
-            data = _form_data(entry, groups)
+            data, stages = _form_data(entry, groups, lines)
         except ValueError as problem:
             problems.append(f"{where}: {problem}")
             continue
@@ -133,11 +143,11 @@ def read(text: str) -> list[Read]:
             problems.append(f"{where}: a second policy of that name")
             continue
         names.add(name)
-        form = ApprovalPolicyForm(data, instance=stored.get(name))
+        form = ApprovalPolicyForm(data, instance=stored.get(name), chained=bool(stages))
         if not form.is_valid():
             problems += [f"{where}: {field}: {' '.join(errors)}" for field, errors in form.errors.items()]
             continue
-        found.append(Read(line, name, form))
+        found.append(Read(line, name, form, stages))
     if problems:
         raise Refused(problems)
     return found
@@ -163,8 +173,9 @@ def _parsed(text: str) -> tuple[object, dict[int, int]]:
         raise Refused(["line 1: nested too deeply"]) from None
 
 
-def _form_data(entry, groups: dict[str, int]) -> dict:
-    """The admin form's data for one policy of the file; ``ValueError`` says what is wrong with it."""
+def _form_data(entry, groups: dict[str, int], lines: dict[int, int]) -> tuple[dict, list[dict]]:
+    """The admin form's data for one policy of the file, and its stage rows ([] when the simple fields say them);
+    ``ValueError`` says what is wrong with it."""
     if not isinstance(entry, dict):
         raise ValueError("each policy is an object")
     if unknown := sorted(set(entry) - KEYS):
@@ -182,7 +193,8 @@ def _form_data(entry, groups: dict[str, int]) -> dict:
             "condition_operator": _text(when["op"], "when.op"),
             "condition_threshold": _text(when["value"], "when.value"),
         }
-    data |= _people(entry.get("stages"), groups)
+    people, stages = _people(entry.get("stages"), groups, lines)
+    data |= people
     for field in FIELDS:
         default = ApprovalPolicy._meta.get_field(field).default  # a key left out means what the admin starts with
         value = entry.get(field, None if default is NOT_PROVIDED else default)
@@ -194,35 +206,60 @@ def _form_data(entry, groups: dict[str, int]) -> dict:
             data[field] = "on" if value else ""
         elif value is not None:
             data[field] = _text(value, field)
-    return data
+    return data, stages
 
 
-def _people(stages, groups: dict[str, int]) -> dict:
-    """The policy's people and later group, from its stages, for the shapes a policy holds (the module's last
-    paragraph)."""
+def _people(stages, groups: dict[str, int], lines: dict[int, int]) -> tuple[dict, list[dict]]:
+    """The policy's people and later group, and its stage rows for a chain the simple fields cannot say (the
+    module's docstring); a stage's problem names the stage and its line."""
     if not isinstance(stages, list):
         raise ValueError('"stages" is a list of stages, [] for a policy that decides by itself')
-    for stage in stages:
-        if not isinstance(stage, dict) or set(stage) - STAGE_KEYS or "approvals" not in stage:
-            raise ValueError('each stage is {"approvals": N}, with "group" and "with_previous" when needed')
-        if not (type(stage["approvals"]) is int and 1 <= stage["approvals"] <= MOST_PEOPLE):
-            raise ValueError(f"a stage needs 1 to {MOST_PEOPLE} people")
-        if "group" in stage and stage["group"] not in groups:
-            raise ValueError(f"a stage's group: no group is named {json.dumps(stage['group'], ensure_ascii=False)}")
-        if stage.get("with_previous"):
-            raise ValueError("a stage alongside the one before it needs approval chains, which this version lacks")
-    people = sum(stage["approvals"] for stage in stages)
-    if people > MOST_PEOPLE:
-        raise ValueError(f"a policy needs {MOST_PEOPLE} people at most")
-    if not stages:
-        return {"approvals_required": "0"}
-    first, *later = stages
-    if "group" in first or len(later) > 1 or (later and first["approvals"] != 1):
-        raise ValueError(
-            "this version's policies take one stage of any reviewers, or one reviewer then people of one group"
-        )
-    group = groups[later[0]["group"]] if later and "group" in later[0] else ""
-    return {"approvals_required": str(people), "later_approver_group": group}
+    rows = []
+    for position, stage in enumerate(stages, start=1):
+        try:
+            rows.append(_stage(stage, groups, first=position == 1))
+        except ValueError as problem:
+            line = f", line {lines[id(stage)]}" if id(stage) in lines else ""
+            raise ValueError(f"stage {position}{line}: {problem}") from None
+    if not rows:
+        return {"approvals_required": "0"}, []
+    fewest = sum(row["approvals"] or 1 for row in rows)
+    if fewest > MOST_PEOPLE:
+        raise ValueError(f"a policy needs {MOST_PEOPLE} people at most, all stages together")
+    first, *later = rows
+    simple = (
+        fewest <= SIMPLE_MOST
+        and first["group"] is None
+        and all(row["approvals"] is not None and not row["with_previous"] for row in rows)
+        and (not later or (len(later) == 1 and first["approvals"] == 1 and later[0]["group"] is not None))
+    )
+    if simple:
+        return {"approvals_required": str(fewest), "later_approver_group": later[0]["group"] if later else ""}, []
+    return {"approvals_required": str(fewest), "later_approver_group": ""}, rows
+
+
+def _stage(stage, groups: dict[str, int], first: bool) -> dict:
+    """One stage of the file as a stage row's values; ``ValueError`` for a stage without people or an unknown group."""
+    if not isinstance(stage, dict) or set(stage) - STAGE_KEYS or "approvals" not in stage:
+        raise ValueError('each stage is {"approvals": N or "all"}, with "group" and "with_previous" when needed')
+    approvals, group = stage["approvals"], stage.get("group")
+    if group is not None and group not in groups:
+        raise ValueError(f"a stage's group: no group is named {json.dumps(group, ensure_ascii=False)}")
+    if approvals == EVERYONE:
+        if group is None:
+            raise ValueError('a stage of "all" names the group whose every member approves')
+        approvals = None
+    elif not (type(approvals) is int and 1 <= approvals <= MOST_PEOPLE):
+        raise ValueError(f'a stage needs 1 to {MOST_PEOPLE} people, or "all" of its group')
+    if not isinstance(stage.get("with_previous", False), bool):
+        raise ValueError('"with_previous" is true or false')
+    if first and stage.get("with_previous"):
+        raise ValueError("the first stage has no stage before it to run alongside")
+    return {
+        "group": groups[group] if group is not None else None,
+        "approvals": approvals,
+        "with_previous": stage.get("with_previous", False),
+    }
 
 
 def _text(value, key: str) -> str:
@@ -273,15 +310,35 @@ def _change(found: Read) -> Change:
     if found.form.instance.pk is None:
         return Change("add", found.name)
     before = admin_changes.values_of(admin_changes.POLICY_MODEL, found.form.instance.pk)
-    after = admin_changes.policy_values(found.form.save(commit=False))
+    after = admin_changes.policy_values(found.form.save(commit=False), _stage_values(found))
     moved = {field: (before[field], value) for field, value in after.items() if before[field] != value}
     return Change("change", found.name, moved)
+
+
+def _stage_values(found: Read) -> list:
+    """The file's stage rows as the audit records a policy's (``admin_changes.stage_values``)."""
+    names = dict(Group.objects.filter(pk__in=[row["group"] for row in found.stages]).values_list("pk", "name"))
+    return [
+        admin_changes.stage_value(names.get(row["group"]), row["approvals"], row["with_previous"])
+        for row in found.stages
+    ]
 
 
 def _save(found: Read, message: str) -> None:
     change = found.form.instance.pk is not None
     before = admin_changes.values_of(admin_changes.POLICY_MODEL, found.form.instance.pk) if change else None
-    if change and before == admin_changes.policy_values(found.form.instance):
+    if change and before == admin_changes.policy_values(found.form.instance, _stage_values(found)):
         return  # the same policy: nothing to write, nothing to audit
     policy = found.form.save()
+    ApprovalStage.objects.filter(policy=policy).delete()
+    ApprovalStage.objects.bulk_create(
+        ApprovalStage(
+            policy=policy,
+            position=position,
+            group_id=row["group"],
+            approvals=row["approvals"],
+            with_previous=row["with_previous"],
+        )
+        for position, row in enumerate(found.stages, start=1)
+    )
     events.append(admin_changes.changed(None, policy, before, message, change))

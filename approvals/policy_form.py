@@ -12,6 +12,9 @@ SUBJECT_TOTAL_FIELDS = ("subject_total_over", "subject_total_days")
 DAYS_WORDS = "A subject total counts 1 to 365 days."
 CURRENCY_CODE = re.compile(r"[A-Z]{3}")
 PATTERN_FIELDS = ("env_pattern", "agent_pattern", "capability_pattern")
+PEOPLE_FIELDS = ("approvals_required", "later_approver_group")
+SIMPLE_MOST = 3  # a policy without stages: 0 to 3 people, the later ones of one group
+PEOPLE_WORDS = "A policy needs 0, 1, 2 or 3 people."
 
 
 class ApprovalPolicyForm(forms.ModelForm):
@@ -42,18 +45,29 @@ class ApprovalPolicyForm(forms.ModelForm):
             "decide_within_minutes",
         )
         error_messages = {
-            "approvals_required": {
-                "min_value": "A policy needs 0, 1, 2 or 3 people.",
-                "max_value": "A policy needs 0, 1, 2 or 3 people.",
-            },
+            "approvals_required": {"min_value": PEOPLE_WORDS, "max_value": PEOPLE_WORDS},
             "subject_total_days": {"min_value": DAYS_WORDS, "max_value": DAYS_WORDS},
             "subject_total_over": {"min_value": "A subject total is compared with 0 or more."},
         }
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, chained: bool | None = None, **kwargs):
+        """``chained``: the policy has stages of its own (``approvals.chains``; read from the stored policy when not
+        given), which set its people: the form then leaves them as they are (policy files give them from the
+        stages)."""
         super().__init__(*args, **kwargs)
         self.fields["auto_wait_minutes"].required = False  # blank: no wait
         self.fields["subject_total_days"].required = False  # blank: the default, 30
+        self.chained = chained if chained is not None else bool(self.instance.pk and self.instance.stages.exists())
+        if self.chained and chained is None:
+            for name in PEOPLE_FIELDS:
+                self.fields[name].disabled = True
+                self.fields[name].help_text = "Set by the policy's stages: change them with manage.py loadpolicies."
+
+    def clean_approvals_required(self) -> int:
+        people = self.cleaned_data.get("approvals_required")
+        if people is not None and people > SIMPLE_MOST and not self.chained:
+            raise forms.ValidationError(PEOPLE_WORDS)
+        return people
 
     def clean_env_pattern(self) -> str:
         return _glob(self.cleaned_data.get("env_pattern", ""))
@@ -100,9 +114,12 @@ class ApprovalPolicyForm(forms.ModelForm):
                 "Tick “I mean every hold” if that is what you want.",
             )
         outcome = cleaned.get("expiry_outcome")
-        if outcome == ApprovalPolicy.ExpiryOutcome.APPROVE and people is not None and people > 1:
+        if outcome == ApprovalPolicy.ExpiryOutcome.APPROVE and (self.chained or (people is not None and people > 1)):
             self.add_error(
-                "expiry_outcome", "A default approve is allowed only on a policy needing at most one person."
+                "expiry_outcome",
+                "A default approve never stands in for an approval chain's stages."
+                if self.chained
+                else "A default approve is allowed only on a policy needing at most one person.",
             )
         if outcome and cleaned.get("expiry_outcome_minutes") is None:
             self.add_error(

@@ -36,9 +36,8 @@ from django.db.models import (
     Subquery,
 )
 
-from approvals import subject_totals
-from approvals.badges import badge_words
-from approvals.models import Approval, ApprovalPolicy
+from approvals import chains, subject_totals
+from approvals.models import Approval, ApprovalPolicy, AwaitedStage
 from approvals.policies import Requirement, all_policies, requirement
 from approvals.wording import approval_words
 from holds.models import Hold
@@ -57,15 +56,19 @@ def shown(current: list[Approval]) -> int:
 
 @dataclasses.dataclass(frozen=True)
 class Standing:
-    """A hold's requirement under the current policies, its open round's approvals in order, and ``approvers``:
-    the pks of everyone who approved the hold in any round."""
+    """A hold's requirement under the current policies, its open round's approvals in order, ``approvers``: the pks
+    of everyone who approved the hold in any round, and ``states``: the open round in each stage of the chain
+    (``approvals.chains``; [] for a hold one person decides or a policy decides alone)."""
 
     requirement: Requirement | None
     approvals: list[Approval]
     approvers: frozenset[int]
+    states: list[chains.StageState] = dataclasses.field(default_factory=list)
 
     @property
     def required(self) -> int:
+        if self.states:
+            return chains.needed_total(self.states)
         return self.requirement.approvals_required if self.requirement else 1
 
     @property
@@ -76,18 +79,31 @@ class Standing:
         return max(self.required, len(self.approvals) + 1) if self.approvals else self.required
 
     @property
-    def later_group(self):
-        return self.requirement.policy.later_approver_group if self.requirement else None
+    def is_chain(self) -> bool:
+        """Whether the policy has stages of its own: pages then show its steps, and the queue "Stage 2 of 3"."""
+        return self.requirement is not None and chains.is_chain(self.requirement.policy)
+
+    @property
+    def awaited(self) -> str:
+        """Who the open round waits for: "Finance or Legal", "any reviewer"; "" once the chain is complete."""
+        return " or ".join(state.stage.who for state in chains.waiting(self.states))
+
+    @property
+    def one_decides(self) -> bool:
+        """Whether one reviewer's decision goes as it is (``chains.one_decides``): no policy asks more of the hold."""
+        return chains.one_decides([state.stage for state in self.states])
 
     @property
     def needs_several(self) -> bool:
-        return self.required > 1 or bool(self.approvals)
+        return self.required > 1 or bool(self.approvals) or not self.one_decides
 
     @property
     def badge(self) -> str:
-        """ "Needs 2 approvals", "1 of 2 approvals", "1 approval given" (a policy lowered since), or "" for a hold one
-        person decides (``badges.badge_words``)."""
-        return badge_words(self.required, len(self.approvals))
+        """ "Stage 2 of 3 · Finance · 1 of 2" for a chain; "Needs 2 approvals", "1 of 2 approvals", "1 approval given"
+        (a policy lowered since), or "" for a hold one person decides (``chains.count_words``)."""
+        if self.is_chain and chains.waiting(self.states):
+            return chains.badge_words(self.states)
+        return chains.count_words(self.required, len(self.approvals))
 
     @property
     def summary(self) -> str:
@@ -102,7 +118,7 @@ class Standing:
 
     def refusal_for(self, viewer: Viewer) -> str:
         """Why ``viewer`` may not give the hold's next approval ("" when they may): they approved it already, in any
-        round, or the open round's next place needs a group they are not in."""
+        round, or no stage open now admits them."""
         mine = next((approval for approval in self.approvals if approval.approver_id == viewer.pk), None)
         if mine:
             return (
@@ -114,16 +130,34 @@ class Standing:
                 "You approved this hold before, and a person approves a hold once: "
                 "another person must give the next one. You may still reject it."
             )
-        if group := self.group_awaited(viewer):
-            return f"The next approval must come from a member of {group.name}."
+        if awaited := self.group_awaited(viewer):
+            return f"The next approval must come from a member of {awaited}."
         return ""
 
-    def group_awaited(self, viewer: Viewer):
-        """The group the open round's next place needs, when ``viewer`` is not in it (else None)."""
-        group = self.later_group
-        if self.approvals and group is not None and group.name not in viewer.group_names:
-            return group
-        return None
+    def group_awaited(self, viewer: Viewer) -> str:
+        """Who the open round's next approval must come from (``awaited``), when no stage open now admits
+        ``viewer``; "" when one does, or the chain is complete (a policy lowered since: anyone's approval sends it)."""
+        waiting = chains.waiting(self.states)
+        if not waiting or any(state.stage.admits(viewer.group_names) for state in waiting):
+            return ""
+        return self.awaited
+
+    def stage_for(self, viewer: Viewer, restarting: bool) -> int | None:
+        """The stage ``viewer``'s approval counts in (``chains.place``): in the open round, or, ``restarting`` it with
+        another decision, in a new round, in a stage up to the one they could fill now. None when none admits them; 1
+        for a hold without stages."""
+        if not self.states:
+            return 1
+        if not chains.waiting(self.states):
+            return self.states[-1].stage.position  # complete under a policy lowered since: this approval sends it
+        up_to = chains.open_step(self.states)
+        states = chains.progress([state.stage for state in self.states], [], self.sizes) if restarting else self.states
+        found = chains.place(states, viewer.group_names, up_to)
+        return found.stage.position if found else None
+
+    @property
+    def sizes(self) -> dict[int, int]:
+        return {state.stage.group.pk: state.needs for state in self.states if state.stage.approvals is None}
 
 
 def undoable(approval: Approval, now: datetime) -> bool:
@@ -190,6 +224,16 @@ def open_round(approvals: Iterable[Approval]) -> list[Approval]:
     return sorted((approval for approval in approvals if approval.in_open_round), key=attrgetter("position"))
 
 
+def open_rounds_of(hold_pks: list[int]) -> dict[int, list[Approval]]:
+    """The open round's approvals of each of the holds, by pk, in one query (for the queue's chains)."""
+    found: dict[int, list[Approval]] = {}
+    if hold_pks:
+        for approval in with_rounds(Approval.objects.filter(hold__in=hold_pks).only("hold", "stage", "position")):
+            if approval.in_open_round:
+                found.setdefault(approval.hold_id, []).append(approval)
+    return found
+
+
 def superseded_round(approvals: Iterable[Approval]) -> list[Approval]:
     """The approvals of the hold's superseded round among one hold's, read ``with_rounds``, in order ([] if none)."""
     return sorted((approval for approval in approvals if approval.in_superseded_round), key=attrgetter("position"))
@@ -213,24 +257,29 @@ def standing(
     if approvals is None:
         approvals = with_rounds(Approval.objects.filter(hold=hold).select_related("approver"))
     approvals = list(approvals)
+    found = requirement(hold, policies, subject_totals=subject_totals.read(hold, policies))
+    current = open_round(approvals)
     return Standing(
-        requirement(hold, policies, subject_totals=subject_totals.read(hold, policies)),
-        open_round(approvals),
-        frozenset(approval.approver_id for approval in approvals),
+        found, current, frozenset(approval.approver_id for approval in approvals), states_of(found, current)
     )
+
+
+def states_of(found: Requirement | None, current: list[Approval], sizes: dict[int, int] | None = None) -> list:
+    """The open round ``current`` in each stage of ``found``'s chain (``chains.progress``); ``sizes`` are the groups'
+    sizes for stages asking for everyone, counted when not given."""
+    stages = chains.stages_for(found)
+    if sizes is None:
+        sizes = chains.everyone_counts(chains.everyone_groups(stages))
+    return chains.progress(stages, current, sizes)
 
 
 def joinable_by(user, holds: QuerySet[Hold]) -> QuerySet[Hold]:
-    """The ``holds`` whose open round ``user`` may join: someone approved what the hold still is, ``user`` never
-    approved the hold (in any round), and ``user`` is in the group the policy (as it is now) asks of later approvers."""
-    allowed = (
-        Q(policy__isnull=True)
-        | Q(policy__later_approver_group__isnull=True)
-        | Q(policy__later_approver_group__in=user.groups.all())
-    )
+    """The ``holds`` waiting for ``user``'s stage: someone approved what the hold still is, ``user`` never approved
+    the hold (in any round), and its open round waits for a stage ``user`` may approve in (``approvals.awaiting``)."""
     in_open, _ = _round_flags()
-    joinable = Approval.objects.filter(in_open, allowed, hold=OuterRef("pk"))
-    return not_approved_by(user, holds).filter(Exists(joinable))
+    under_way = Approval.objects.filter(in_open, hold=OuterRef("pk"))
+    mine = AwaitedStage.objects.filter(Q(group__isnull=True) | Q(group__in=user.groups.all()), hold=OuterRef("pk"))
+    return not_approved_by(user, holds).filter(Exists(under_way), Exists(mine))
 
 
 def not_approved_by(user, holds: QuerySet[Hold]) -> QuerySet[Hold]:

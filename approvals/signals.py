@@ -3,8 +3,13 @@ none of them.
 
 ``holds_escalated``: in the transaction that created them, with ``escalations``, a list of (``Escalation``, the
 group's members who may see its hold): those members are to be told.
+
+``stage_waiting``: in the transaction of the approval that opened them, with ``hold`` (its row locked), ``states``
+(``chains.StageState``, the stages of its chain the open round now waits for) and ``stages`` (how many the chain has):
+the stages' people who may see the hold are to be told.
 """
 
 from django.dispatch import Signal
 
 holds_escalated = Signal()
+stage_waiting = Signal()

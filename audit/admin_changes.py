@@ -19,7 +19,7 @@ from django.contrib import admin
 from django.contrib.admin.models import LogEntry
 from django.db import transaction
 
-from approvals.models import ApprovalPolicy
+from approvals.models import ApprovalPolicy, ApprovalStage
 from audit import events, role_changes
 from audit.events import roles_and_settings
 from teams.models import PATTERN_FIELDS, TeamScope
@@ -56,6 +56,14 @@ class AuditedAdmin(admin.ModelAdmin):
             events.record_many(deletions)
 
 
+def stage_value(group: str | None, approvals: int | None, with_previous: bool) -> str:
+    """One stage of a policy's chain as the audit records it: "2 of Finance", "all of Legal, with the previous",
+    "1 of any reviewer"."""
+    return f"{'all' if approvals is None else approvals} of {group or 'any reviewer'}" + (
+        ", with the previous" if with_previous else ""
+    )
+
+
 def values_of(model: str, pk) -> dict | None:
     """What the audit compares of a stored object, before and after a change; None for a model it only names."""
     if model == role_changes.USER_MODEL:
@@ -71,10 +79,14 @@ def values_of(model: str, pk) -> dict | None:
     return None
 
 
-def policy_values(policy) -> dict:
+def policy_values(policy, stages: list | None = None) -> dict:
     """A policy's values as the audit records them: decimals as the column keeps them (500 and 500.0000 are no
-    change), related rows by name (a group by its name, a user by username)."""
-    values = {}
+    change), related rows by name (a group by its name, a user by username), and its ``stages`` (``stage_value``s;
+    read from its stored stage rows when not given)."""
+    if stages is None:
+        rows = ApprovalStage.objects.filter(policy=policy.pk).select_related("group") if policy.pk else []
+        stages = [stage_value(row.group and row.group.name, row.approvals, row.with_previous) for row in rows]
+    values = {"stages": stages}
     for field in policy._meta.concrete_fields:
         if field.primary_key:
             continue

@@ -199,7 +199,16 @@ def _approval(payload: dict) -> str:
 
 
 def _place(payload: dict) -> str:
-    return f"approval {payload['position']} of {payload['required']}"
+    stage = f", {payload['stage']}" if payload.get("stage") else ""
+    return f"approval {payload['position']} of {payload['required']}{stage}"
+
+
+def _stage_completed(payload: dict) -> str:
+    """ "stage 2 of 3 (Finance) complete: 2 of 2, by bob, carol"."""
+    return (
+        f"stage {payload['stage']} of {payload['stages']} ({payload['who']}) complete: {payload['needs']} of "
+        f"{payload['needs']}, by {', '.join(payload['approvers'])}"
+    )
 
 
 def _under(payload: dict) -> str:
@@ -345,6 +354,7 @@ _summaries = {
     EventKind.ESCALATED: _escalated,
     EventKind.WITHDRAWN: _withdrawn,
     EventKind.APPROVAL_WITHDRAWN: _approval_withdrawn,
+    EventKind.STAGE_COMPLETED: _stage_completed,
     EventKind.DELIVERY_ATTEMPT: _delivery,
     EventKind.APPLIED: _platform_said,
     EventKind.NOT_APPLIED: _platform_said,

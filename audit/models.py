@@ -24,6 +24,7 @@ class EventKind(models.TextChoices):
     DECISION_SUBMITTED = "decision_submitted", "Decision submitted"
     HELD_FOR_PEOPLE = "held_for_people", "Left to people"
     APPROVAL_GIVEN = "approval_given", "Approval given"
+    STAGE_COMPLETED = "stage_completed", "Approval stage completed"
     ESCALATED = "escalated", "Escalated"
     WITHDRAWN = "withdrawn", "Decision withdrawn"
     APPROVAL_WITHDRAWN = "approval_withdrawn", "Approval taken back"
@@ -51,6 +52,7 @@ RETIRED_KINDS = frozenset({EventKind.SIGN_IN_FAILED})
 # What the audit list opens on: decisions and what became of them, without the sign-ins and notifications around them.
 DECISION_KINDS = (
     EventKind.APPROVAL_GIVEN,
+    EventKind.STAGE_COMPLETED,
     EventKind.ESCALATED,
     EventKind.DECISION_SUBMITTED,
     EventKind.WITHDRAWN,

@@ -7,9 +7,10 @@ class NotificationsConfig(AppConfig):
     verbose_name = "Notifications"
 
     def ready(self) -> None:
-        from approvals.signals import holds_escalated
+        from approvals.signals import holds_escalated, stage_waiting
         from notifications import push, receivers
 
         checks.register(push.check_keys)
 
         holds_escalated.connect(receivers.tell_escalated, dispatch_uid="notifications.escalated")
+        stage_waiting.connect(receivers.tell_stage_waiting, dispatch_uid="notifications.stage_waiting")

@@ -52,7 +52,12 @@ def _unread_count(seen, *, user: int) -> QuerySet:
 
 # What is worth a system notification on a person's devices while a page is open in a tab they are not looking at:
 # an urgent hold (about to expire, or escalated to them) and a hold handed to them.
-DESKTOP_EVENTS = (Notification.Event.EXPIRING_SOON, Notification.Event.ESCALATED, Notification.Event.ASSIGNED)
+DESKTOP_EVENTS = (
+    Notification.Event.EXPIRING_SOON,
+    Notification.Event.ESCALATED,
+    Notification.Event.ASSIGNED,
+    Notification.Event.STAGE_WAITING,
+)
 
 
 def newest_for_desktop(viewer: Viewer) -> Notification | None:

@@ -95,6 +95,7 @@ class Notification(models.Model):
         NOT_APPLIED = "not_applied", "Decision not applied"
         UNDELIVERED = "undelivered", "Decision still undelivered"
         ESCALATED = "escalated", "Escalated"
+        STAGE_WAITING = "stage_waiting", "An approval stage waiting for you"
         DEFAULT_OUTCOME = "default_outcome", "Decided by a policy's default outcome"
         ASSIGNED = "assigned", "Assigned to you"
         MENTIONED = "mentioned", "Mentioned in a note"

@@ -103,6 +103,19 @@ def escalated(escalations: list[tuple]) -> list[Notification]:
     return create(Event.ESCALATED, standing_in(messages))
 
 
+def stage_waiting(hold: Hold, states: list, stages: int) -> list[Notification]:
+    """Tell the reviewers of each stage with a group that ``hold`` now waits for (``approvals.chains.StageState``, of a
+    chain of ``stages``), who may see it and have not approved it, that their approval is what it needs next; when
+    nobody is left to tell, the stage is blocked, never skipped: the admins are told."""
+    approved, messages = set(hold.approvals.values_list("approver", flat=True)), []
+    for state in (state for state in states if state.stage.group is not None):  # any reviewer: the queue tells
+        members = roles.reviewers().filter(groups=state.stage.group).exclude(pk__in=approved)
+        seeing = scopes.users_who_may_see([hold], scopes.viewers_of(members))
+        told = seeing or list(roles.admins())
+        messages.append(_about(hold, f"hold:{hold.pk}", told, stage=state, stages=stages, blocked=not seeing))
+    return create(Event.STAGE_WAITING, standing_in(messages))
+
+
 def standing_in(messages: list[Message], now: datetime | None = None) -> list[Message]:
     """The messages with each recipient who is away replaced by their delegate (``notifications.away``) where the
     delegate may see the message's holds (else the person is told themselves): the delegate's copy says whom it is

@@ -6,3 +6,8 @@ from notifications import notify
 def tell_escalated(sender, escalations: list[tuple], **_) -> None:
     """``approvals.signals.holds_escalated``: tell each escalation's group members who may see its hold."""
     notify.escalated(escalations)
+
+
+def tell_stage_waiting(sender, hold, states: list, stages: int, **_) -> None:
+    """``approvals.signals.stage_waiting``: tell the people of each stage the hold now waits for."""
+    notify.stage_waiting(hold, states, stages)

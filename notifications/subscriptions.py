@@ -14,7 +14,14 @@ Channel = Notification.Channel
 
 # Which events each role may subscribe to, and what a user gets without choosing.
 EVENTS_FOR_ROLE = {
-    roles.REVIEWERS: [Event.NEW_HOLDS, Event.EXPIRING_SOON, Event.NOT_APPLIED, Event.ASSIGNED, Event.MENTIONED],
+    roles.REVIEWERS: [
+        Event.NEW_HOLDS,
+        Event.EXPIRING_SOON,
+        Event.NOT_APPLIED,
+        Event.ASSIGNED,
+        Event.MENTIONED,
+        Event.STAGE_WAITING,
+    ],
     roles.AUDITORS: [Event.EXPIRED, Event.NOT_APPLIED, Event.DEFAULT_OUTCOME],
 }
 # Push reaches only the devices a person added (``push_devices``): by default it tells of what asks them to act soon.
@@ -24,6 +31,7 @@ DEFAULT_CHANNELS = {
     Event.EXPIRED: [Channel.IN_APP, Channel.EMAIL],
     Event.NOT_APPLIED: [Channel.IN_APP, Channel.EMAIL],
     Event.ESCALATED: [Channel.IN_APP, Channel.EMAIL, Channel.PUSH],
+    Event.STAGE_WAITING: [Channel.IN_APP, Channel.EMAIL, Channel.PUSH],
     Event.DEFAULT_OUTCOME: [Channel.IN_APP, Channel.EMAIL],
     Event.ASSIGNED: [Channel.IN_APP, Channel.EMAIL, Channel.PUSH],
     Event.MENTIONED: [Channel.IN_APP, Channel.EMAIL, Channel.PUSH],

@@ -42,6 +42,11 @@ def reviewers():
     return members(REVIEWERS)
 
 
+def admins():
+    """The active superusers: whoever can mend what no reviewer can (a stage nobody may approve in, say)."""
+    return get_user_model().objects.filter(is_superuser=True, is_active=True).order_by("username")
+
+
 def has_a_role(viewer: Viewer) -> bool:
     """Reviewer, auditor or admin: a user with none of these may sign in, but opens no page of the app."""
     return can_review(viewer) or can_audit(viewer)

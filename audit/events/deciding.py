@@ -74,16 +74,34 @@ def approval_given(
     channel: str,
     why: str = "",
     duplicates_checked: dict | None = None,
+    stage: str = "",
 ) -> Entry:
     """``approval`` counted towards ``required``; ``restarted``: it changed the earlier round's decision; ``why``: why
     the policy asks for ``required`` people ("refund on A-1001 total 109.90 in 30 days, over 100");
-    ``duplicates_checked``: as ``decision_submitted``'s, when the approval approves a possible duplicate."""
+    ``duplicates_checked``: as ``decision_submitted``'s, when the approval approves a possible duplicate; ``stage``:
+    where it counted in the policy's chain ("stage 2 of 3 (Finance), 1 of 2"), for a policy with stages."""
     payload = _approval(approval, approval.pk) | {"required": required, "restarted": restarted, "channel": channel}
     if why:
         payload["why"] = why
+    if stage:
+        payload["stage"] = stage
     if duplicates_checked is not None:
         payload["duplicates_checked"] = _checked(duplicates_checked)
     return Entry(EventKind.APPROVAL_GIVEN, actor=actor, hold=hold, payload=payload)
+
+
+def stage_completed(*, actor, hold, state, stages: int) -> Entry:
+    """A stage of the hold's chain (``approvals.chains.StageState``, one of ``stages``) has its people: ``actor``'s
+    approval completed it."""
+    payload = {
+        "stage": state.stage.position,
+        "stages": stages,
+        "who": state.stage.who,
+        "needs": state.needs,
+        "approvers": [approval.approver.get_username() for approval in state.approvals],
+        "round": state.approvals[-1].round,
+    }
+    return Entry(EventKind.STAGE_COMPLETED, actor=actor, hold=hold, payload=payload)
 
 
 def approval_withdrawn(*, actor, hold, approval, approval_id: int) -> Entry:

@@ -186,7 +186,7 @@ def _approval_reason(entry: Entry, standing: rounds.Standing | None, selection: 
     if current and not approving.same_decision(current[0].items, selection.choices(entry.items)):
         return CHANGED_DECISION
     if group := standing.group_awaited(viewer):
-        return WAITS_FOR_GROUP.format(group=group.name)
+        return WAITS_FOR_GROUP.format(group=group)
     return ""
 
 

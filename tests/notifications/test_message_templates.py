@@ -4,13 +4,16 @@ text coming out as the text it is, in the inbox, an email, Slack and Teams."""
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.contrib.auth.models import Group
 
+from approvals import chains
 from approvals.models import Escalation
 from holds.models import Assignment, Decision, DecisionItem, Hold, Note
 from notifications import away, channels, notify, subscriptions
 from notifications.models import Notification, WebhookChannel
 from people.models import Preference
 from teams.scopes import viewer_of
+from tests.helpers.chains import chain_policy
 
 pytestmark = pytest.mark.django_db
 
@@ -57,6 +60,9 @@ def test_every_event_is_worded_in_the_recipients_time_zone(samples, alice, bob, 
     notify.not_applied(refused)
     notify.undelivered([refused], EXPIRES - timedelta(minutes=13))
     notify.new_holds_digest([hold], EXPIRES)
+    alice.groups.add(Group.objects.create(name="Finance"))
+    stages = chains.stages_of(chain_policy([(None, 1, False), ("Finance", 1, False)]))
+    notify.stage_waiting(hold, chains.progress(stages, [], {})[1:], 2)
 
     told = {**in_app(audrey), **in_app(alice)}
     asked = "llamaindex-support asked: Refund 49.90 on order A-1001?"
@@ -99,6 +105,10 @@ def test_every_event_is_worded_in_the_recipients_time_zone(samples, alice, bob, 
             "Decision still not delivered after 7 min: Refund 49.90 on order A-1001?",
             "The platform has not answered for 7 minutes (no answer yet). "
             "Delivery goes on with the same idempotency key; nothing is lost.",
+        ),
+        "stage_waiting": (
+            "Stage 2 of 2 waits for Finance: Refund 49.90 on order A-1001?",
+            f"{asked}\nThe earlier stages of its approval chain are complete: stage 2 of 2 now needs 1 of Finance.",
         ),
         "new_holds": (
             "1 new hold to review",

@@ -181,3 +181,29 @@ def test_a_policy_that_would_approve_a_possible_duplicate_records_held_for_peopl
     events = trail(EventKind.HELD_FOR_PEOPLE)
     assert sorted(event.hold_id for event in events) == ["h_12", "h_14", "h_15"]
     assert describe.summary(events[0]).startswith("‘small’ (0-people policy) left it to people: possible duplicate of")
+
+
+def test_an_approval_completing_a_stage_of_a_chain_records_stage_completed(refund):
+    from tests.helpers.chains import chain_policy, member
+
+    chain_policy([("Support leads", 1, False), ("Finance", 1, False)])
+    sam, fay = member("sam", "Support leads"), member("fay", "Finance")
+    choices = [ItemChoice("call_1", "approve")]
+
+    decisions.submit(refund, sam, choices, duplicates_checked=every_duplicate(refund))
+
+    event = only(EventKind.STAGE_COMPLETED)
+    assert (event.actor, event.hold_id, event.decision) == (sam, "h_big", None)
+    assert event.payload == {
+        "stage": 1,
+        "stages": 2,
+        "who": "Support leads",
+        "needs": 1,
+        "approvers": ["sam"],
+        "round": 1,
+    }
+    assert describe.summary(event) == "stage 1 of 2 (Support leads) complete: 1 of 1, by sam"
+    given = only(EventKind.APPROVAL_GIVEN)
+    assert given.payload["stage"] == "stage 1 of 2 (Support leads), 1 of 1"
+    assert describe.summary(given).startswith("sam gave approval 1 of 2, stage 1 of 2 (Support leads), 1 of 1")
+    assert fay.pk and trail(EventKind.DECISION_SUBMITTED) == []

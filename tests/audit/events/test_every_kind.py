@@ -18,6 +18,7 @@ def test_every_kind_has_a_test_here():
         EventKind.DECISION_SUBMITTED,
         EventKind.HELD_FOR_PEOPLE,
         EventKind.APPROVAL_GIVEN,
+        EventKind.STAGE_COMPLETED,
         EventKind.WITHDRAWN,
         EventKind.DELIVERY_ATTEMPT,
         EventKind.APPLIED,

@@ -1,0 +1,46 @@
+"""The stages each hold's open round waits for, kept beside it (``models.AwaitedStage``) so that the queue's "Waiting
+for my stage" is a few index reads rather than a hold's chain worked out per row.
+
+Rewritten with the hold's row locked by everything that changes a round (``approving.count``, ``approving.withdraw``,
+``approving.uncount``), and for every hold with an open round when a policy, a stage or a group changes
+(``refresh_open_rounds``, after the change commits). A round the platform's change to the hold ended, or a decision
+ended, leaves rows behind that count for nothing: the queue reads them only beside the open round itself
+(``rounds.joinable_by``).
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.db.models import Exists, OuterRef
+
+from approvals import chains, rounds
+from approvals.models import Approval, AwaitedStage
+from holds.models import Hold
+
+
+def refresh(hold: Hold, states: list) -> None:
+    """Make the stages ``hold``'s open round waits for those of ``states`` (``chains.StageState``); none once the
+    round is complete or empty."""
+    AwaitedStage.objects.filter(hold=hold).delete()
+    AwaitedStage.objects.bulk_create(
+        AwaitedStage(hold=hold, position=state.stage.position, group=state.stage.group)
+        for state in chains.waiting(states)
+    )
+
+
+def refresh_standing(hold: Hold) -> None:
+    """Read where ``hold``'s approvals stand now and ``refresh`` from it (its row locked by the caller)."""
+    found = rounds.standing(hold)
+    refresh(hold, found.states if found.approvals else [])
+
+
+def refresh_open_rounds(**_) -> None:
+    """After a policy, a stage or a group changed: refresh every open hold with an approval no decision took, each
+    under its own lock (``approvals.apps`` calls it once the change commits)."""
+    undecided = Approval.objects.filter(hold=OuterRef("pk"), decision__isnull=True)
+    pks = list(Hold.objects.filter(Exists(undecided), status=Hold.Status.OPEN).values_list("pk", flat=True))
+    for pk in pks:
+        with transaction.atomic():
+            hold = Hold.objects.select_for_update().filter(pk=pk).first()
+            if hold is not None:
+                refresh_standing(hold)

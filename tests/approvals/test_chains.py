@@ -1,0 +1,116 @@
+"""Approval chains: on refunds over 1,000, one of the Support leads, then two of Finance alongside one of Legal; the
+platform hears once, after the fourth person, whatever way each of them approved."""
+
+import pytest
+from django.urls import reverse
+
+from approvals.models import Approval, AwaitedStage
+from audit.models import AuditEvent, EventKind
+from holds.deciding import delivery
+from holds.models import Decision
+from notifications.models import Notification
+from tests.helpers.approvals_setup import approve_as_it_is, confirm, decision_posts, lowered_to, signed_in
+from tests.helpers.chains import desk
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def chain(db):
+    return desk()
+
+
+def queue_of(user, **query) -> str:
+    return signed_in(user).get(reverse("queue"), query).content.decode()
+
+
+def test_the_chain_sends_one_decision_after_the_fourth_person_and_refuses_a_fifth(
+    chain, refund, platform_state, platform_client, immediate_delivery
+):
+    first = confirm(signed_in(chain.sam), refund)
+    for_fay = queue_of(chain.fay, approval="mine")
+    for_rex = queue_of(chain.rex, approval="mine")
+    rexs_page = signed_in(chain.rex).get(reverse("hold", args=[refund.pk])).content.decode()
+    approve_as_it_is(signed_in(chain.fay), refund)
+    approve_as_it_is(signed_in(chain.lee), refund)
+    assert not Decision.objects.exists() and decision_posts(platform_state) == []
+    approve_as_it_is(signed_in(chain.fin), refund)
+    decision = Decision.objects.get()
+    delivery.deliver(decision.pk, platform_client)
+    fifth = signed_in(chain.sam).post(
+        reverse("hold-approve", args=[refund.pk]), {"approval": Approval.objects.order_by("pk").last().pk}
+    )
+
+    assert first.status_code == 302
+    assert "Stage 2 of 3 · Finance · 0 of 2; Stage 3 of 3 · Legal · 0 of 1" in for_fay
+    assert f'id="row-{refund.pk}"' in for_fay and f'id="row-{refund.pk}"' not in for_rex
+    assert "The next approval must come from a member of Finance or Legal." in rexs_page
+    posts = decision_posts(platform_state)
+    assert len(posts) == 1 and posts[0]["body"]["decided_by"] == (
+        "sam@example.com, fay@example.com, lee@example.com, fin@example.com"
+    )
+    assert list(Approval.objects.order_by("position").values_list("approver__username", "stage")) == [
+        ("sam", 1),
+        ("fay", 2),
+        ("lee", 3),
+        ("fin", 2),
+    ]
+    assert fifth.status_code in (404, 409) and Decision.objects.count() == 1
+    completed = AuditEvent.objects.filter(kind=EventKind.STAGE_COMPLETED).order_by("pk")
+    assert [(event.payload["stage"], event.payload["approvers"]) for event in completed] == [
+        (1, ["sam"]),
+        (3, ["lee"]),
+        (2, ["fay", "fin"]),
+    ]
+    told = Notification.objects.filter(event=Notification.Event.STAGE_WAITING, channel="in_app")
+    assert sorted(told.values_list("user__username", flat=True)) == ["fay", "fin", "lee"]
+
+
+def test_someone_outside_the_open_stage_is_refused_and_nothing_is_stored(chain, refund):
+    confirm(signed_in(chain.sam), refund)
+
+    refused = confirm(signed_in(chain.rex), refund)
+    sues_try = confirm(signed_in(chain.sue), refund)  # stage 1 is complete: Support leads are not asked again
+
+    for response in (refused, sues_try):
+        assert response.status_code == 409
+        assert "The next approval must come from a member of Finance or Legal." in response.content.decode()
+    assert Approval.objects.count() == 1
+
+
+def test_the_first_stage_is_its_groups_alone(chain, refund):
+    refused = confirm(signed_in(chain.fay), refund)
+
+    assert refused.status_code == 409 and "must come from a member of Support leads" in refused.content.decode()
+    assert not Approval.objects.exists()
+
+
+def test_a_reject_by_legal_rejects_the_hold_with_its_comment_at_once(
+    chain, refund, platform_state, platform_client, immediate_delivery
+):
+    confirm(signed_in(chain.sam), refund)
+    approve_as_it_is(signed_in(chain.fay), refund)
+    confirm(signed_in(chain.lee), refund, **{"item-0-action": "reject", "item-0-comment": "Not without the contract"})
+    decision = Decision.objects.get()
+    delivery.deliver(decision.pk, platform_client)
+
+    assert decision_posts(platform_state)[0]["body"] == {
+        "items": [{"id": "call_1", "action": "reject", "comment": "Not without the contract"}],
+        "decided_by": "lee@example.com",
+    }
+
+
+def test_an_edit_in_a_later_stage_sends_the_new_data_back_to_the_first_stage(chain, refund, immediate_delivery):
+    confirm(signed_in(chain.sam), refund)
+    confirm(signed_in(chain.fay), refund, **lowered_to(refund, "1100.00"))  # finance changes the amount
+    sues_page = signed_in(chain.sue).get(reverse("hold", args=[refund.pk])).content.decode()
+    faysround = Approval.objects.get(round=2).pk
+    sams_try = signed_in(chain.sam).post(reverse("hold-approve", args=[refund.pk]), {"approval": faysround})
+
+    latest = list(Approval.objects.filter(round=2).values_list("approver__username", "stage"))
+    assert latest == [("fay", 2)]  # fay keeps her stage; the Support leads approve the new data again
+    assert "fay approved 1,200.00 → 1,100.00" in sues_page and 'id="approve-as-is-form"' in sues_page
+    assert "Stage 1 of 3 · Support leads · 0 of 1" in sues_page
+    assert sams_try.status_code == 409  # a person approves a hold once, in one stage
+    approve_as_it_is(signed_in(chain.sue), refund)
+    assert list(AwaitedStage.objects.filter(hold=refund).values_list("position", flat=True)) == [2, 3]
