@@ -146,7 +146,7 @@ def count(
     )
     awaiting.refresh(hold, states)
     if states:
-        _record_stages(hold, approver, rounds.states_of(found, current, standing.sizes), states)
+        _record_stages(hold, approver, rounds.states_of(found, current, standing.sizes), states, approval.policy_name)
         if not chains.complete(states):
             return Counted(False, choices, round_approvals, approval)
     if not states and position < required:
@@ -154,12 +154,21 @@ def count(
     return Counted(True, _with_latest_comments(choices, round_approvals), round_approvals, approval, target)
 
 
-def _record_stages(hold: Hold, approver, before: list, after: list) -> None:
-    """Audit each stage the approval completed, and tell the stages it opened (``signals.stage_waiting``)."""
+def _record_stages(hold: Hold, approver, before: list, after: list, policy_name: str) -> None:
+    """Audit each stage the approval completed, with how long it waited since it opened (its round's start: the
+    hold's arrival, or a changed decision's first approval), and tell the stages it opened (``signals.stage_waiting``).
+    """
     was_waiting = {state.stage.position for state in chains.waiting(before)}
+    given = [one for state in after for one in state.approvals]
+    round_start = hold.first_seen_at if given[0].round == 1 else min(one.created_at for one in given)
     for earlier, state in zip(before, after, strict=True):
         if state.complete and not earlier.complete:
-            audit_events.append(deciding.stage_completed(actor=approver, hold=hold, state=state, stages=len(after)))
+            waited = state.approvals[-1].created_at - chains.opened_at(after, state, round_start)
+            audit_events.append(
+                deciding.stage_completed(
+                    actor=approver, hold=hold, state=state, stages=len(after), policy=policy_name, waited=waited
+                )
+            )
     opened = [state for state in chains.waiting(after) if state.stage.position not in was_waiting]
     if opened:
         signals.stage_waiting.send(sender=None, hold=hold, states=opened, stages=len(after))

@@ -16,6 +16,7 @@ from django.db.models import Exists, OuterRef
 from approvals import chains, rounds
 from approvals.models import Approval, AwaitedStage
 from holds.models import Hold
+from reviewqueue import roles
 
 
 def refresh(hold: Hold, states: list) -> None:
@@ -32,6 +33,18 @@ def refresh_standing(hold: Hold) -> None:
     """Read where ``hold``'s approvals stand now and ``refresh`` from it (its row locked by the caller)."""
     found = rounds.standing(hold)
     refresh(hold, found.states if found.approvals else [])
+
+
+def next_approvers(hold: Hold):
+    """Who may give ``hold``'s next approval, when its chain says (``rounds.standing``): the reviewers of the groups of
+    the stages it waits for now, but those who approved it; None when any reviewer may (no chain, or a waiting stage of
+    any reviewer). Reminders go to them rather than to every reviewer."""
+    found = rounds.standing(hold)
+    waiting = chains.waiting(found.states)
+    if not waiting or any(state.stage.group is None for state in waiting):
+        return None
+    groups = [state.stage.group for state in waiting]
+    return roles.reviewers().filter(groups__in=groups).exclude(pk__in=found.approvers).distinct()
 
 
 def refresh_open_rounds(**_) -> None:

@@ -193,6 +193,13 @@ def one_decides(stages: list[Stage]) -> bool:
     return not stages or (len(stages) == 1 and stages[0].group is None and stages[0].approvals == 1)
 
 
+def opened_at(states: list[StageState], state: StageState, round_start):
+    """When ``state``'s stage opened in its round: when the last stage of the steps before it got its last approval,
+    or ``round_start`` for a stage of the first step."""
+    earlier = [one.created_at for other in states if other.stage.step < state.stage.step for one in other.approvals]
+    return max(earlier, default=round_start)
+
+
 def needed_total(states: list[StageState]) -> int:
     """How many people the whole chain needs."""
     return sum(state.needs for state in states)

@@ -11,7 +11,8 @@ exactly one of three figures:
 
 - ``would_approve``: the policy would have approved it by itself before people decided it;
 - ``would_default``: else, its default outcome would have decided it before people did;
-- ``would_need_more``: else, it would have waited for people, as it did.
+- ``would_need_more``: else, it would have waited for people, as it did; for a chain, ``waits`` counts them by
+  each stage they would have waited for ("14 holds would have waited for Finance").
 
 Of the holds it would have approved, ``people_rejected`` and ``people_edited`` list those that
 people in fact rejected or edited: the rule's price. ``second_approver_change`` compares the
@@ -28,6 +29,7 @@ from datetime import datetime, timedelta
 
 from django.utils import timezone
 
+from approvals import chains
 from approvals import policies as policy_rules
 from approvals.models import ApprovalPolicy, RememberedApproval
 from audit.models import AuditEvent, EventKind
@@ -69,6 +71,12 @@ class Replay:
     needing_two_after: int = 0
     people_rejected_pks: list[int] = dataclasses.field(default_factory=list)
     people_edited_pks: list[int] = dataclasses.field(default_factory=list)
+    waits: dict[str, int] = dataclasses.field(default_factory=dict)  # a chain's holds needing people, by its stages
+
+    @property
+    def wait_words(self) -> list[str]:
+        """ "14 holds would have waited for Finance", for each stage of a chain, in its order."""
+        return [f"{count} hold{'s' * (count != 1)} would have waited for {who}" for who, count in self.waits.items()]
 
     @property
     def second_approver_change(self) -> int:
@@ -140,6 +148,9 @@ def replay(
             result.would_default += 1
         else:
             result.would_need_more += 1
+            if chains.is_chain(policy):
+                for stage in chains.stages_for(after):
+                    result.waits[stage.who] = result.waits.get(stage.who, 0) + 1
     did = people_did([hold.pk for hold in would_approve])
     for hold in would_approve:
         if did.get(hold.pk) == "reject":

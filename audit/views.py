@@ -122,6 +122,7 @@ def statistics(request):
         "reviewer_charts": charts.for_rows("reviewer", computed.reviewers, timing.humanize),
         "agent_charts": charts.for_rows("agent", computed.agents, timing.humanize),
         "policies": approvalstats.per_policy(period),
+        "stages": approvalstats.per_stage(period),
         "quick_seconds": rubberstamping.QUICK_SECONDS,
         "handoffs": handoffs,
         "oldest_assignment_age": handoffs.oldest_age_seconds(timezone.now()) if handoffs.oldest_assigned_at else None,

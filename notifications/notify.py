@@ -20,6 +20,7 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from approvals import awaiting
 from approvals.waiting import open_rounds
 from approvals.wording import approval_words
 from holds.models import Assignment, Decision, Hold, Note
@@ -58,20 +59,22 @@ class Message:
     to_webhooks: bool = True  # False for a copy of a subject that the webhooks receive in another message
 
 
-def _about(hold: Hold, subject_key: str, recipients: list, decision: Decision | None = None, **context) -> Message:
+def about(hold: Hold, subject_key: str, recipients: list, decision: Decision | None = None, **context) -> Message:
     """A message about ``hold``: its templates are given the hold, its decision if any, and ``context``."""
     context = {"hold": hold, "decision": decision, **context}
     return Message(subject_key, recipients, context, link_to(hold), hold=hold, decision=decision)
 
 
 def expiring_soon(holds: list[Hold], now: datetime) -> list[Notification]:
-    """Remind the reviewer holding each hold's claim, or every reviewer when nobody claimed it."""
+    """Remind the reviewer holding each hold's claim; when nobody claimed it, the people of the stage its approval
+    chain waits for (``awaiting.next_approvers``), or every reviewer."""
     reviewers = list(roles.reviewers())
     messages = []
     for hold in holds:
-        claimant = hold.claimant(now)
+        claimant, stage = hold.claimant(now), awaiting.next_approvers(hold)
+        told = [claimant] if claimant else (list(stage) if stage is not None else reviewers)
         minutes = max(1, round((hold.expires_at - now).total_seconds() / 60))
-        messages.append(_about(hold, f"hold:{hold.pk}", [claimant] if claimant else reviewers, minutes=minutes))
+        messages.append(about(hold, f"hold:{hold.pk}", told, minutes=minutes))
     return create(Event.EXPIRING_SOON, standing_in(messages, now))
 
 
@@ -82,7 +85,7 @@ def expired(holds: list[Hold]) -> list[Notification]:
     return create(
         Event.EXPIRED,
         [
-            _about(
+            about(
                 hold,
                 f"hold:{hold.pk}",
                 [*(approval.approver for approval in lapsed.get(hold.pk, [])), *auditors],
@@ -97,23 +100,10 @@ def escalated(escalations: list[tuple]) -> list[Notification]:
     """Tell the members of each escalation's group who may see its hold, given with it as (escalation, members),
     that the hold has waited too long (the ``approvals.escalation`` rule)."""
     messages = [
-        _about(escalation.hold, f"hold:{escalation.hold.pk}", members, escalation=escalation)
+        about(escalation.hold, f"hold:{escalation.hold.pk}", members, escalation=escalation)
         for escalation, members in escalations
     ]
     return create(Event.ESCALATED, standing_in(messages))
-
-
-def stage_waiting(hold: Hold, states: list, stages: int) -> list[Notification]:
-    """Tell the reviewers of each stage with a group that ``hold`` now waits for (``approvals.chains.StageState``, of a
-    chain of ``stages``), who may see it and have not approved it, that their approval is what it needs next; when
-    nobody is left to tell, the stage is blocked, never skipped: the admins are told."""
-    approved, messages = set(hold.approvals.values_list("approver", flat=True)), []
-    for state in (state for state in states if state.stage.group is not None):  # any reviewer: the queue tells
-        members = roles.reviewers().filter(groups=state.stage.group).exclude(pk__in=approved)
-        seeing = scopes.users_who_may_see([hold], scopes.viewers_of(members))
-        told = seeing or list(roles.admins())
-        messages.append(_about(hold, f"hold:{hold.pk}", told, stage=state, stages=stages, blocked=not seeing))
-    return create(Event.STAGE_WAITING, standing_in(messages))
 
 
 def standing_in(messages: list[Message], now: datetime | None = None) -> list[Message]:
@@ -153,7 +143,7 @@ def default_outcome(decision: Decision, approvers: list, claimant=None) -> list[
     holding its claim) that a policy sent its default outcome, nobody having decided before its expiry."""
     hold = decision.hold
     action = "rejected" if all(item.action == "reject" for item in decision.items.all()) else "approved"
-    message = _about(
+    message = about(
         hold,
         f"decision:{decision.pk}",
         [*approvers, claimant, *roles.members(roles.AUDITORS)],
@@ -174,7 +164,7 @@ def assigned(assignment: Assignment, by) -> list[Notification]:
     resolve_for_holds([hold.pk], frozenset({Event.ASSIGNED}), f"reassigned to {_assignee(assignment)}")
     # A group's members who may decide holds: not its auditors, nor every superuser (as ``roles.members`` would).
     recipients = [assignment.user] if assignment.user_id else list(roles.reviewers().filter(groups=assignment.group))
-    message = _about(
+    message = about(
         hold,
         f"assignment:{assignment.pk}",
         [person for person in recipients if person.pk != by.pk],
@@ -192,7 +182,7 @@ def unassigned(hold: Hold, by) -> int:
 
 def mentioned(note: Note, users: list) -> list[Notification]:
     """Tell the people a note mentions (``holds.handover.notes`` chose those who may see its hold) what it says."""
-    message = _about(note.hold, f"note:{note.pk}", users, author=naming.name(note.author), text=note.text)
+    message = about(note.hold, f"note:{note.pk}", users, author=naming.name(note.author), text=note.text)
     return create(Event.MENTIONED, standing_in([message]))
 
 
@@ -203,13 +193,13 @@ def _assignee(assignment: Assignment) -> str:
 def not_applied(decision: Decision) -> list[Notification]:
     """Tell the reviewer who decided, and the auditors, that the platform did not apply a decision."""
     recipients = [decision.reviewer, *roles.members(roles.AUDITORS)]
-    return create(Event.NOT_APPLIED, [_about(decision.hold, f"decision:{decision.pk}", recipients, decision)])
+    return create(Event.NOT_APPLIED, [about(decision.hold, f"decision:{decision.pk}", recipients, decision)])
 
 
 def undelivered(decisions: list[Decision], now: datetime) -> list[Notification]:
     auditors = list(roles.members(roles.AUDITORS))
     messages = [
-        _about(
+        about(
             decision.hold,
             f"decision:{decision.pk}",
             [decision.reviewer, *auditors],

@@ -1,6 +1,6 @@
 """What notifications hear from the apps below them (connected in ``NotificationsConfig.ready``)."""
 
-from notifications import notify
+from notifications import chain_news, notify
 
 
 def tell_escalated(sender, escalations: list[tuple], **_) -> None:
@@ -10,4 +10,4 @@ def tell_escalated(sender, escalations: list[tuple], **_) -> None:
 
 def tell_stage_waiting(sender, hold, states: list, stages: int, **_) -> None:
     """``approvals.signals.stage_waiting``: tell the people of each stage the hold now waits for."""
-    notify.stage_waiting(hold, states, stages)
+    chain_news.stage_waiting(hold, states, stages)

@@ -40,6 +40,10 @@ BENCHES = {
         ["--steps", "2", "--duration", "4", "--ramp", "2", "--think", "0.3", "--rate", "1", "--holds", "60"],
         r"this checkout: knee .* reviewers; decisions: none lost or doubled, each applied",
     ),
+    "chains": (
+        ["--holds", "40", "--rounds", "1", "--requests", "2", "--under-way", "5"],
+        r"waiting for my stage, chains / today +[\d.]+x",
+    ),
     "container": (["--rounds", "0"], r"web container start -> /readyz 200: +[\d.]+ s"),
     "decide": (
         ["--decisions", "3", "--port", "{port}"],

@@ -90,16 +90,18 @@ def approval_given(
     return Entry(EventKind.APPROVAL_GIVEN, actor=actor, hold=hold, payload=payload)
 
 
-def stage_completed(*, actor, hold, state, stages: int) -> Entry:
-    """A stage of the hold's chain (``approvals.chains.StageState``, one of ``stages``) has its people: ``actor``'s
-    approval completed it."""
+def stage_completed(*, actor, hold, state, stages: int, policy: str, waited) -> Entry:
+    """A stage of the hold's chain (``approvals.chains.StageState``, one of ``stages``, of ``policy``) has its people:
+    ``actor``'s approval completed it, ``waited`` (a timedelta) after the stage opened."""
     payload = {
+        "policy": policy,
         "stage": state.stage.position,
         "stages": stages,
         "who": state.stage.who,
         "needs": state.needs,
         "approvers": [approval.approver.get_username() for approval in state.approvals],
         "round": state.approvals[-1].round,
+        "waited_seconds": round(max(waited.total_seconds(), 0), 3),
     }
     return Entry(EventKind.STAGE_COMPLETED, actor=actor, hold=hold, payload=payload)
 

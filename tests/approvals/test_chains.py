@@ -114,3 +114,58 @@ def test_an_edit_in_a_later_stage_sends_the_new_data_back_to_the_first_stage(cha
     assert sams_try.status_code == 409  # a person approves a hold once, in one stage
     approve_as_it_is(signed_in(chain.sue), refund)
     assert list(AwaitedStage.objects.filter(hold=refund).values_list("position", flat=True)) == [2, 3]
+
+
+def test_the_replay_of_a_chain_says_how_many_holds_would_have_waited_for_each_stage(db, capsys):
+    from django.core.management import call_command
+
+    from tests.helpers.chains import chain_policy
+    from tests.helpers.replaying import decided_hold
+
+    chain_policy([("Support leads", 1, False), ("Finance", 2, False), ("Legal", 1, True)], over="1000")
+    for number, amount in enumerate([1500, 2500, 400]):
+        decided_hold(number, "refund-bot", amount, "approve", decided_days_ago=2)
+
+    call_command("replaypolicy", "large refunds", "--days", "7")
+
+    printed = capsys.readouterr().out
+    assert "would have needed people 2" in printed
+    for who in ("Support leads", "Finance", "Legal"):
+        assert f"    2 holds would have waited for {who}\n" in printed
+
+
+def test_the_statistics_time_each_stage_from_when_it_opened(chain, refund):
+    from datetime import timedelta
+
+    import time_machine
+
+    from reviewqueue import roles
+    from tests.helpers.users import make_user
+
+    start = refund.first_seen_at
+    with time_machine.travel(start + timedelta(minutes=10), tick=False):
+        confirm(signed_in(chain.sam), refund)  # stage 1 waited 10 minutes since the hold arrived
+    with time_machine.travel(start + timedelta(minutes=25), tick=False):
+        approve_as_it_is(signed_in(chain.lee), refund)  # Legal: 15 minutes since stage 1 was done
+
+    page = signed_in(make_user("ada", roles.AUDITORS)).get(reverse("audit:stats")).content.decode()
+
+    assert "Time per stage of an approval chain" in page
+    assert "1 · Support leads" in page and "2 · Finance" not in page and "3 · Legal" in page
+    assert ">10 min 00 s<" in page and ">15 min 00 s<" in page
+
+
+def test_a_reminder_before_expiry_goes_to_the_people_of_the_waiting_stages(chain, refund):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from notifications import notify
+
+    confirm(signed_in(chain.sam), refund)
+    refund.expires_at = timezone.now() + timedelta(minutes=10)
+
+    notify.expiring_soon([refund], timezone.now())
+
+    told = Notification.objects.filter(event=Notification.Event.EXPIRING_SOON, channel="in_app")
+    assert sorted(told.values_list("user__username", flat=True)) == ["fay", "fin", "lee"]

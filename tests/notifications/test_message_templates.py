@@ -9,7 +9,7 @@ from django.contrib.auth.models import Group
 from approvals import chains
 from approvals.models import Escalation
 from holds.models import Assignment, Decision, DecisionItem, Hold, Note
-from notifications import away, channels, notify, subscriptions
+from notifications import away, chain_news, channels, notify, subscriptions
 from notifications.models import Notification, WebhookChannel
 from people.models import Preference
 from teams.scopes import viewer_of
@@ -62,7 +62,7 @@ def test_every_event_is_worded_in_the_recipients_time_zone(samples, alice, bob, 
     notify.new_holds_digest([hold], EXPIRES)
     alice.groups.add(Group.objects.create(name="Finance"))
     stages = chains.stages_of(chain_policy([(None, 1, False), ("Finance", 1, False)]))
-    notify.stage_waiting(hold, chains.progress(stages, [], {})[1:], 2)
+    chain_news.stage_waiting(hold, chains.progress(stages, [], {})[1:], 2)
 
     told = {**in_app(audrey), **in_app(alice)}
     asked = "llamaindex-support asked: Refund 49.90 on order A-1001?"

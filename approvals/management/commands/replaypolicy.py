@@ -33,6 +33,8 @@ class Command(BaseCommand):
         self.stdout.write(f"  matched {result.matched}")
         self.stdout.write(f"  would have approved by itself {result.would_approve}")
         self.stdout.write(f"  would have needed people {result.would_need_more}")
+        for words in result.wait_words:
+            self.stdout.write(f"    {words}")
         self.stdout.write(f"  its default outcome would have decided {result.would_default}")
         self.stdout.write(
             f"  approved by it, though people rejected them: {', '.join(result.people_rejected) or 'none'}"

@@ -194,14 +194,17 @@ def test_an_approval_completing_a_stage_of_a_chain_records_stage_completed(refun
 
     event = only(EventKind.STAGE_COMPLETED)
     assert (event.actor, event.hold_id, event.decision) == (sam, "h_big", None)
-    assert event.payload == {
+    assert event.payload | {"waited_seconds": None} == {
+        "policy": "large refunds",
         "stage": 1,
         "stages": 2,
         "who": "Support leads",
         "needs": 1,
         "approvers": ["sam"],
         "round": 1,
+        "waited_seconds": None,
     }
+    assert 0 <= event.payload["waited_seconds"] < 60  # since the hold reached the queue, moments ago
     assert describe.summary(event) == "stage 1 of 2 (Support leads) complete: 1 of 1, by sam"
     given = only(EventKind.APPROVAL_GIVEN)
     assert given.payload["stage"] == "stage 1 of 2 (Support leads), 1 of 1"

@@ -1,0 +1,23 @@
+"""What an approval chain tells people: a stage waiting for them once the stages before it are done
+(``approvals.signals.stage_waiting``), or the admins when nobody is left to approve in it."""
+
+from __future__ import annotations
+
+from holds.models import Hold
+from notifications.models import Notification
+from notifications.notify import Event, about, create, standing_in
+from reviewqueue import roles
+from teams import scopes
+
+
+def stage_waiting(hold: Hold, states: list, stages: int) -> list[Notification]:
+    """Tell the reviewers of each stage with a group that ``hold`` now waits for (``approvals.chains.StageState``, of a
+    chain of ``stages``), who may see it and have not approved it, that their approval is what it needs next; when
+    nobody is left to tell, the stage is blocked, never skipped: the admins are told."""
+    approved, messages = set(hold.approvals.values_list("approver", flat=True)), []
+    for state in (state for state in states if state.stage.group is not None):  # any reviewer: the queue tells
+        members = roles.reviewers().filter(groups=state.stage.group).exclude(pk__in=approved)
+        seeing = scopes.users_who_may_see([hold], scopes.viewers_of(members))
+        told = seeing or list(roles.admins())
+        messages.append(about(hold, f"hold:{hold.pk}", told, stage=state, stages=stages, blocked=not seeing))
+    return create(Event.STAGE_WAITING, standing_in(messages))
