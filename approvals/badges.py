@@ -24,7 +24,7 @@ import dataclasses
 import hashlib
 from collections import defaultdict
 from collections.abc import Collection
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.utils import timezone
@@ -59,7 +59,7 @@ def badges(listed: list, possible_duplicates: Collection[int] = ()) -> dict[int,
     deciding_alone = {found[2] for found in required.values() if found[0] == 0 and found[2] in by_key}
     now = timezone.now()
     tallies = alone.tallies_today([by_key[one] for one in deciding_alone], now) if deciding_alone else {}
-    chained = _chains(listed, required, by_key)
+    chained, opened = _chains(listed, required, by_key)
     found = {}
     for hold in listed:
         count, why, policy_key, total, doubt, actions = required.get(hold.pk, (1, "", None, None, "", []))
@@ -73,15 +73,16 @@ def badges(listed: list, possible_duplicates: Collection[int] = ()) -> dict[int,
             found[hold.pk] = Badge(chained[hold.pk], why)
         elif words := chains.count_words(count, hold.open_approvals):
             found[hold.pk] = Badge(words, why)
-        if late := late_words(by_key.get(policy_key), hold, now):
+        if late := late_words(by_key.get(policy_key), hold, now, opened.get(hold.pk)):
             shown = found.get(hold.pk)
             found[hold.pk] = Badge(f"{shown.words} · {late}", shown.why) if shown else Badge(late, "")
     return found
 
 
-def _chains(listed: list, required: dict, by_key: dict) -> dict[int, str]:
-    """ "Stage 2 of 3 · Finance · 1 of 2" of each listed hold whose policy has stages of its own, by pk: the open
-    rounds' stages read in one query, and the sizes of the groups a stage asks everyone of in one more."""
+def _chains(listed: list, required: dict, by_key: dict) -> tuple[dict[int, str], dict[int, datetime]]:
+    """ "Stage 2 of 3 · Finance · 1 of 2" of each listed hold whose policy has stages of its own, by pk, and when the
+    stage it waits for opened, for those past their first: the open rounds' stages read in one query, and the sizes
+    of the groups a stage asks everyone of in one more."""
     policy_of = {}
     for hold in listed:
         count, policy_key = required.get(hold.pk, (1, "", None))[:3:2]
@@ -89,22 +90,28 @@ def _chains(listed: list, required: dict, by_key: dict) -> dict[int, str]:
         if chains.is_chain(policy) and count == policy.approvals_required:
             policy_of[hold.pk] = policy
     if not policy_of:
-        return {}
+        return {}, {}
     under_way = rounds.open_rounds_of([hold.pk for hold in listed if hold.pk in policy_of and hold.open_approvals])
     stages = {pk: chains.stages_of(policy) for pk, policy in policy_of.items()}
     sizes = chains.everyone_counts(set().union(*(chains.everyone_groups(found) for found in stages.values())))
-    return {
-        pk: chains.badge_words(chains.progress(found, under_way.get(pk, []), sizes)) for pk, found in stages.items()
-    }
+    words, opened = {}, {}
+    for pk, found in stages.items():
+        states = chains.progress(found, under_way.get(pk, []), sizes)
+        words[pk] = chains.badge_words(states)
+        waiting = chains.waiting(states)
+        if waiting and waiting[0].stage.step > 1 and pk in under_way:
+            opened[pk] = chains.opened_at(states, waiting[0], None)
+    return words, opened
 
 
-def late_words(policy, hold, now) -> str:
-    """ "Past its 30 min target" once ``hold`` waited longer since the agent's ask than its ``policy``'s target
-    (``decide_within_minutes``); "" before, or without a target."""
+def late_words(policy, hold, now, stage_opened=None) -> str:
+    """ "Past its 30 min target" once ``hold`` waited longer since the agent's ask (or since the stage of its chain
+    waiting now opened: ``stage_opened``) than its ``policy``'s target (``decide_within_minutes``); "" before, or
+    without a target."""
     minutes = policy.decide_within_minutes if policy is not None else None
-    if not minutes or hold.created_at + timedelta(minutes=minutes) > now:
+    if not minutes or (stage_opened or hold.created_at) + timedelta(minutes=minutes) > now:
         return ""
-    return f"Past its {minutes} min target"
+    return f"Past its {minutes} min target" + (" for this stage" if stage_opened else "")
 
 
 def _requirements(listed: list, current: list, version: str) -> dict[int, tuple]:

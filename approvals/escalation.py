@@ -1,4 +1,4 @@
-"""Escalation: tell a policy's escalation group about a hold left waiting too long, once per hold.
+"""Escalation: tell a policy's escalation group about a hold left waiting too long, once per hold (and stage).
 
 A hold escalates when it is open and undecided, its winning policy (``policies.requirement``)
 names an escalation group, and either
@@ -22,7 +22,8 @@ mirrored) first, reading the candidates in pages of ``BATCH``; after an outage t
 follow in the next runs. A hold the sweep fails on is left as it was, logged and counted
 (``reviewqueue.sweeping``), and the others escalate.
 
-``Escalation`` is unique per hold, so of two sweeps at once (two beats) only one creates
+``Escalation`` is unique per hold and stage of its approval chain (1 for a hold without one: a chain escalates
+once per stage, each stage's clock starting when it opens), so of two sweeps at once (two beats) only one creates
 it: each row is inserted in a savepoint, and only the sweep whose insert succeeded records
 the audit event and notifies, in the same transaction. The group's members are told only
 about a hold their team scopes let them see; the escalation records how many were
@@ -35,12 +36,24 @@ import dataclasses
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
-from django.db.models import DateTimeField, DurationField, Exists, ExpressionWrapper, F, OuterRef, Q, QuerySet, Value
+from django.db.models import (
+    DateTimeField,
+    DurationField,
+    Exists,
+    ExpressionWrapper,
+    F,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+)
+from django.db.models.functions import Coalesce
 from django.db.models.lookups import LessThanOrEqual
 from django.utils import timezone
 
-from approvals import policies, signals, subject_totals
-from approvals.models import ApprovalPolicy, Escalation
+from approvals import chains, policies, rounds, signals, subject_totals
+from approvals.models import Approval, ApprovalPolicy, AwaitedStage, Escalation
 from audit import events as audit_events
 from audit.events import deciding
 from holds.models import Hold
@@ -53,11 +66,13 @@ SWEEP = "escalation"  # the name its failures are counted under (``reviewqueue.s
 
 @dataclasses.dataclass(frozen=True)
 class Due:
-    """A hold to escalate, under ``policy``, for ``reason`` (in words: "not claimed for 30 minutes")."""
+    """A hold to escalate, under ``policy``, for ``reason`` (in words: "not claimed for 30 minutes"), in ``stage`` of
+    its approval chain."""
 
     hold: Hold
     policy: ApprovalPolicy
     reason: str
+    stage: int = 1
 
 
 def sweep(now: datetime | None = None, among: QuerySet[Hold] | None = None) -> list[Escalation]:
@@ -77,8 +92,11 @@ def sweep(now: datetime | None = None, among: QuerySet[Hold] | None = None) -> l
         for hold in holds:
             totals = subject_totals.read(hold, every_policy)
             requirement = policies.requirement(hold, every_policy, subject_totals=totals)
-            if reason := due_reason(requirement.policy, hold, now) if requirement else "":
-                found.append(Due(hold, requirement.policy, reason))
+            if requirement is None:
+                continue
+            stage, opened = stage_waiting(hold, requirement)
+            if reason := due_reason(requirement.policy, hold, now, opened):
+                found.append(Due(hold, requirement.policy, reason, stage))
         return found
 
     due, after = [], 0
@@ -99,17 +117,27 @@ def escalates(policy: ApprovalPolicy) -> bool:
 
 
 def candidates(escalating: list[ApprovalPolicy], now: datetime):
-    """Open, undecided, not yet escalated holds that one of ``escalating`` may apply to and that are past its
-    thresholds, oldest first."""
+    """Open, undecided holds not yet escalated in the stage they wait for (``awaiting``: the first stage their open
+    round waits for, else 1) that one of ``escalating`` may apply to and that are past its thresholds, oldest first."""
     past_one = Q(pk__in=[])
     for policy in escalating:
         past_one |= may_apply(policy) & _past_thresholds(policy, now)
-    return (
-        Hold.objects.waiting(now)
-        .filter(past_one)
-        .exclude(Exists(Escalation.objects.filter(hold=OuterRef("pk"))))
-        .order_by("pk")
-    )
+    awaited = AwaitedStage.objects.filter(hold=OuterRef(OuterRef("pk"))).order_by("position").values("position")[:1]
+    in_this_stage = Escalation.objects.filter(hold=OuterRef("pk"), stage=Coalesce(Subquery(awaited), Value(1)))
+    return Hold.objects.waiting(now).filter(past_one).exclude(Exists(in_this_stage)).order_by("pk")
+
+
+def stage_waiting(hold: Hold, requirement) -> tuple[int, datetime | None]:
+    """The stage of ``hold``'s approval chain that waits now (1 without a chain) and when it opened: None while that
+    is the hold's own first stage, whose clock runs from the agent's ask."""
+    current = rounds.open_round(rounds.with_rounds(Approval.objects.filter(hold=hold)))
+    states = rounds.states_of(requirement, current)
+    waiting = chains.waiting(states)
+    if not current or not waiting:
+        return (waiting[0].stage.position if waiting else 1), None
+    start = hold.first_seen_at if current[0].round == 1 else min(one.created_at for one in current)
+    opened = chains.opened_at(states, waiting[0], start)
+    return waiting[0].stage.position, (None if opened == hold.first_seen_at else opened)
 
 
 def may_apply(policy: ApprovalPolicy) -> Q:
@@ -148,8 +176,9 @@ def unclaimed_since(hold: Hold, now: datetime) -> datetime | None:
     return max(hold.first_seen_at, hold.claim_expires_at or hold.first_seen_at)
 
 
-def due_reason(policy: ApprovalPolicy, hold: Hold, now: datetime) -> str:
-    """Why ``hold`` escalates under ``policy`` now, in words; blank when it does not."""
+def due_reason(policy: ApprovalPolicy, hold: Hold, now: datetime, stage_opened: datetime | None = None) -> str:
+    """Why ``hold`` escalates under ``policy`` now, in words; blank when it does not. ``stage_opened``: when the stage
+    of its chain waiting now opened, from which its target counts (else from the agent's ask)."""
     if not escalates(policy):
         return ""
     minutes = policy.escalate_after_minutes
@@ -160,8 +189,9 @@ def due_reason(policy: ApprovalPolicy, hold: Hold, now: datetime) -> str:
     if percent and hold.expires_at and hold.created_at + (hold.expires_at - hold.created_at) * percent / 100 <= now:
         return f"{percent} % of its time before expiry gone"
     target = policy.decide_within_minutes
-    if target and hold.created_at + timedelta(minutes=target) <= now:
-        return f"past its target of a decision within {target} minute{'s' if target != 1 else ''} of the ask"
+    if target and (stage_opened or hold.created_at) + timedelta(minutes=target) <= now:
+        since = "the stage's opening" if stage_opened else "the ask"
+        return f"past its target of a decision within {target} minute{'s' if target != 1 else ''} of {since}"
     return ""
 
 
@@ -183,6 +213,7 @@ def _escalate(due: list[Due], members: dict[int, list], now: datetime) -> list[E
         told = scopes.users_who_may_see([item.hold], members[group.pk])
         escalation = Escalation(
             hold=item.hold,
+            stage=item.stage,
             policy=item.policy,
             group=group,
             group_name=group.name,

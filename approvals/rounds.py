@@ -228,7 +228,8 @@ def open_rounds_of(hold_pks: list[int]) -> dict[int, list[Approval]]:
     """The open round's approvals of each of the holds, by pk, in one query (for the queue's chains)."""
     found: dict[int, list[Approval]] = {}
     if hold_pks:
-        for approval in with_rounds(Approval.objects.filter(hold__in=hold_pks).only("hold", "stage", "position")):
+        only = ("hold", "stage", "position", "round", "created_at")
+        for approval in with_rounds(Approval.objects.filter(hold__in=hold_pks).only(*only)):
             if approval.in_open_round:
                 found.setdefault(approval.hold_id, []).append(approval)
     return found

@@ -63,9 +63,13 @@ class PolicyDecision(models.Model):
 
 
 class Escalation(models.Model):
-    """A hold escalated to a policy's escalation group: at most once per hold, whatever the number of beats."""
+    """A hold escalated to a policy's escalation group: at most once per stage of its approval chain (``stage`` 1 for
+    a hold without one), whatever the number of beats."""
 
-    hold = models.OneToOneField(Hold, on_delete=models.PROTECT, related_name="escalation")
+    hold = models.ForeignKey(Hold, on_delete=models.PROTECT, related_name="escalations")
+    stage = models.PositiveSmallIntegerField(
+        default=1, help_text="The stage of the hold's approval chain that waited too long; 1 for a hold without one."
+    )
     policy = models.ForeignKey(ApprovalPolicy, null=True, on_delete=models.SET_NULL, related_name="escalations")
     group = models.ForeignKey(Group, null=True, on_delete=models.SET_NULL, related_name="+")
     group_name = models.CharField(max_length=150, help_text="The group's name when the hold escalated.")
@@ -74,6 +78,9 @@ class Escalation(models.Model):
     told = models.PositiveIntegerField(
         null=True, help_text="How many of the group's members could see the hold and were told; 0: nobody could be."
     )
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["hold", "stage"], name="escalation_once_per_stage")]
 
     def __str__(self) -> str:
         return f"{self.hold} escalated to {self.group_name}"

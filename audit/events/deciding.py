@@ -141,6 +141,7 @@ def escalated(*, escalation, told: Iterable) -> Entry:
     """``escalation`` made, and the members of its group who could see the hold and were ``told``."""
     payload = {
         "escalation": escalation.pk,
+        "stage": escalation.stage,
         "policy": escalation.policy.name,
         "group": escalation.group_name,
         "reason": escalation.reason,

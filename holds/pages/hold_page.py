@@ -5,6 +5,7 @@ from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_safe
 
+from approvals.models import Escalation
 from holds.deciding import decidable, form_layout, presence, review
 from holds.handover import assignments, notes
 from holds.mirror import fresh
@@ -85,18 +86,20 @@ def hold_for_page(request, pk):
     assignment (``page_assignment``, absent when none), whether it has notes (``any_note``: the thread is read only
     then) and latest decision (and that decision's reviewer), the hold's items, and the decision's items."""
     latest = Decision.objects.filter(hold=OuterRef("pk")).order_by("-created_at", "-pk").values("pk")[:1]
+    escalated = Escalation.objects.filter(hold=OuterRef("pk")).order_by("-at", "-pk").values("pk")[:1]
     hold = guards.hold_or_404(
         request,
         pk,
         Hold.objects.annotate(
             page_decision=FilteredRelation("decisions", condition=Q(decisions__pk=Subquery(latest))),
             page_assignment=FilteredRelation("assignments", condition=Q(assignments__ended_at__isnull=True)),
+            page_escalation=FilteredRelation("escalations", condition=Q(escalations__pk=Subquery(escalated))),
             any_note=Exists(Note.objects.filter(hold=OuterRef("pk"))),
         )
         .select_related(
             "claimed_by",
             "page_decision__reviewer",
-            "escalation",
+            "page_escalation",
             "page_assignment__user",
             "page_assignment__group",
             "page_assignment__assigned_by",

@@ -169,3 +169,41 @@ def test_a_reminder_before_expiry_goes_to_the_people_of_the_waiting_stages(chain
 
     told = Notification.objects.filter(event=Notification.Event.EXPIRING_SOON, channel="in_app")
     assert sorted(told.values_list("user__username", flat=True)) == ["fay", "fin", "lee"]
+
+
+def test_a_chain_escalates_once_per_stage_each_stage_timed_from_its_opening(chain, refund):
+    from datetime import timedelta
+
+    import time_machine
+    from django.contrib.auth.models import Group
+
+    from approvals.models import Escalation
+    from tests.helpers.escalation import sweep_at
+
+    chain.policy.decide_within_minutes = 10
+    chain.policy.escalation_group = Group.objects.create(name="Desk leads")
+    chain.policy.save()
+    asked = refund.created_at
+
+    first = sweep_at(asked + timedelta(minutes=11))  # stage 1 past its 10 minutes
+    again = sweep_at(asked + timedelta(minutes=12))
+    with time_machine.travel(asked + timedelta(minutes=15), tick=False):
+        confirm(signed_in(chain.sam), refund)  # stages 2 and 3 open now
+    too_soon = sweep_at(asked + timedelta(minutes=20))  # 5 minutes into stage 2
+    with time_machine.travel(asked + timedelta(minutes=20), tick=False):
+        on_time = queue_of(chain.fay)
+    second = sweep_at(asked + timedelta(minutes=26))
+    with time_machine.travel(asked + timedelta(minutes=26), tick=False):
+        late = queue_of(chain.fay)
+
+    assert [(one.stage, one.reason) for one in first] == [
+        (1, "past its target of a decision within 10 minutes of the ask")
+    ]
+    assert again == [] and too_soon == []
+    assert [(one.stage, one.reason) for one in second] == [
+        (2, "past its target of a decision within 10 minutes of the stage's opening")
+    ]
+    assert Escalation.objects.filter(hold=refund).count() == 2
+    assert "Past its 10 min target" not in on_time and "Past its 10 min target for this stage" in late
+    page = signed_in(chain.fay).get(reverse("hold", args=[refund.pk])).content.decode()
+    assert "Escalated to <strong>Desk leads</strong>" in page and "of the stage&#x27;s opening" in page

@@ -159,6 +159,7 @@ def test_the_escalation_sweep_records_each_escalation_with_its_policy_group_reas
     assert (event.actor, event.hold_id, event.decision) == (None, "h_12", None)
     assert event.payload == {
         "escalation": made.pk,
+        "stage": 1,
         "policy": "Waiting h_12",
         "group": "Finance leads",
         "reason": "not claimed for 30 minutes",
