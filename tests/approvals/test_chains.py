@@ -1,6 +1,8 @@
 """Approval chains: on refunds over 1,000, one of the Support leads, then two of Finance alongside one of Legal; the
 platform hears once, after the fourth person, whatever way each of them approved."""
 
+import json
+
 import pytest
 from django.urls import reverse
 
@@ -207,3 +209,56 @@ def test_a_chain_escalates_once_per_stage_each_stage_timed_from_its_opening(chai
     assert "Past its 10 min target" not in on_time and "Past its 10 min target for this stage" in late
     page = signed_in(chain.fay).get(reverse("hold", args=[refund.pk])).content.decode()
     assert "Escalated to <strong>Desk leads</strong>" in page and "of the stage&#x27;s opening" in page
+
+
+def test_a_stage_nobody_in_scope_can_approve_blocks_and_tells_the_admins(chain, refund):
+    from django.contrib.auth.models import Group
+
+    from teams.models import TeamScope
+    from tests.helpers.users import make_user
+
+    TeamScope.objects.create(group=Group.objects.get(name="Finance"), agent_patterns="billing-*")
+    root = make_user("root", is_superuser=True)
+
+    confirm(signed_in(chain.sam), refund)
+    fays_page = signed_in(chain.fay).get(reverse("hold", args=[refund.pk]))
+
+    told = Notification.objects.filter(event=Notification.Event.STAGE_WAITING, channel="in_app")
+    assert sorted(told.values_list("user__username", flat=True)) == ["lee", "root"]
+    assert told.get(user=root).title.startswith("Blocked: nobody in Finance can approve stage 2 of 3")
+    assert fays_page.status_code == 404  # fay cannot see the hold at all
+    lees_page = signed_in(chain.lee).get(reverse("hold", args=[refund.pk])).content.decode()
+    assert "Stage 2 of 3 · Finance · 0 of 2" in lees_page
+
+
+def test_undoing_the_last_approval_reopens_its_stage(chain, refund, settings):
+    settings.UNDO_SECONDS = 10
+    confirm(signed_in(chain.sam), refund)
+    for person in (chain.fay, chain.lee, chain.fin):
+        approve_as_it_is(signed_in(person), refund)
+    decision = Decision.objects.get()
+
+    undone = signed_in(chain.fin).post(reverse("decision-undo", args=[refund.pk]), {"decision": decision.pk})
+
+    assert undone.status_code == 302
+    assert list(Approval.objects.order_by("position").values_list("approver__username", flat=True)) == [
+        "sam",
+        "fay",
+        "lee",
+    ]
+    assert list(AwaitedStage.objects.filter(hold=refund).values_list("position", flat=True)) == [2]
+    assert "Stage 2 of 3 · Finance · 1 of 2" in queue_of(chain.fin, approval="mine")
+
+
+def test_a_stage_waiting_reaches_its_peoples_devices_as_a_push(chain, refund, push_service):
+    from tests.helpers.pushing import device_of, pushes, send_all
+
+    phone = device_of(chain.fay, push_service)
+
+    confirm(signed_in(chain.sam), refund)
+    send_all()
+
+    [received] = push_service.to(phone.endpoint)
+    assert received.content["title"] == f"An approval stage waiting for you: hold {refund.pk}"
+    assert "1200.00" in received.content["body"] and "Refund" not in json.dumps(received.content)
+    assert pushes("stage_waiting").get().status == "sent"
