@@ -11,7 +11,7 @@ from django.urls import path
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from approvals import policies, remembering, replay, subject_totals
+from approvals import chains, policies, remembering, replay, subject_totals
 from approvals.models import Approval, ApprovalPolicy, RememberAllowance, RememberedApproval
 from approvals.policy_form import CONDITION_FIELDS, SUBJECT_TOTAL_FIELDS, ApprovalPolicyForm
 from audit.admin_changes import AuditedAdmin
@@ -36,6 +36,7 @@ class ApprovalPolicyAdmin(AuditedAdmin):
     )
     list_select_related = ("later_approver_group", "escalation_group")
     search_fields = ("name",)
+    readonly_fields = ("chain",)
     fieldsets = (
         (None, {"fields": ("name",)}),
         (
@@ -43,7 +44,7 @@ class ApprovalPolicyAdmin(AuditedAdmin):
             {"fields": ("env_pattern", "agent_pattern", "capability_pattern", *CONDITION_FIELDS, "currency")},
         ),
         ("Subject total", {"fields": SUBJECT_TOTAL_FIELDS}),
-        ("People", {"fields": ("approvals_required", "later_approver_group")}),
+        ("People", {"fields": ("approvals_required", "later_approver_group", "chain")}),
         ("Escalation", {"fields": ("escalate_after_minutes", "escalate_at_percent", "escalation_group")}),
         ("Target", {"fields": ("decide_within_minutes",)}),
         (
@@ -94,6 +95,13 @@ class ApprovalPolicyAdmin(AuditedAdmin):
             context["saved_replay"] = replay.replay(ApprovalPolicy.objects.get(pk=saved.pk), days)
         template = "approvals/_replay.html" if request.headers.get("HX-Request") else "approvals/replay.html"
         return TemplateResponse(request, template, context)
+
+    @admin.display(description="approval chain")
+    def chain(self, policy: ApprovalPolicy) -> str:
+        """Its stages in words (``chains.stages_of``); stages of its own are kept as code (``manage.py
+        loadpolicies``)."""
+        stages = chains.stages_of(policy) if policy.pk else []
+        return chains.chain_words(stages) or "Decides by itself (0 people)"
 
     @admin.display(description="condition")
     def condition(self, policy: ApprovalPolicy) -> str:

@@ -219,3 +219,12 @@ def count_words(required: int, given: int) -> str:
     if given:
         return f"{given} of {required} approvals" if required > given else f"{given} approval{'s' * (given > 1)} given"
     return f"Needs {required} approvals" if required > 1 else ""
+
+
+def chain_words(stages: list[Stage]) -> str:
+    """ "1 reviewer, then 2 of Finance alongside 1 of Legal": a chain for people."""
+    words = ""
+    for stage in stages:
+        joint = "" if not words else (" alongside " if stage.with_previous else ", then ")
+        words += joint + stage.quorum_words
+    return words

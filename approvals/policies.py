@@ -22,11 +22,12 @@ holds only possibly never lowers what a hold needs, but raises it: when such pol
 than that winner (or than the one approval a hold no policy matches needs), the strictest of them wins
 instead, and the reason says why ("amount '1,5OO' could not be read: treated as > 100", "total 2,700 ≥
 1,000"). With no winner otherwise, the strictest of them still wins, needing at least that one approval:
-a policy needing 0 people then says on the page why it leaves the hold to people. A policy row that
-cannot be read (an operator no form could have saved, say) is logged once and counts as holding
-possibly: it can make a hold need people, never fewer, and no page fails over it. A condition on a subject's
-total (``subject_total_over``, judged by ``approvals.subject_totals`` from the totals the caller gives) raises
-too, as a policy holding possibly does, even when it holds for certain.
+a policy needing 0 people then says on the page why it leaves the hold to people. A policy with stages
+(``approvals.chains``) that holds possibly wins over one without, needing at least as many people. A policy row
+that cannot be read (an operator no form could have saved, say) is logged once and counts as holding possibly: it
+can make a hold need people, never fewer, and no page fails over it. A condition on a subject's total
+(``subject_total_over``, judged by ``approvals.subject_totals`` from the totals the caller gives) raises too, as a
+policy holding possibly does, even when it holds for certain.
 
 Acting alone (``own_action``). What the hold's winning policy may let through without people rests on the
 requirement's ``sure_total``: the sum of every amount the hold carries, set only when the policy held for
@@ -187,12 +188,8 @@ def unreadable(policy: ApprovalPolicy, problem: Exception) -> str:
     described = f"{type(problem).__name__}: {problem}"
     if (policy.pk, described) not in _reported:
         _reported.add((policy.pk, described))
-        logger.error(
-            "approval policy %s “%s” cannot be read, so holds it may match need people: %s",
-            policy.pk,
-            policy.name,
-            described,
-        )
+        message = "approval policy %s “%s” cannot be read, so holds it may match need people: %s"
+        logger.error(message, policy.pk, policy.name, described)
     return described
 
 
@@ -233,6 +230,9 @@ def requirement(
         winner = max(raising or possible, key=lambda found: (found.people, specificity(found.policy)))
     if winner is None:
         return None
+    chained = [found for found in possible if chains.is_chain(found.policy)]
+    if chained and not chains.is_chain(winner.policy):  # a doubtful amount keeps a chain whole, never fewer people
+        winner = max(chained, key=lambda found: (found.people, specificity(found.policy)))
     people = winner.people if winner.certain else max(winner.people, least)
     amounts = read[None]
     sure_total, doubt = None, ""

@@ -262,3 +262,46 @@ def test_a_stage_waiting_reaches_its_peoples_devices_as_a_push(chain, refund, pu
     assert received.content["title"] == f"An approval stage waiting for you: hold {refund.pk}"
     assert "1200.00" in received.content["body"] and "Refund" not in json.dumps(received.content)
     assert pushes("stage_waiting").get().status == "sent"
+
+
+def test_a_doubtful_amount_keeps_a_chain_whole_against_a_policy_of_more_people(db, platform_state, platform_client):
+    from approvals import chains, policies
+    from approvals.models import ApprovalPolicy
+    from tests.helpers.approvals_setup import add_refund
+    from tests.helpers.chains import chain_policy
+
+    chain_policy([("Finance", 1, False), ("Legal", 1, False)], over="1000")  # 2 people, of two groups
+    ApprovalPolicy.objects.create(name="three of anyone", capability_pattern="refund", approvals_required=3)
+    doubtful = add_refund(platform_client, platform_state, "h_doubt", "1,5OO")  # a letter O: read for nothing
+
+    need = policies.requirement(doubtful, policies.read_policies())
+
+    assert need.policy.name == "large refunds" and need.approvals_required == 3
+    assert chains.chain_words(chains.stages_for(need)) == "1 of Finance, then 1 of Legal, then 1 reviewer"
+
+
+def test_the_admin_shows_a_chain_read_only_and_a_save_keeps_its_stages(chain):
+    from approvals.models import ApprovalStage
+    from tests.helpers.users import make_user
+
+    admin = signed_in(make_user("root", is_superuser=True, is_staff=True))
+    url = reverse("admin:approvals_approvalpolicy_change", args=[chain.policy.pk])
+    page = admin.get(url).content.decode()
+    form = {
+        "name": "large refunds",
+        "condition_key": "amount",
+        "condition_operator": "gt",
+        "condition_threshold": "1000",
+        "approvals_required": "1",  # disabled: what the stages say stays
+        "decide_within_minutes": "45",
+        "enabled": "on",
+    }
+
+    saved = admin.post(url, form)
+
+    assert "1 of Support leads, then 2 of Finance alongside 1 of Legal" in page
+    assert "Set by the policy's stages: change them with manage.py loadpolicies." in page
+    assert saved.status_code == 302
+    chain.policy.refresh_from_db()
+    assert (chain.policy.approvals_required, chain.policy.decide_within_minutes) == (4, 45)
+    assert ApprovalStage.objects.filter(policy=chain.policy).count() == 3
