@@ -92,7 +92,8 @@ def _chains(listed: list, required: dict, by_key: dict) -> tuple[dict[int, str],
     if not policy_of:
         return {}, {}
     under_way = rounds.open_rounds_of([hold.pk for hold in listed if hold.pk in policy_of and hold.open_approvals])
-    stages = {pk: chains.stages_of(policy) for pk, policy in policy_of.items()}
+    of_policy = {policies.key(policy): chains.stages_of(policy) for policy in policy_of.values()}
+    stages = {pk: of_policy[policies.key(policy)] for pk, policy in policy_of.items()}
     sizes = chains.everyone_counts(set().union(*(chains.everyone_groups(found) for found in stages.values())))
     words, opened = {}, {}
     for pk, found in stages.items():

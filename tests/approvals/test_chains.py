@@ -305,3 +305,19 @@ def test_the_admin_shows_a_chain_read_only_and_a_save_keeps_its_stages(chain):
     chain.policy.refresh_from_db()
     assert (chain.policy.approvals_required, chain.policy.decide_within_minutes) == (4, 45)
     assert ApprovalStage.objects.filter(policy=chain.policy).count() == 3
+
+
+def test_a_bulk_approve_leaves_out_a_chains_hold_outside_the_pressers_stage_and_counts_it_inside(
+    chain, refund, samples, immediate_delivery
+):
+    from tests.helpers.bulk import BULK, selected
+    from tests.helpers.bulk import confirm as confirm_bulk
+
+    small = samples["h_17"]
+    rexs_summary = signed_in(chain.rex).post(BULK, selected([refund, small], "approve")).content.decode()
+    sams_summary = signed_in(chain.sam).post(BULK, selected([refund], "approve"))
+    confirm_bulk(signed_in(chain.sam), sams_summary)
+
+    assert "Waits for approval by Support leads" in rexs_summary
+    assert list(Approval.objects.values_list("approver__username", "stage")) == [("sam", 1)]
+    assert not Decision.objects.filter(hold=refund).exists()

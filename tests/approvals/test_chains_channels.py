@@ -100,3 +100,31 @@ def test_a_reject_by_legal_through_the_api_rejects_the_hold(chain, refund, platf
         "items": [{"id": "call_1", "action": "reject", "comment": "No contract on file"}],
         "decided_by": "lee@example.com",
     }
+
+
+@pytest.mark.parametrize(
+    "hold_id, framework",
+    [("h_12", "LlamaIndex"), ("h_13", "Upsonic"), ("h_14", "Agno"), ("h_15", "OpenAI Agents SDK")],
+)
+def test_each_frameworks_hold_goes_through_a_chain_and_reaches_the_platform_once(
+    hold_id, framework, samples, platform_state, platform_client
+):
+    from tests.helpers.chains import chain_policy, member
+
+    chain_policy([("Support leads", 1, False), ("Finance", 1, False), ("Legal", 1, True)], over="40")
+    sam, fay, lee = member("sam", "Support leads"), member("fay", "Finance"), member("lee", "Legal")
+    hold = samples[hold_id]
+
+    confirm(signed_in(sam), hold)  # the page, the possible duplicates checked on its summary
+    waiting = not Decision.objects.filter(hold=hold).exists()
+    by_api(fay, hold)
+    still_waiting = not Decision.objects.filter(hold=hold).exists()
+    confirm(signed_in(lee), hold)  # a possible duplicate is approved on its page only, never by a link or a button
+    decision = Decision.objects.get(hold=hold)
+    delivery.deliver(decision.pk, platform_client)
+
+    [post] = [one for one in decision_posts(platform_state) if f"/holds/{hold_id}/" in one["path"]]
+    assert waiting and still_waiting, framework
+    assert post["body"]["decided_by"] == "sam@example.com, fay@example.com, lee@example.com"
+    assert [item["id"] for item in post["body"]["items"]] == [item.item_id for item in hold.items.all()]
+    assert {item["action"] for item in post["body"]["items"]} == {"approve"}
