@@ -17,6 +17,7 @@ from approvals import chains, rounds
 from approvals.models import Approval, AwaitedStage
 from holds.models import Hold
 from reviewqueue import roles
+from teams import scopes
 
 
 def refresh(hold: Hold, states: list) -> None:
@@ -45,6 +46,19 @@ def next_approvers(hold: Hold):
         return None
     groups = [state.stage.group for state in waiting]
     return roles.reviewers().filter(groups__in=groups).exclude(pk__in=found.approvers).distinct()
+
+
+def blocked(hold: Hold, found: rounds.Standing) -> set[int]:
+    """The positions of the stages ``hold`` waits for that nobody can complete: too few reviewers of the stage's group
+    who may see the hold and have not approved it are left. Such a stage blocks the hold; it is never skipped."""
+    stuck = set()
+    for state in chains.waiting(found.states):
+        if state.stage.group is None:
+            continue
+        members = roles.reviewers().filter(groups=state.stage.group).exclude(pk__in=found.approvers)
+        if len(scopes.users_who_may_see([hold], scopes.viewers_of(members))) < state.needs - len(state.approvals):
+            stuck.add(state.stage.position)
+    return stuck
 
 
 def refresh_open_rounds(**_) -> None:

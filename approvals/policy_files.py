@@ -36,6 +36,7 @@ from approvals import chains
 from approvals.models import MOST_PEOPLE, ApprovalPolicy, ApprovalStage
 from approvals.policy_form import CONDITION_FIELDS, PATTERN_FIELDS, PEOPLE_FIELDS, SIMPLE_MOST, ApprovalPolicyForm
 from audit import admin_changes, events
+from reviewqueue import roles
 
 PATTERNS = {"env": "env_pattern", "agent": "agent_pattern", "capability": "capability_pattern"}
 GROUPS = ("escalation_group",)
@@ -284,18 +285,21 @@ class Change:
         return f"{self.action} {self.name}" + (f" ({moved})" if moved else "")
 
 
-def load(text: str, source: str, dry_run: bool = False) -> list[Change]:
+def load(text: str, source: str, dry_run: bool = False) -> tuple[list[Change], list[str]]:
     """Make the installation's policies exactly the file's, in one transaction, each change audited (``source``
-    names the file in its message); with ``dry_run`` only what would change. ``Refused`` changes nothing."""
+    names the file in its message); with ``dry_run`` only what would change. ``Refused`` changes nothing. Returns
+    the changes, and warnings: the stages whose group has no active reviewer yet (accepted, as a new installation
+    loads its policies before its people sign in, but their holds will wait there)."""
     with transaction.atomic():
         policies = read(text)
+        warnings = _empty_stages(policies)
         named = {found.name for found in policies}
         changes = [_change(found) for found in policies]
         gone = list(ApprovalPolicy.objects.exclude(name__in=named).order_by("name"))
         changes += [Change("remove", policy.name) for policy in gone]
         changes = [change for change in changes if change.action != "change" or change.fields]
         if dry_run:
-            return changes
+            return changes, warnings
         message = f"loadpolicies {source}"
         for found in policies:
             _save(found, message)
@@ -303,7 +307,19 @@ def load(text: str, source: str, dry_run: bool = False) -> list[Change]:
             deletion = admin_changes.deleted(None, policy)
             policy.delete()
             events.append(deletion)
-    return changes
+    return changes, warnings
+
+
+def _empty_stages(policies: list[Read]) -> list[str]:
+    groups = {row["group"] for found in policies for row in found.stages if row["group"] is not None}
+    staffed = {group for group in groups if roles.reviewers().filter(groups=group).exists()}
+    return [
+        f'policy "{found.name}": stage {position} asks {name}, which has no active reviewer yet: its holds will wait'
+        for found in policies
+        for position, row in enumerate(found.stages, start=1)
+        if row["group"] is not None and row["group"] not in staffed
+        for name in Group.objects.filter(pk=row["group"]).values_list("name", flat=True)
+    ]
 
 
 def _change(found: Read) -> Change:

@@ -7,7 +7,7 @@ import dataclasses
 
 from django.utils import timezone
 
-from approvals import alone, policies, rounds, wording
+from approvals import alone, awaiting, policies, rounds, wording
 from approvals.models import Approval
 from holds.deciding import describe, editing
 from holds.models import ACTION_WORDS, DecisionItem, Hold
@@ -82,6 +82,7 @@ def page_context(hold: Hold, viewer: Viewer) -> dict:
     last = found.approvals[-1] if found.approvals else None
     return {
         "standing": found,
+        "blocked_stages": awaiting.blocked(hold, found) if found.is_chain else set(),
         "round_items": shown_items(hold, found.approvals),
         "superseded": [wording.approval_words(approval) for approval in rounds.superseded_round(approvals)],
         "approval_refusal": found.refusal_for(viewer) if viewer else "",

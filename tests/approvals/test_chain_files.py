@@ -123,3 +123,19 @@ def test_a_chain_with_a_default_approve_is_refused(people, tmp_path):
 
     assert "A default approve never stands in for an approval chain's stages." in str(refused.value)
     assert not ApprovalPolicy.objects.exists()
+
+
+def test_a_stage_of_a_group_with_nobody_yet_loads_with_a_warning(people, tmp_path):
+    from django.contrib.auth.models import Group
+
+    Group.objects.create(name="Treasury")
+    path = tmp_path / "policies.json"
+    path.write_text(json.dumps({"policies": [{**CHAIN, "stages": [{"group": "Treasury", "approvals": 1}]}]}))
+    out, err = StringIO(), StringIO()
+
+    call_command("loadpolicies", str(path), stdout=out, stderr=err)
+
+    assert out.getvalue().splitlines()[-1] == "1 policy changed"
+    assert err.getvalue().strip() == (
+        'warning: policy "large refunds": stage 1 asks Treasury, which has no active reviewer yet: its holds will wait'
+    )

@@ -229,6 +229,7 @@ def test_a_stage_nobody_in_scope_can_approve_blocks_and_tells_the_admins(chain, 
     assert fays_page.status_code == 404  # fay cannot see the hold at all
     lees_page = signed_in(chain.lee).get(reverse("hold", args=[refund.pk])).content.decode()
     assert "Stage 2 of 3 · Finance · 0 of 2" in lees_page
+    assert "blocked: nobody left in Finance who may see this hold can approve it" in lees_page
 
 
 def test_undoing_the_last_approval_reopens_its_stage(chain, refund, settings):

@@ -24,10 +24,12 @@ class Command(BaseCommand):
         except (OSError, UnicodeError) as error:
             raise CommandError(f"cannot read {file}: {error}") from None
         try:
-            changes = policy_files.load(text, file, dry_run=dry_run)
+            changes, warnings = policy_files.load(text, file, dry_run=dry_run)
         except policy_files.Refused as refused:
             raise CommandError(f"{file} changes nothing:\n" + "\n".join(refused.problems)) from None
         for change in changes:
             self.stdout.write(str(change))
+        for warning in warnings:
+            self.stderr.write(f"warning: {warning}")
         done = "would change" if dry_run else "changed"
         self.stdout.write(f"{len(changes)} {'policy' if len(changes) == 1 else 'policies'} {done}")
