@@ -90,7 +90,8 @@ def _read(policy, people) -> list[Stage]:
 
 def is_chain(policy) -> bool:
     """Whether ``policy`` has stages of its own (rather than its people and later group read as stages)."""
-    return policy is not None and hasattr(policy, "stages") and bool(policy.stages.all())
+    # An unsaved policy (a replay of the admin's form values, or a test's) has no stage rows of its own.
+    return getattr(policy, "pk", None) is not None and hasattr(policy, "stages") and bool(policy.stages.all())
 
 
 def _with_steps(shapes: list[tuple]) -> list[Stage]:
