@@ -171,7 +171,9 @@ def _record_stages(hold: Hold, approver, before: list, after: list, policy_name:
             )
     opened = [state for state in chains.waiting(after) if state.stage.position not in was_waiting]
     if opened:
-        signals.stage_waiting.send(sender=None, hold=hold, states=opened, stages=len(after))
+        signals.stage_waiting.send(
+            sender=None, hold=hold, states=opened, stages=len(after), round_number=given[0].round
+        )
 
 
 def _stage_words(approval: Approval, states: list) -> str:

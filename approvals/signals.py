@@ -5,8 +5,8 @@ none of them.
 group's members who may see its hold): those members are to be told.
 
 ``stage_waiting``: in the transaction of the approval that opened them, with ``hold`` (its row locked), ``states``
-(``chains.StageState``, the stages of its chain the open round now waits for) and ``stages`` (how many the chain has):
-the stages' people who may see the hold are to be told.
+(``chains.StageState``, the stages of its chain the open round now waits for), ``stages`` (how many the chain has)
+and ``round_number`` (the round of approvals): the stages' people who may see the hold are to be told.
 """
 
 from django.dispatch import Signal

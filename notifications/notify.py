@@ -384,9 +384,11 @@ def _devices_of(user_ids: list[int]) -> dict[int, list[PushSubscription]]:
 # Which events each change to a hold resolves: see ``resolve_for_holds``.
 # An assignment and a mention ask someone to look at a hold, as a reminder does: they end with it.
 RESOLVED_BY_DECISION = frozenset(
-    {Event.EXPIRING_SOON, Event.NOT_APPLIED, Event.EXPIRED, Event.ASSIGNED, Event.MENTIONED}
+    {Event.EXPIRING_SOON, Event.NOT_APPLIED, Event.EXPIRED, Event.ASSIGNED, Event.MENTIONED, Event.STAGE_WAITING}
 )
-RESOLVED_BY_CLOSING = frozenset({Event.EXPIRING_SOON, Event.NOT_APPLIED, Event.ASSIGNED, Event.MENTIONED})
+RESOLVED_BY_CLOSING = frozenset(
+    {Event.EXPIRING_SOON, Event.NOT_APPLIED, Event.ASSIGNED, Event.MENTIONED, Event.STAGE_WAITING}
+)
 RESOLVED_BY_DELIVERY = frozenset({Event.UNDELIVERED})
 
 

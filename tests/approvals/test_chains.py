@@ -322,3 +322,17 @@ def test_a_bulk_approve_leaves_out_a_chains_hold_outside_the_pressers_stage_and_
     assert "Waits for approval by Support leads" in rexs_summary
     assert list(Approval.objects.values_list("approver__username", "stage")) == [("sam", 1)]
     assert not Decision.objects.filter(hold=refund).exists()
+
+
+def test_a_stage_opened_again_after_an_edit_is_told_again_and_a_decision_resolves_the_news(
+    chain, refund, immediate_delivery
+):
+    confirm(signed_in(chain.sam), refund)  # Finance and Legal told, round 1
+    confirm(signed_in(chain.fay), refund, **lowered_to(refund, "1100.00"))  # round 2, Support leads again
+    approve_as_it_is(signed_in(chain.sue), refund)  # Finance and Legal told of round 2
+    told = Notification.objects.filter(event=Notification.Event.STAGE_WAITING, channel="in_app")
+    before = sorted(told.values_list("user__username", flat=True))
+    confirm(signed_in(chain.lee), refund, **{"item-0-action": "reject", "item-0-comment": "no"})
+
+    assert before == ["fay", "fin", "fin", "lee", "lee"]  # fay approved round 2 herself
+    assert not told.filter(resolved_at__isnull=True).exists()
