@@ -1,23 +1,32 @@
-"""The stages each hold's open round waits for, kept beside it (``models.AwaitedStage``) so that the queue's "Waiting
-for my stage" is a few index reads rather than a hold's chain worked out per row.
+"""The stages each open hold waits for, kept beside it (``models.AwaitedStage``) so that the queue's "Waiting for my
+stage" is a few index reads rather than a hold's chain worked out per row.
 
-Rewritten with the hold's row locked by everything that changes a round (``approving.count``, ``approving.withdraw``,
-``approving.uncount``), and for every hold with an open round when a policy, a stage or a group changes
-(``refresh_open_rounds``, after the change commits). A round the platform's change to the hold ended, or a decision
-ended, leaves rows behind that count for nothing: the queue reads them only beside the open round itself
-(``rounds.joinable_by``).
+What a hold waits for: the stages its open round waits for (any policy's, once someone approved), or, for a hold
+under a policy with stages of its own that nobody approved yet, its chain's first stages. Kept by everything that
+changes that, the hold's row locked: the counting of approvals (``approving.count``, ``approving.withdraw``,
+``approving.uncount``); sync writing a hold (``follow_mirrored``: a new hold's first stages, a changed hold's round
+over); and a change to a policy, a stage or a group (``refresh_open_rounds`` at once for the rounds under way,
+``refresh_all`` in a task for the rest, after the change commits). A decided or closed hold leaves the queue, and its
+rows count for nothing.
 """
 
 from __future__ import annotations
 
+import functools
+import operator
+
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
-from approvals import chains, rounds
+from approvals import chains, policies, rounds, subject_totals
+from approvals.escalation import may_apply
 from approvals.models import Approval, AwaitedStage
 from holds.models import Hold
-from reviewqueue import roles
+from reviewqueue import queueing, roles
 from teams import scopes
+
+CHUNK = 2000
+REFRESH_TASK = "approvals.tasks.refresh_awaited_stages"
 
 
 def refresh(hold: Hold, states: list) -> None:
@@ -31,9 +40,47 @@ def refresh(hold: Hold, states: list) -> None:
 
 
 def refresh_standing(hold: Hold) -> None:
-    """Read where ``hold``'s approvals stand now and ``refresh`` from it (its row locked by the caller)."""
+    """Read where ``hold``'s approvals stand now and ``refresh`` from it (its row locked by the caller): an open round's
+    stages, or a chain's first ones."""
     found = rounds.standing(hold)
-    refresh(hold, found.states if found.approvals else [])
+    refresh(hold, found.states if found.approvals or found.is_chain else [])
+
+
+def chain_policies() -> list:
+    """The policies with stages of their own (``chains.is_chain``), as the rules read them now."""
+    return [policy for policy in policies.all_policies() if chains.is_chain(policy)]
+
+
+def follow_mirrored(env: str, new_hold_ids: list[str], changed: list[Hold]) -> None:
+    """Sync wrote these holds (in its transaction, the changed ones' rows locked): stamp the new ones a chain applies
+    to with its first stages, and read the changed ones afresh (the platform's change ended their open round). Costs
+    nothing more while no policy has stages and no changed hold waited for one."""
+    waited = set(AwaitedStage.objects.filter(hold__in=changed).values_list("hold", flat=True)) if changed else set()
+    chained = chain_policies()
+    for hold in changed:
+        if hold.pk in waited or chained:
+            refresh_standing(hold)
+    if chained and new_hold_ids:
+        stamp_first_stages(Hold.objects.filter(env=env, hold_id__in=new_hold_ids), chained)
+
+
+def stamp_first_stages(holds, chained: list) -> int:
+    """Stamp each of ``holds`` (none approved yet) that a policy of ``chained`` wins with its chain's first stages;
+    the holds are read in chunks, only those the chains' globs match (``escalation.may_apply``). Returns how many."""
+    every = policies.all_policies()
+    globs = [may_apply(policy) for policy in chained]
+    if all(globs):  # an empty Q (a policy of blank globs) matches every hold, and would vanish from an OR
+        holds = holds.filter(functools.reduce(operator.or_, globs))
+    rows, stamped = [], 0
+    for hold in holds.prefetch_related("items").iterator(chunk_size=CHUNK):
+        need = policies.requirement(hold, every, subject_totals=subject_totals.read(hold, every))
+        if need is None or not chains.is_chain(need.policy):
+            continue
+        first = chains.waiting(chains.progress(chains.stages_for(need), [], {}))
+        rows += [AwaitedStage(hold=hold, position=state.stage.position, group=state.stage.group) for state in first]
+        stamped += 1
+    AwaitedStage.objects.bulk_create(rows, ignore_conflicts=True, batch_size=CHUNK)
+    return stamped
 
 
 def next_approvers(hold: Hold):
@@ -63,11 +110,28 @@ def blocked(hold: Hold, found: rounds.Standing) -> set[int]:
 
 def refresh_open_rounds(**_) -> None:
     """After a policy, a stage or a group changed: refresh every open hold with an approval no decision took, each
-    under its own lock (``approvals.apps`` calls it once the change commits)."""
-    undecided = Approval.objects.filter(hold=OuterRef("pk"), decision__isnull=True)
-    pks = list(Hold.objects.filter(Exists(undecided), status=Hold.Status.OPEN).values_list("pk", flat=True))
-    for pk in pks:
+    under its own lock, then queue ``refresh_all`` for the holds nobody approved (``approvals.apps`` calls it once the
+    change commits)."""
+    for pk in _under_way():
         with transaction.atomic():
             hold = Hold.objects.select_for_update().filter(pk=pk).first()
             if hold is not None:
                 refresh_standing(hold)
+    queueing.queue(REFRESH_TASK, description="the first stages of the holds nobody approved")
+
+
+def refresh_all() -> int:
+    """The first stages of every open hold nobody approved, afresh from the policies as they are: their rows dropped
+    and stamped again (``stamp_first_stages``). A task's work: at 100,000 open holds it reads each one a chain's
+    globs match. Returns how many were stamped."""
+    untouched = Hold.objects.filter(status=Hold.Status.OPEN).exclude(pk__in=_under_way())
+    AwaitedStage.objects.filter(hold__status=Hold.Status.OPEN).exclude(
+        Exists(Approval.objects.filter(hold=OuterRef("hold"), decision__isnull=True))
+    ).delete()
+    chained = chain_policies()
+    return stamp_first_stages(untouched, chained) if chained else 0
+
+
+def _under_way() -> list[int]:
+    undecided = Approval.objects.filter(hold=OuterRef("pk"), decision__isnull=True)
+    return list(Hold.objects.filter(Exists(undecided), status=Hold.Status.OPEN).values_list("pk", flat=True))

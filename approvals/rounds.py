@@ -275,12 +275,10 @@ def states_of(found: Requirement | None, current: list[Approval], sizes: dict[in
 
 
 def joinable_by(user, holds: QuerySet[Hold]) -> QuerySet[Hold]:
-    """The ``holds`` waiting for ``user``'s stage: someone approved what the hold still is, ``user`` never approved
-    the hold (in any round), and its open round waits for a stage ``user`` may approve in (``approvals.awaiting``)."""
-    in_open, _ = _round_flags()
-    under_way = Approval.objects.filter(in_open, hold=OuterRef("pk"))
+    """The ``holds`` waiting for ``user``'s stage: ``user`` never approved the hold (in any round), and it waits for a
+    stage ``user`` may approve in (``approvals.awaiting``: its open round's, or a chain's first)."""
     mine = AwaitedStage.objects.filter(Q(group__isnull=True) | Q(group__in=user.groups.all()), hold=OuterRef("pk"))
-    return not_approved_by(user, holds).filter(Exists(under_way), Exists(mine))
+    return not_approved_by(user, holds).filter(Exists(mine))
 
 
 def not_approved_by(user, holds: QuerySet[Hold]) -> QuerySet[Hold]:

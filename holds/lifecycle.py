@@ -33,7 +33,7 @@ from django.db import transaction
 from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
-from approvals import approving, remembering
+from approvals import approving, awaiting, remembering
 from approvals.models import Approval
 from audit import events as audit_events
 from audit.events import deciding, holding
@@ -66,6 +66,8 @@ def mirror_listed(env: str, new: list[mirrored.Listed], changed: dict[int, mirro
             mirrored.rewrite_items([(hold, changed[hold.pk].hold) for hold in holds])
         if new:  # last in the transaction, as they end with the audit events: the chain's lock is held only briefly
             inserting.insert_new(env, new, now)
+        # What each waits for in an approval chain: a new hold's first stages, a changed one's round over.
+        awaiting.follow_mirrored(env, [listed.hold.hold_id for listed in new], holds)
         # The new holds' ids are not read back: their pages are not open yet, and the queue needs only their scope.
         arrived = [_Arrived(None, env, listed.hold.agent, listed.hold.capability) for listed in new]
         changes.publish("hold", holds + arrived)
@@ -121,6 +123,7 @@ def record_changed(hold: Hold, remote: platform.Hold) -> bool:
         if not Hold.objects.select_for_update().filter(pk=hold.pk, status=Hold.Status.OPEN).exists():
             return False  # closed here (decided, expired) since it was read: left closed
         record(hold, remote)
+        awaiting.follow_mirrored(hold.env, [], [hold])
     return True
 
 

@@ -336,3 +336,31 @@ def test_a_stage_opened_again_after_an_edit_is_told_again_and_a_decision_resolve
 
     assert before == ["fay", "fin", "fin", "lee", "lee"]  # fay approved round 2 herself
     assert not told.filter(resolved_at__isnull=True).exists()
+
+
+def test_waiting_for_my_stage_lists_a_new_hold_for_its_first_stage_and_follows_the_chain(
+    platform_state, platform_client
+):
+    from approvals import awaiting
+    from tests.helpers.approval_history import raise_on_the_platform
+    from tests.helpers.approvals_setup import add_refund
+
+    people = desk()  # the chain exists before the holds arrive
+    big = add_refund(platform_client, platform_state, "h_big1", "1500.00")
+    small = add_refund(platform_client, platform_state, "h_small1", "15.00")
+
+    sams, fays = queue_of(people.sam, approval="mine"), queue_of(people.fay, approval="mine")
+    confirm(signed_in(people.sam), big)
+    sams_after, fays_after = queue_of(people.sam, approval="mine"), queue_of(people.fay, approval="mine")
+
+    assert f'id="row-{big.pk}"' in sams and f'id="row-{small.pk}"' not in sams
+    assert f'id="row-{big.pk}"' not in fays
+    assert f'id="row-{big.pk}"' not in sams_after and f'id="row-{big.pk}"' in fays_after
+
+    raise_on_the_platform(platform_state, platform_client, big, "1600.00")  # the agent asks again: a new hold
+    assert list(AwaitedStage.objects.filter(hold=big).values_list("position", flat=True)) == [1]  # the round is over
+
+    later = add_refund(platform_client, platform_state, "h_big2", "2500.00")
+    AwaitedStage.objects.filter(hold=later).delete()  # as though the chain were loaded after it arrived
+    assert awaiting.refresh_all() == 1  # the holds nobody approved: big's approval is refreshed at once, not here
+    assert f'id="row-{later.pk}"' in queue_of(people.sue, approval="mine")
