@@ -10,14 +10,17 @@ The rules:
 - A decision that approves nothing (every item rejected) is sent at once, under any policy,
   from anyone, an earlier approver included: rejecting needs no four eyes. It links the open
   round's approvals, which ends the round.
-- Otherwise, while the count is 1 and no round is open, the decision is sent as always.
+- Otherwise, while one reviewer, anyone, is the whole chain (``chains.one_decides``) and no round is open, the
+  decision is sent as always.
 - Else the decision counts as an approval. A person approves a hold once: anyone who gave
   an approval of it, in any round, is refused another, whatever decision it carries (a
   unique constraint backs that up within a round). When it equals the open round's
   decision (the same action for every item and, for edits, the same data; comments may
   differ, and each item is sent with the latest comment given on it) it takes the round's
   next place. Anything else starts the next round with it in first place (``restarted``).
-  The places after the first need the policy's ``later_approver_group`` when it has one.
+  Each approval counts in a stage of the policy's chain (``approvals.chains``): the first open one that admits its
+  giver, or, restarting, the stage its giver would have filled, the stages before it opening again. None admitting
+  them, it is refused. Each stage completed is audited, and the stages it opens are told (``signals.stage_waiting``).
 - A round is open only while the hold is what its approvals approved (``rounds.open_round``):
   once sync records the platform's change to the hold, the next approval starts a new round.
 - A page that showed the open round (or none) passes the latest approval it showed as
@@ -25,7 +28,7 @@ The rules:
   decision is refused (``RoundChanged``), so that nobody approves what they did not see.
 - Each approval is recorded (``approval_given``) and ends its approver's claim, as a
   decision does, so that the next approver finds the hold free. Nothing is sent until
-  the round reaches the count; the decision is then made as any other (idempotency key,
+  every stage has its people; the decision is then made as any other (idempotency key,
   undo window), by the last approver, and links every approval of the round.
 - Undo of that decision in its window takes the last approval back with it: the round is
   open again at n-1 of n (``uncount``). An approval that sent nothing may be taken back by

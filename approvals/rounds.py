@@ -11,9 +11,9 @@ unlinks its round again, see ``approving.uncount``).
 A person approves a hold once: whoever gave an approval in any of its rounds may not give
 another, not even to a new round someone else started; they may still reject it.
 
-How many approvals a hold needs is read from the current policies, as the decision will be.
-The queue reads its badges apart, without a query per row (``approvals.badges``), the rounds' sizes with its own
-query (``open_round_size``).
+How many approvals a hold needs, and in which stages of its chain (``approvals.chains``), is read from the current
+policies, as the decision will be. The queue reads its badges apart, without a query per row (``approvals.badges``),
+the rounds' sizes with its own query (``open_round_size``).
 """
 
 from __future__ import annotations
@@ -157,6 +157,7 @@ class Standing:
 
     @property
     def sizes(self) -> dict[int, int]:
+        """The sizes of the groups whose stages ask for everyone, as ``states`` counted them."""
         return {state.stage.group.pk: state.needs for state in self.states if state.stage.approvals is None}
 
 

@@ -1,6 +1,7 @@
 """The queue with approval chains on half its holds against the same queue under a two-person policy, in turns.
 
     .venv/bin/python -m bench.chains [--holds 100000] [--rounds 6] [--requests 20] [--under-way 500]
+    .venv/bin/python -m bench.chains --sync [--holds 20000] [--rounds 2]
 
 Syncs ``--holds`` open holds from the simulator into a fresh database, signs in a reviewer of Finance, and gives
 ``--under-way`` of the holds a first approval (their open rounds, and the stages they wait for). Then, in
@@ -11,12 +12,17 @@ policies on the same half of the holds (the agents ``llamaindex-support`` and ``
 - **chains**: Support leads 1, then Finance 2 alongside Legal 1 (three stages of their own).
 
 It prints the median of each page under each, with the query count and rows, and their ratio.
+
+``--sync`` times instead what stamping a chain's first stages costs sync (``approvals.awaiting.follow_mirrored``):
+the first sync of ``--holds`` new holds (an env of their own each time) with the chains on half of them against the
+same sync with no policy, in interleaved rounds.
 """
 
 import argparse
 import statistics
 import time
 
+from bench import setup
 from bench.queue import synced_and_signed_in
 
 CHAIN_AGENTS = ("llamaindex-support", "upsonic-support")
@@ -28,7 +34,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--requests", type=int, default=20)
     parser.add_argument("--under-way", type=int, default=500, help="holds with a first approval already given")
+    parser.add_argument("--sync", action="store_true", help="time sync's first pass with chains against none")
     options = parser.parse_args()
+    if options.sync:
+        sync_with_and_without(options.holds, options.rounds)
+        return
     browser, reviewer = synced_and_signed_in(options.holds)
 
     from django.contrib.auth.models import Group
@@ -77,6 +87,37 @@ def main() -> None:
             print(f"{label:44} {statistics.median(medians[(mode, page)]):6.2f} ms  {queries:7}  {rows:4}")
         ratio = statistics.median(medians[("chains", page)]) / statistics.median(medians[("today", page)])
         print(f"{page + ', chains / today':44} {ratio:6.2f}x")
+
+
+def sync_with_and_without(holds: int, rounds: int) -> None:
+    setup.django_on_fresh_database()
+
+    from django.contrib.auth.models import Group
+
+    from approvals.models import ApprovalPolicy, AwaitedStage
+    from holds.mirror import platform, sync
+
+    groups = {name: Group.objects.create(name=name) for name in ("Support leads", "Finance", "Legal")}
+    seconds: dict[str, list[float]] = {"no policy": [], "chains": []}
+    stamped = 0
+    with setup.simulated_platform(0) as state, platform.PlatformClient.from_settings() as api:
+        for turn in range(rounds):
+            for mode in ["no policy", "chains"] if turn % 2 == 0 else ["chains", "no policy"]:
+                ApprovalPolicy.objects.all().delete()
+                if mode == "chains":
+                    _policies("chains", groups)
+                env = f"r{turn}{mode[0]}"
+                state.generate(env, holds)
+                before = AwaitedStage.objects.count()
+                started = time.perf_counter()
+                sync.sync_env(api, env)
+                seconds[mode].append(time.perf_counter() - started)
+                stamped = max(stamped, AwaitedStage.objects.count() - before)
+    print(f"first sync of {holds:,} new holds, {rounds} rounds; chains stamp {stamped:,} stage rows a sync")
+    for mode, taken in seconds.items():
+        print(f"{mode:12} median {statistics.median(taken):6.2f} s  ({', '.join(f'{one:.2f}' for one in taken)})")
+    ratio = statistics.median(seconds["chains"]) / statistics.median(seconds["no policy"])
+    print(f"chains / no policy {ratio:6.2f}x")
 
 
 def _policies(mode: str, groups: dict) -> None:
