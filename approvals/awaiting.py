@@ -17,8 +17,9 @@ import operator
 
 from django.db import transaction
 from django.db.models import Exists, OuterRef
+from django.utils import timezone
 
-from approvals import chains, policies, rounds, subject_totals
+from approvals import chains, policies, rounds, signals, subject_totals
 from approvals.escalation import may_apply
 from approvals.models import Approval, AwaitedStage
 from holds.models import Hold
@@ -71,16 +72,32 @@ def stamp_first_stages(holds, chained: list) -> int:
     globs = [may_apply(policy) for policy in chained]
     if all(globs):  # an empty Q (a policy of blank globs) matches every hold, and would vanish from an OR
         holds = holds.filter(functools.reduce(operator.or_, globs))
-    rows, stamped = [], 0
+    rows, stamped, of_groups = [], 0, {}
     for hold in holds.prefetch_related("items").iterator(chunk_size=CHUNK):
         need = policies.requirement(hold, every, subject_totals=subject_totals.read(hold, every))
         if need is None or not chains.is_chain(need.policy):
             continue
-        first = chains.waiting(chains.progress(chains.stages_for(need), [], {}))
+        stages = chains.stages_for(need)
+        first = chains.waiting(chains.progress(stages, [], {}))
         rows += [AwaitedStage(hold=hold, position=state.stage.position, group=state.stage.group) for state in first]
+        for state in first:
+            if state.stage.group is not None:
+                of_groups.setdefault((need.policy.pk, state.stage.position), (hold, state, len(stages)))
         stamped += 1
     AwaitedStage.objects.bulk_create(rows, ignore_conflicts=True, batch_size=CHUNK)
+    _tell_unstaffed(of_groups)
     return stamped
+
+
+def _tell_unstaffed(first_stages: dict) -> None:
+    """Of the first stages holds just arrived at (by policy pk and stage), tell the admins of those whose group has
+    no active reviewer: once a day for each policy and stage, about the first such hold (every one's page says it is
+    blocked)."""
+    today = timezone.localdate()
+    for (policy_pk, position), (hold, state, stages) in first_stages.items():
+        if not roles.reviewers().filter(groups=state.stage.group).exists():
+            key = f"blocked:policy:{policy_pk}:stage:{position}:{today.isoformat()}"
+            signals.stage_waiting.send(sender=None, hold=hold, states=[state], stages=stages, round_number=0, key=key)
 
 
 def next_approvers(hold: Hold):

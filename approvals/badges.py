@@ -83,24 +83,28 @@ def _chains(listed: list, required: dict, by_key: dict) -> tuple[dict[int, str],
     """ "Stage 2 of 3 · Finance · 1 of 2" of each listed hold whose policy has stages of its own, by pk, and when the
     stage it waits for opened, for those past their first: the open rounds' stages read in one query, and the sizes
     of the groups a stage asks everyone of in one more."""
-    policy_of = {}
+    chained = {key: chains.stages_of(policy) for key, policy in by_key.items() if chains.is_chain(policy)}
+    key_of = {}
     for hold in listed:
         count, policy_key = required.get(hold.pk, (1, "", None))[:3:2]
-        policy = by_key.get(policy_key)
-        if chains.is_chain(policy) and count == policy.approvals_required:
-            policy_of[hold.pk] = policy
-    if not policy_of:
+        if policy_key in chained and count == by_key[policy_key].approvals_required:
+            key_of[hold.pk] = policy_key
+    if not key_of:
         return {}, {}
-    under_way = rounds.open_rounds_of([hold.pk for hold in listed if hold.pk in policy_of and hold.open_approvals])
-    of_policy = {policies.key(policy): chains.stages_of(policy) for policy in policy_of.values()}
-    stages = {pk: of_policy[policies.key(policy)] for pk, policy in policy_of.items()}
-    sizes = chains.everyone_counts(set().union(*(chains.everyone_groups(found) for found in stages.values())))
+    under_way = rounds.open_rounds_of([hold.pk for hold in listed if hold.pk in key_of and hold.open_approvals])
+    used = {key: chained[key] for key in key_of.values()}
+    sizes = chains.everyone_counts(set().union(*(chains.everyone_groups(stages) for stages in used.values())))
+    # A chain nobody approved yet reads the same on every row of its policy: worked out once.
+    untouched = {key: chains.badge_words(chains.progress(stages, [], sizes)) for key, stages in used.items()}
     words, opened = {}, {}
-    for pk, found in stages.items():
-        states = chains.progress(found, under_way.get(pk, []), sizes)
+    for pk, key in key_of.items():
+        if pk not in under_way:
+            words[pk] = untouched[key]
+            continue
+        states = chains.progress(chained[key], under_way[pk], sizes)
         words[pk] = chains.badge_words(states)
         waiting = chains.waiting(states)
-        if waiting and waiting[0].stage.step > 1 and pk in under_way:
+        if waiting and waiting[0].stage.step > 1:
             opened[pk] = chains.opened_at(states, waiting[0], None)
     return words, opened
 

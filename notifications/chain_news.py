@@ -10,16 +10,18 @@ from reviewqueue import roles
 from teams import scopes
 
 
-def stage_waiting(hold: Hold, states: list, stages: int, round_number: int = 1) -> list[Notification]:
+def stage_waiting(hold: Hold, states: list, stages: int, round_number: int = 1, key: str = "") -> list[Notification]:
     """Tell the reviewers of each stage with a group that ``hold`` now waits for (``approvals.chains.StageState``, of a
     chain of ``stages``, in its round ``round_number``), who may see it and have not approved it, that their approval
-    is what it needs next; when nobody is left to tell, the stage is blocked, never skipped: the admins are told."""
+    is what it needs next; when nobody is left to tell, the stage is blocked, never skipped: the admins are told.
+    ``key``: what the message is about, when not the hold's stage in that round (a blocked first stage, told once a
+    day)."""
     approved, messages = set(hold.approvals.values_list("approver", flat=True)), []
     for state in (state for state in states if state.stage.group is not None):  # any reviewer: the queue tells
         members = roles.reviewers().filter(groups=state.stage.group).exclude(pk__in=approved)
         seeing = scopes.users_who_may_see([hold], scopes.viewers_of(members))
         told = seeing or list(roles.admins())
         # One message per stage and round: a chain the platform's change or an edit restarted tells the stage again.
-        key = f"hold:{hold.pk}:stage:{state.stage.position}:round:{round_number}"
-        messages.append(about(hold, key, told, stage=state, stages=stages, blocked=not seeing))
+        subject = key or f"hold:{hold.pk}:stage:{state.stage.position}:round:{round_number}"
+        messages.append(about(hold, subject, told, stage=state, stages=stages, blocked=not seeing))
     return create(Event.STAGE_WAITING, standing_in(messages))

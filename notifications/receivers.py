@@ -8,6 +8,6 @@ def tell_escalated(sender, escalations: list[tuple], **_) -> None:
     notify.escalated(escalations)
 
 
-def tell_stage_waiting(sender, hold, states: list, stages: int, round_number: int, **_) -> None:
+def tell_stage_waiting(sender, hold, states: list, stages: int, round_number: int, key: str = "", **_) -> None:
     """``approvals.signals.stage_waiting``: tell the people of each stage the hold now waits for."""
-    chain_news.stage_waiting(hold, states, stages, round_number)
+    chain_news.stage_waiting(hold, states, stages, round_number, key)

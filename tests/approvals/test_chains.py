@@ -364,3 +364,22 @@ def test_waiting_for_my_stage_lists_a_new_hold_for_its_first_stage_and_follows_t
     AwaitedStage.objects.filter(hold=later).delete()  # as though the chain were loaded after it arrived
     assert awaiting.refresh_all() == 1  # the holds nobody approved: big's approval is refreshed at once, not here
     assert f'id="row-{later.pk}"' in queue_of(people.sue, approval="mine")
+
+
+def test_holds_arriving_at_a_first_stage_nobody_can_approve_tell_the_admins_once_a_day(
+    db, platform_state, platform_client
+):
+    from tests.helpers.approvals_setup import add_refund
+    from tests.helpers.chains import chain_policy
+    from tests.helpers.users import make_user
+
+    chain_policy([("Treasury", 1, False), ("Finance", 1, False)])
+    make_user("root", is_superuser=True)
+
+    first = add_refund(platform_client, platform_state, "h_t1", "1500.00")
+    add_refund(platform_client, platform_state, "h_t2", "1600.00")
+
+    told = Notification.objects.filter(event=Notification.Event.STAGE_WAITING, channel="in_app")
+    assert list(told.values_list("user__username", "hold")) == [("root", first.pk)]
+    assert told.get().title.startswith("Blocked: nobody in Treasury can approve stage 1 of 2")
+    assert "Its approval chain starts with stage 1 of 2, which needs 1 of Treasury." in told.get().body
