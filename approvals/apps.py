@@ -26,8 +26,12 @@ class ApprovalsConfig(AppConfig):
 
 
 def _refresh_later(**_) -> None:
+    """Refresh the awaited stages once the change commits: once for the transaction, however many rows it changed (a
+    policy file's load deletes and writes many stages)."""
     from django.db import transaction
 
     from approvals import awaiting
 
-    transaction.on_commit(awaiting.refresh_open_rounds)
+    pending = getattr(transaction.get_connection(), "run_on_commit", [])
+    if not any(entry[1] is awaiting.refresh_open_rounds for entry in pending):
+        transaction.on_commit(awaiting.refresh_open_rounds)
