@@ -19,7 +19,8 @@ The rules:
   differ, and each item is sent with the latest comment given on it) it takes the round's
   next place. Anything else starts the next round with it in first place (``restarted``).
   Each approval counts in a stage of the policy's chain (``approvals.chains``): the first open one that admits its
-  giver, or, restarting, the stage its giver would have filled, the stages before it opening again. None admitting
+  giver, or, restarting, the first up to the step open before that admits them, the stages before it opening again
+  (and told so). None admitting
   them, it is refused. Each stage completed is audited, and the stages it opens are told (``signals.stage_waiting``).
 - A round is open only while the hold is what its approvals approved (``rounds.open_round``):
   once sync records the platform's change to the hold, the next approval starts a new round.
@@ -123,6 +124,8 @@ def count(
             raise NotCounted(refusal)
         round_number, position, restarted = current[0].round, len(current) + 1, False
         stage = standing.stage_for(viewer, restarting=False)
+        if stage is None:
+            raise NotCounted("Your approval counts in no stage of this hold's approval chain: another person's must.")
     else:
         if standing.one_decides:
             return Counted(True, choices, target_minutes=target)  # no policy asks for more now: goes as always
@@ -133,7 +136,7 @@ def count(
         position, restarted, current = 1, bool(current), []
     approval = _store(hold, approver, choices, found, (round_number, position, stage, required), now)
     round_approvals = [*current, approval]
-    states = rounds.states_of(found, round_approvals, standing.sizes)
+    states = rounds.states_of(found, round_approvals, standing.members)
     audit_events.append(
         deciding.approval_given(
             actor=approver,
@@ -149,7 +152,8 @@ def count(
     )
     awaiting.refresh(hold, states)
     if states:
-        _record_stages(hold, approver, rounds.states_of(found, current, standing.sizes), states, approval.policy_name)
+        before = rounds.states_of(found, current, standing.members)
+        _record_stages(hold, approver, before, states, approval.policy_name, restarted)
         if not chains.complete(states):
             return Counted(False, choices, round_approvals, approval)
     if not states and position < required:
@@ -157,11 +161,12 @@ def count(
     return Counted(True, _with_latest_comments(choices, round_approvals), round_approvals, approval, target)
 
 
-def _record_stages(hold: Hold, approver, before: list, after: list, policy_name: str) -> None:
+def _record_stages(hold: Hold, approver, before: list, after: list, policy_name: str, restarted: bool) -> None:
     """Audit each stage the approval completed, with how long it waited since it opened (its round's start: the
-    hold's arrival, or a changed decision's first approval), and tell the stages it opened (``signals.stage_waiting``).
+    hold's arrival, or a changed decision's first approval), and tell the stages it opened (``signals.stage_waiting``):
+    every stage the new round waits for, when it ``restarted`` the count with another decision.
     """
-    was_waiting = {state.stage.position for state in chains.waiting(before)}
+    was_waiting = set() if restarted else {state.stage.position for state in chains.waiting(before)}
     given = [one for state in after for one in state.approvals]
     round_start = hold.first_seen_at if given[0].round == 1 else min(one.created_at for one in given)
     for earlier, state in zip(before, after, strict=True):
@@ -182,7 +187,7 @@ def _record_stages(hold: Hold, approver, before: list, after: list, policy_name:
 def _stage_words(approval: Approval, states: list) -> str:
     """ "stage 2 of 3 (Finance), 1 of 2": where the approval counted, for the audit."""
     state = states[approval.stage - 1]
-    return f"stage {approval.stage} of {len(states)} ({state.stage.who}), {len(state.approvals)} of {state.needs}"
+    return f"stage {approval.stage} of {len(states)} ({state.stage.who}), {state.given} of {state.needs}"
 
 
 def link(approvals: list[Approval], decision) -> None:
@@ -271,6 +276,8 @@ def choices_to_approve(hold: Hold, round_shown: int) -> list[dict]:
 
 def _store(hold, approver, choices, found, place: tuple, now) -> Approval:
     round_number, position, stage, required = place
+    stages = chains.stages_for(found)
+    stage_group = stages[stage - 1].group if stages else None
     originals = {item.item_id: item.data for item in hold.items.all()}
     try:
         with transaction.atomic():
@@ -284,6 +291,7 @@ def _store(hold, approver, choices, found, place: tuple, now) -> Approval:
                 round=round_number,
                 position=position,
                 stage=stage,
+                stage_group=stage_group,
                 created_at=now,
                 payload_digest=hold.payload_digest,
                 items=[

@@ -120,7 +120,7 @@ def blocked(hold: Hold, found: rounds.Standing) -> set[int]:
         if state.stage.group is None:
             continue
         members = roles.reviewers().filter(groups=state.stage.group).exclude(pk__in=found.approvers)
-        if len(scopes.users_who_may_see([hold], scopes.viewers_of(members))) < state.needs - len(state.approvals):
+        if len(scopes.users_who_may_see([hold], scopes.viewers_of(members))) < state.needs - state.given:
             stuck.add(state.stage.position)
     return stuck
 
@@ -141,7 +141,10 @@ def refresh_all() -> int:
     """The first stages of every open hold nobody approved, afresh from the policies as they are: their rows dropped
     and stamped again (``stamp_first_stages``). A task's work: at 100,000 open holds it reads each one a chain's
     globs match. Returns how many were stamped."""
-    untouched = Hold.objects.filter(status=Hold.Status.OPEN).exclude(pk__in=_under_way())
+    # Read as each hold is stamped, not once before: a hold approved meanwhile keeps the rows its counting wrote.
+    untouched = Hold.objects.filter(status=Hold.Status.OPEN).exclude(
+        Exists(Approval.objects.filter(hold=OuterRef("pk"), decision__isnull=True))
+    )
     AwaitedStage.objects.filter(hold__status=Hold.Status.OPEN).exclude(
         Exists(Approval.objects.filter(hold=OuterRef("hold"), decision__isnull=True))
     ).delete()

@@ -81,7 +81,7 @@ def badges(listed: list, possible_duplicates: Collection[int] = ()) -> dict[int,
 
 def _chains(listed: list, required: dict, by_key: dict) -> tuple[dict[int, str], dict[int, datetime]]:
     """ "Stage 2 of 3 · Finance · 1 of 2" of each listed hold whose policy has stages of its own, by pk, and when the
-    stage it waits for opened, for those past their first: the open rounds' stages read in one query, and the sizes
+    stage it waits for opened, for those past their first: the open rounds' stages read in one query, and the members
     of the groups a stage asks everyone of in one more."""
     chained = {key: chains.stages_of(policy) for key, policy in by_key.items() if chains.is_chain(policy)}
     key_of = {}
@@ -93,15 +93,15 @@ def _chains(listed: list, required: dict, by_key: dict) -> tuple[dict[int, str],
         return {}, {}
     under_way = rounds.open_rounds_of([hold.pk for hold in listed if hold.pk in key_of and hold.open_approvals])
     used = {key: chained[key] for key in key_of.values()}
-    sizes = chains.everyone_counts(set().union(*(chains.everyone_groups(stages) for stages in used.values())))
+    members = chains.everyone_members(set().union(*(chains.everyone_groups(stages) for stages in used.values())))
     # A chain nobody approved yet reads the same on every row of its policy: worked out once.
-    untouched = {key: chains.badge_words(chains.progress(stages, [], sizes)) for key, stages in used.items()}
+    untouched = {key: chains.badge_words(chains.progress(stages, [], members)) for key, stages in used.items()}
     words, opened = {}, {}
     for pk, key in key_of.items():
         if pk not in under_way:
             words[pk] = untouched[key]
             continue
-        states = chains.progress(chained[key], under_way[pk], sizes)
+        states = chains.progress(chained[key], under_way[pk], members)
         words[pk] = chains.badge_words(states)
         waiting = chains.waiting(states)
         if waiting and waiting[0].stage.step > 1:

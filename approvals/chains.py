@@ -8,10 +8,12 @@ applies with the hold's row locked:
 - An approval counts in one stage of its round: the first stage, in the chain's order, that is open (its step is
   the round's open one), not yet complete, and whose group the approver is in (``place``). A person approves a hold
   once (``approvals.rounds``), so nobody counts in two stages, and a delegate approves as themselves.
-- An approval that changes the decision (an edit, say) starts a new round in the stage its giver would have filled:
-  the earlier stages open again for the new data, their approvals of the old data being history.
+- An approval that changes the decision (an edit, say) starts a new round, in the first stage, up to the step open
+  before it, that admits its giver: the stages before it open again for the new data, and are told so, their
+  approvals of the old data being history.
 - The round is complete, and only then is the decision sent, when every stage has its people.
-- "Everyone in the group" is the group's active members when counted (``everyone_counts``).
+- "Everyone in the group" is the group's active members when counted (``everyone_members``): every one of them must
+  be among the stage's approvers.
 
 A policy without stage rows reads as the stages its people and later group mean (``stages_of``): N people are one
 stage of N, any reviewer; N with a later group is 1 of any reviewer, then N-1 of the group. 0 people is no stage: the
@@ -103,64 +105,83 @@ def _with_steps(shapes: list[tuple]) -> list[Stage]:
 
 
 def everyone_groups(stages: Iterable[Stage]) -> set[int]:
-    """The pks of the groups whose every member a stage asks for: their sizes are to be counted."""
+    """The pks of the groups whose every member a stage asks for: their members are to be read."""
     return {stage.group.pk for stage in stages if stage.approvals is None and stage.group is not None}
 
 
-def everyone_counts(group_pks: Collection[int]) -> dict[int, int]:
-    """How many active members each group has now: what "everyone in the group" asks for."""
+def everyone_members(group_pks: Collection[int]) -> dict[int, frozenset[int]]:
+    """The active members of each group now, by group pk: whom "everyone in the group" asks for."""
     if not group_pks:
         return {}
     from django.contrib.auth import get_user_model
-    from django.db.models import Count
 
+    found: dict[int, set[int]] = {pk: set() for pk in group_pks}
     users = get_user_model().objects.filter(is_active=True, groups__in=group_pks)
-    return dict(users.values_list("groups").annotate(Count("pk")).values_list("groups", "pk__count"))
+    for user_pk, group_pk in users.values_list("pk", "groups"):
+        if group_pk in found:
+            found[group_pk].add(user_pk)
+    return {pk: frozenset(members) for pk, members in found.items()}
 
 
 @dataclasses.dataclass(frozen=True)
 class StageState:
-    """A stage in one round: how many people it ``needs``, the ``approvals`` counting in it, and its ``state``:
-    "done", "waiting" (its step is open) or "later"."""
+    """A stage in one round: how many people it ``needs``, the ``approvals`` counting in it, its ``state``: "done",
+    "waiting" (its step is open) or "later"; and, for a stage asking for everyone in its group, the ``members`` who
+    must all be among its approvers."""
 
     stage: Stage
     needs: int
     approvals: tuple
-    state: str
+    state: str = "later"
+    members: frozenset | None = None
 
     @property
     def complete(self) -> bool:
+        if self.members is not None:
+            return bool(self.members) and self.members <= {approval.approver_id for approval in self.approvals}
         return len(self.approvals) >= self.needs
+
+    @property
+    def given(self) -> int:
+        """How many of the people it needs approved: for everyone in a group, those still in it."""
+        if self.members is not None:
+            return len(self.members & {approval.approver_id for approval in self.approvals})
+        return len(self.approvals)
 
     @property
     def words(self) -> str:
         """ "Finance · 1 of 2"."""
-        return f"{self.stage.who} · {len(self.approvals)} of {self.needs}"
+        return f"{self.stage.who} · {self.given} of {self.needs}"
 
 
-def progress(stages: list[Stage], approvals: Iterable, sizes: Mapping[int, int]) -> list[StageState]:
-    """Each stage's state in a round whose ``approvals`` (each with its ``stage``) are given; ``sizes`` are the
-    ``everyone_counts`` of the stages asking for everyone (a group with nobody asks for 1: it cannot complete)."""
+def progress(stages: list[Stage], approvals: Iterable, members: Mapping[int, frozenset]) -> list[StageState]:
+    """Each stage's state in a round whose ``approvals`` are given: each counts in the stage of its ``stage``
+    position, and only while that stage still asks for the group it was given in (``stage_group_id``: a policy changed
+    since never moves an approval to another group). ``members`` are the ``everyone_members`` of the stages asking
+    for everyone (a group with nobody asks for one person, who cannot come: the stage blocks)."""
     given: dict[int, list] = {}
     for approval in approvals:
         given.setdefault(approval.stage, []).append(approval)
-    needs = {
-        stage.position: stage.approvals if stage.approvals is not None else max(sizes.get(stage.group.pk, 0), 1)
-        for stage in stages
-    }
-    incomplete = [stage.step for stage in stages if len(given.get(stage.position, [])) < needs[stage.position]]
-    open_step = min(incomplete, default=None)
+    states = []
+    for stage in stages:
+        group_pk = stage.group.pk if stage.group is not None else None
+        counted = tuple(one for one in given.get(stage.position, []) if _given_in(one) == group_pk)
+        if stage.approvals is None:
+            everyone = members.get(group_pk, frozenset())
+            states.append(StageState(stage, max(len(everyone), 1), counted, members=everyone))
+        else:
+            states.append(StageState(stage, stage.approvals, counted))
+    open_step = min((state.stage.step for state in states if not state.complete), default=None)
     return [
-        StageState(
-            stage,
-            needs[stage.position],
-            tuple(given.get(stage.position, [])),
-            "done"
-            if len(given.get(stage.position, [])) >= needs[stage.position]
-            else ("waiting" if stage.step == open_step else "later"),
+        dataclasses.replace(
+            state, state="done" if state.complete else ("waiting" if state.stage.step == open_step else "later")
         )
-        for stage in stages
+        for state in states
     ]
+
+
+def _given_in(approval) -> int | None:
+    return getattr(approval, "stage_group_id", None)
 
 
 def complete(states: list[StageState]) -> bool:

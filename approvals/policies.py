@@ -23,7 +23,8 @@ than that winner (or than the one approval a hold no policy matches needs), the 
 instead, and the reason says why ("amount '1,5OO' could not be read: treated as > 100", "total 2,700 ≥
 1,000"). With no winner otherwise, the strictest of them still wins, needing at least that one approval:
 a policy needing 0 people then says on the page why it leaves the hold to people. A policy with stages
-(``approvals.chains``) that holds possibly wins over one without, needing at least as many people. A policy row
+(``approvals.chains``), the certain winner or one holding possibly, wins over one without that would raise it,
+needing as many people as that one. A policy row
 that cannot be read (an operator no form could have saved, say) is logged once and counts as holding possibly: it
 can make a hold need people, never fewer, and no page fails over it. A condition on a subject's total
 (``subject_total_over``, judged by ``approvals.subject_totals`` from the totals the caller gives) raises too, as a
@@ -222,7 +223,7 @@ def requirement(
         return Requirement(chosen, 0, alike.why(chosen), read[None].sure_total())
     certain = [found for found in matching if found.certain]
     winner = max(certain, key=lambda found: specificity(found.policy)) if certain else None
-    least = winner.people if winner else NO_POLICY_NEEDS
+    least, first = (winner.people if winner else NO_POLICY_NEEDS), winner
     possible = [found for found in matching if not found.certain]
     # A subject's total over its threshold asks for more people even where a more specific policy holds for certain.
     raising = [found for found in matching if (not found.certain or found.total) and found.people > least]
@@ -230,10 +231,11 @@ def requirement(
         winner = max(raising or possible, key=lambda found: (found.people, specificity(found.policy)))
     if winner is None:
         return None
-    chained = [found for found in possible if chains.is_chain(found.policy)]
-    if chained and not chains.is_chain(winner.policy):  # a doubtful amount keeps a chain whole, never fewer people
-        winner = max(chained, key=lambda found: (found.people, specificity(found.policy)))
     people = winner.people if winner.certain else max(winner.people, least)
+    chained = [found for found in (*possible, first) if found is not None and chains.is_chain(found.policy)]
+    if chained and not chains.is_chain(winner.policy):  # doubt keeps a chain whole, with no fewer people than raised
+        winner = max(chained, key=lambda found: (found.people, specificity(found.policy)))
+        people = max(people, winner.people)
     amounts = read[None]
     sure_total, doubt = None, ""
     if winner.certain:

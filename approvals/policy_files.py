@@ -244,6 +244,8 @@ def _stage(stage, groups: dict[str, int], first: bool) -> dict:
     if not isinstance(stage, dict) or set(stage) - STAGE_KEYS or "approvals" not in stage:
         raise ValueError('each stage is {"approvals": N or "all"}, with "group" and "with_previous" when needed')
     approvals, group = stage["approvals"], stage.get("group")
+    if group is not None and not isinstance(group, str):
+        raise ValueError("a stage's \"group\" is a group's name")
     if group is not None and group not in groups:
         raise ValueError(f"a stage's group: no group is named {json.dumps(group, ensure_ascii=False)}")
     if approvals == EVERYONE:

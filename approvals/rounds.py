@@ -144,21 +144,26 @@ class Standing:
 
     def stage_for(self, viewer: Viewer, restarting: bool) -> int | None:
         """The stage ``viewer``'s approval counts in (``chains.place``): in the open round, or, ``restarting`` it with
-        another decision, in a new round, in a stage up to the one they could fill now. None when none admits them; 1
-        for a hold without stages."""
+        another decision, in a new round, in the first stage up to the step open now that admits them. None when none
+        admits them; 1 for a hold without stages. A round complete already (a policy lowered since) takes one more
+        approval, sending it, only in a stage that admits its giver."""
         if not self.states:
             return 1
+        stages = [state.stage for state in self.states]
+        fresh = chains.progress(stages, [], self.members)
         if not chains.waiting(self.states):
-            return self.states[-1].stage.position  # complete under a policy lowered since: this approval sends it
-        up_to = chains.open_step(self.states)
-        states = chains.progress([state.stage for state in self.states], [], self.sizes) if restarting else self.states
-        found = chains.place(states, viewer.group_names, up_to)
+            last = stages[-1].step
+            found = chains.place(fresh, viewer.group_names, last) if restarting else None
+            if not restarting:
+                found = next((one for one in reversed(self.states) if one.stage.admits(viewer.group_names)), None)
+            return found.stage.position if found else None
+        found = chains.place(fresh if restarting else self.states, viewer.group_names, chains.open_step(self.states))
         return found.stage.position if found else None
 
     @property
-    def sizes(self) -> dict[int, int]:
-        """The sizes of the groups whose stages ask for everyone, as ``states`` counted them."""
-        return {state.stage.group.pk: state.needs for state in self.states if state.stage.approvals is None}
+    def members(self) -> dict[int, frozenset]:
+        """The members of the groups whose stages ask for everyone, as ``states`` read them."""
+        return {state.stage.group.pk: state.members for state in self.states if state.members is not None}
 
 
 def undoable(approval: Approval, now: datetime) -> bool:
@@ -229,7 +234,7 @@ def open_rounds_of(hold_pks: list[int]) -> dict[int, list[Approval]]:
     """The open round's approvals of each of the holds, by pk, in one query (for the queue's chains)."""
     found: dict[int, list[Approval]] = {}
     if hold_pks:
-        only = ("hold", "stage", "position", "round", "created_at")
+        only = ("hold", "stage", "stage_group", "approver", "position", "round", "created_at")
         for approval in with_rounds(Approval.objects.filter(hold__in=hold_pks).only(*only)):
             if approval.in_open_round:
                 found.setdefault(approval.hold_id, []).append(approval)
@@ -266,13 +271,13 @@ def standing(
     )
 
 
-def states_of(found: Requirement | None, current: list[Approval], sizes: dict[int, int] | None = None) -> list:
-    """The open round ``current`` in each stage of ``found``'s chain (``chains.progress``); ``sizes`` are the groups'
-    sizes for stages asking for everyone, counted when not given."""
+def states_of(found: Requirement | None, current: list[Approval], members: dict | None = None) -> list:
+    """The open round ``current`` in each stage of ``found``'s chain (``chains.progress``); ``members`` are the
+    groups' members for stages asking for everyone, read when not given."""
     stages = chains.stages_for(found)
-    if sizes is None:
-        sizes = chains.everyone_counts(chains.everyone_groups(stages))
-    return chains.progress(stages, current, sizes)
+    if members is None:
+        members = chains.everyone_members(chains.everyone_groups(stages))
+    return chains.progress(stages, current, members)
 
 
 def joinable_by(user, holds: QuerySet[Hold]) -> QuerySet[Hold]:

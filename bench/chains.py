@@ -166,6 +166,7 @@ def _under_way(count: int, groups: dict) -> None:
             round=1,
             position=1,
             stage=1,
+            stage_group=groups["Support leads"],
             created_at=now,
             payload_digest=hold.payload_digest,
             items=[

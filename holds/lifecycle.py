@@ -417,6 +417,12 @@ def delivered(decision: Decision, state: str, outcome: str, message: str, final=
         if state == Decision.State.NOT_APPLIED:
             decision.refresh_from_db()
             notify.not_applied(decision)
+            if (
+                reopened := Hold.objects.select_for_update()
+                .filter(pk=decision.hold_id, status=Hold.Status.OPEN)
+                .first()
+            ):
+                awaiting.follow_mirrored(reopened.env, [], [reopened])  # its round ended with it: the chain restarts
             notify.resolve_for_holds([decision.hold_id], notify.RESOLVED_BY_DELIVERY, "not applied", now)
         else:
             moot = notify.RESOLVED_BY_DECISION | notify.RESOLVED_BY_DELIVERY

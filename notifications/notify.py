@@ -72,7 +72,7 @@ def expiring_soon(holds: list[Hold], now: datetime) -> list[Notification]:
     messages = []
     for hold in holds:
         claimant, stage = hold.claimant(now), awaiting.next_approvers(hold)
-        told = [claimant] if claimant else (list(stage) if stage is not None else reviewers)
+        told = [claimant] if claimant else (list(stage or []) or reviewers)  # a blocked stage: every reviewer
         minutes = max(1, round((hold.expires_at - now).total_seconds() / 60))
         messages.append(about(hold, f"hold:{hold.pk}", told, minutes=minutes))
     return create(Event.EXPIRING_SOON, standing_in(messages, now))
@@ -100,7 +100,7 @@ def escalated(escalations: list[tuple]) -> list[Notification]:
     """Tell the members of each escalation's group who may see its hold, given with it as (escalation, members),
     that the hold has waited too long (the ``approvals.escalation`` rule)."""
     messages = [
-        about(escalation.hold, f"hold:{escalation.hold.pk}", members, escalation=escalation)
+        about(escalation.hold, f"escalation:{escalation.pk}", members, escalation=escalation)
         for escalation, members in escalations
     ]
     return create(Event.ESCALATED, standing_in(messages))

@@ -31,6 +31,15 @@ class Approval(models.Model):
     stage = models.PositiveSmallIntegerField(
         default=1, help_text="The stage of the policy's chain it counts in (``approvals.chains``): 1 for the first."
     )
+    stage_group = models.ForeignKey(
+        Group,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The group its stage asked for when given (blank: any reviewer): it counts there only while the "
+        "stage still asks for it.",
+    )
     created_at = models.DateTimeField()
     payload_digest = models.CharField(
         max_length=64,
@@ -60,10 +69,9 @@ class Approval(models.Model):
 
 
 class AwaitedStage(models.Model):
-    """A stage a hold's open round of approvals waits for now (``approvals.chains``), for the queue's "Waiting for my
-    stage": rewritten with the hold's row locked whenever its round's approvals change, and when its policy changes.
-    Read only beside the open round itself (``rounds.waiting_for``): a round over leaves rows that count for nothing.
-    """
+    """A stage an open hold waits for now (``approvals.awaiting``: its open round's, or a chain's first), for the
+    queue's "Waiting for my stage" (``rounds.joinable_by``): rewritten with the hold's row locked whenever what it
+    waits for changes."""
 
     hold = models.ForeignKey(Hold, on_delete=models.CASCADE, related_name="awaited_stages")
     position = models.PositiveSmallIntegerField()

@@ -182,9 +182,12 @@ def test_a_chain_escalates_once_per_stage_each_stage_timed_from_its_opening(chai
     from approvals.models import Escalation
     from tests.helpers.escalation import sweep_at
 
+    from tests.helpers.chains import member
+
     chain.policy.decide_within_minutes = 10
     chain.policy.escalation_group = Group.objects.create(name="Desk leads")
     chain.policy.save()
+    dan = member("dan", "Desk leads")
     asked = refund.created_at
 
     first = sweep_at(asked + timedelta(minutes=11))  # stage 1 past its 10 minutes
@@ -206,6 +209,8 @@ def test_a_chain_escalates_once_per_stage_each_stage_timed_from_its_opening(chai
         (2, "past its target of a decision within 10 minutes of the stage's opening")
     ]
     assert Escalation.objects.filter(hold=refund).count() == 2
+    told = Notification.objects.filter(event=Notification.Event.ESCALATED, channel="in_app", user=dan)
+    assert told.count() == 2  # each stage's escalation reaches the group
     assert "Past its 10 min target" not in on_time and "Past its 10 min target for this stage" in late
     page = signed_in(chain.fay).get(reverse("hold", args=[refund.pk])).content.decode()
     assert "Escalated to <strong>Desk leads</strong>" in page and "of the stage&#x27;s opening" in page
@@ -334,7 +339,7 @@ def test_a_stage_opened_again_after_an_edit_is_told_again_and_a_decision_resolve
     before = sorted(told.values_list("user__username", flat=True))
     confirm(signed_in(chain.lee), refund, **{"item-0-action": "reject", "item-0-comment": "no"})
 
-    assert before == ["fay", "fin", "fin", "lee", "lee"]  # fay approved round 2 herself
+    assert before == ["fay", "fin", "fin", "lee", "lee", "sue"]  # fay approved round 2; sam approved round 1
     assert not told.filter(resolved_at__isnull=True).exists()
 
 
@@ -383,3 +388,97 @@ def test_holds_arriving_at_a_first_stage_nobody_can_approve_tell_the_admins_once
     assert list(told.values_list("user__username", "hold")) == [("root", first.pk)]
     assert told.get().title.startswith("Blocked: nobody in Treasury can approve stage 1 of 2")
     assert "Its approval chain starts with stage 1 of 2, which needs 1 of Treasury." in told.get().body
+
+
+def test_a_restart_on_a_round_complete_already_still_needs_a_stage_that_admits_its_giver(chain, refund):
+    from tests.helpers.chains import chain_policy, member
+
+    chain.policy.delete()
+    chain_policy([(None, 1, False), ("Legal", None, False)])  # one reviewer, then everyone in Legal
+    lara = member("lara", "Legal")
+    confirm(signed_in(chain.rex), refund)
+    approve_as_it_is(signed_in(chain.lee), refund)
+    lara.is_active = False  # Legal shrinks to lee alone: the round is complete, yet open
+    lara.save()
+
+    mallory = confirm(signed_in(chain.fay), refund, **lowered_to(refund, "900.00"))  # not in Legal
+
+    assert list(Approval.objects.filter(round=2).values_list("approver__username", "stage")) == [("fay", 1)]
+    assert mallory.status_code == 302 and not Decision.objects.exists()
+
+
+def test_a_policy_reordered_mid_round_never_moves_an_approval_to_another_group(chain, refund):
+    from django.contrib.auth.models import Group
+
+    from approvals.models import ApprovalStage
+
+    confirm(signed_in(chain.sam), refund)  # stage 1, Support leads
+    first, second = ApprovalStage.objects.filter(policy=chain.policy).order_by("position")[:2]
+    first.group, second.group = Group.objects.get(name="Finance"), Group.objects.get(name="Support leads")
+    first.save()
+    second.save()  # now Finance first, then Support leads
+
+    row = queue_of(chain.rex)
+    fays = approve_as_it_is(signed_in(chain.fay), refund)
+
+    assert "Stage 1 of 3 · Finance · 0 of 1" in row  # sam's approval was given for Support leads: it counts for no one
+    assert fays.status_code == 302 and not Decision.objects.exists()
+
+
+def test_everyone_in_a_group_means_its_members_now_not_a_count_of_approvals(chain, refund):
+    from tests.helpers.chains import chain_policy, member
+
+    chain.policy.delete()
+    chain_policy([(None, 1, False), ("Legal", None, False)])
+    lara, liam = member("lara", "Legal"), member("liam", "Legal")  # Legal: lee, lara, liam
+    confirm(signed_in(chain.rex), refund)
+    approve_as_it_is(signed_in(chain.lee), refund)
+    approve_as_it_is(signed_in(lara), refund)
+    chain.lee.is_active = False  # 2 of 2 by count, but liam has not approved
+    chain.lee.save()
+
+    latest = Approval.objects.order_by("pk").last().pk
+    fays = signed_in(chain.fay).post(reverse("hold-approve", args=[refund.pk]), {"approval": latest})  # not in Legal
+    page = queue_of(liam)
+    approve_as_it_is(signed_in(liam), refund)
+
+    assert fays.status_code == 409 and "must come from a member of Legal" in fays.content.decode()
+    assert "Stage 2 of 2 · Legal · 1 of 2" in page  # of lara and liam, Legal now; lee's approval counts no more
+    assert Decision.objects.get().reviewer == liam
+
+
+def test_a_certain_chain_raised_by_a_doubtful_policy_of_more_people_stays_whole(db, platform_state, platform_client):
+    from approvals import chains, policies
+    from approvals.models import ApprovalPolicy
+    from tests.helpers.approvals_setup import add_refund
+    from tests.helpers.chains import chain_policy
+
+    chain = chain_policy([(None, 1, False), ("Finance", 1, False)], name="refunds")
+    ApprovalPolicy.objects.filter(pk=chain.pk).update(condition_key="", condition_operator="", condition_threshold=None)
+    ApprovalPolicy.objects.create(
+        name="three over 1000",
+        condition_key="amount",
+        condition_operator="gt",
+        condition_threshold=1000,
+        approvals_required=3,
+    )
+    doubtful = add_refund(platform_client, platform_state, "h_doubt2", "1,5OO")
+
+    need = policies.requirement(doubtful, policies.read_policies())
+
+    assert need.policy.name == "refunds" and need.approvals_required == 3
+    assert chains.chain_words(chains.stages_for(need)) == "1 reviewer, then 1 of Finance, then 1 reviewer"
+
+
+def test_a_chains_decision_the_platform_does_not_apply_starts_the_chain_again(chain, refund):
+    from holds import lifecycle
+
+    confirm(signed_in(chain.sam), refund)
+    for person in (chain.fay, chain.lee, chain.fin):
+        approve_as_it_is(signed_in(person), refund)
+    decision = Decision.objects.get()
+
+    lifecycle.delivered(decision, Decision.State.NOT_APPLIED, Decision.Outcome.INVALID, "the amount is over the limit")
+
+    assert list(AwaitedStage.objects.filter(hold=refund).values_list("position", flat=True)) == [1]
+    assert f'id="row-{refund.pk}"' in queue_of(chain.sue, approval="mine")

@@ -124,8 +124,11 @@ def _check(decision: Decision, stages: list[tuple], in_groups: dict[int, set[str
         counted = [approval for approval in linked if approval.stage == position]
         if group is not None:
             assert all(group in in_groups[approval.pk] for approval in counted), f"stage {position}: outsider"
-        needs = approvals if approvals is not None else max(Group.objects.get(name=group).user_set.count(), 1)
-        assert len(counted) >= needs, f"stage {position} sent with {len(counted)} of {needs}"
+        if approvals is None:  # everyone in the group, as it is when sent: every one of them approved in this stage
+            members = set(Group.objects.get(name=group).user_set.filter(is_active=True).values_list("pk", flat=True))
+            assert members and members <= {one.approver_id for one in counted}, f"stage {position}: not everyone"
+        else:
+            assert len(counted) >= approvals, f"stage {position} sent with {len(counted)} of {approvals}"
     for approval in linked:
         approved = [(item["action"], item.get("data")) for item in approval.items]
         assert [action for action, _ in approved] == [action for action, _ in sent]
