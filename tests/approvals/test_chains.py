@@ -180,9 +180,8 @@ def test_a_chain_escalates_once_per_stage_each_stage_timed_from_its_opening(chai
     from django.contrib.auth.models import Group
 
     from approvals.models import Escalation
-    from tests.helpers.escalation import sweep_at
-
     from tests.helpers.chains import member
+    from tests.helpers.escalation import sweep_at
 
     chain.policy.decide_within_minutes = 10
     chain.policy.escalation_group = Group.objects.create(name="Desk leads")

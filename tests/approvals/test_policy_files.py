@@ -141,7 +141,7 @@ def test_a_dry_run_says_what_would_change_and_changes_nothing(desk, tmp_path):
         ({"name": "p", "stages": [{"approvals": 0}]}, 3, "a stage needs 1 to 50 people"),
         ({"name": "p", "stages": [{"approvals": 30}, {"group": "Legal", "approvals": 30}]}, 3, "50 people at most"),
         ({"name": "p", "stages": [{"approvals": "all"}]}, 3, 'a stage of "all" names the group'),
-        ({"name": "p", "stages": [{"group": [], "approvals": 1}]}, 3, 'a stage\'s "group" is a group\'s name'),
+        ({"name": "p", "stages": [{"group": [], "approvals": 1}]}, 3, "a stage's \"group\" is a group's name"),
         ({"name": "p", "stages": [{"approvals": 1, "with_previous": True}]}, 3, "no stage before it"),
         ({"name": "p", "stages": [{"approvals": 1}, {"approvals": 1, "with_previous": "yes"}]}, 3, "true or false"),
         ({"name": "p", "stages": "two"}, 3, '"stages" is a list'),
