@@ -17,15 +17,9 @@ from slackapp import payloads, pressing
 from tests.helpers.action_links import posted
 from tests.helpers.api import approve_every_item, bearer, token_of
 from tests.helpers.approvals_setup import confirm, decision_posts, signed_in
-from tests.helpers.chains import desk
 from tests.helpers.fake_slack import button_press, linked
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("immediate_delivery")]
-
-
-@pytest.fixture
-def chain(db):
-    return desk()
 
 
 def press(hold, slack, user: str) -> str:

@@ -58,3 +58,12 @@ def desk() -> Desk:
         lee=member("lee", "Legal"),
         rex=member("rex"),
     )
+
+
+def queue_of(user, **query) -> str:
+    """The queue page as ``user`` sees it, with ``query``'s filters."""
+    from django.urls import reverse
+
+    from tests.helpers.approvals_setup import signed_in
+
+    return signed_in(user).get(reverse("queue"), query).content.decode()
