@@ -168,7 +168,7 @@ def _record_stages(hold: Hold, approver, before: list, after: list, policy_name:
     """
     was_waiting = set() if restarted else {state.stage.position for state in chains.waiting(before)}
     given = [one for state in after for one in state.approvals]
-    round_start = hold.first_seen_at if given[0].round == 1 else min(one.created_at for one in given)
+    round_start = chains.round_start(hold.first_seen_at, given)
     for earlier, state in zip(before, after, strict=True):
         if state.complete and not earlier.complete:
             waited = state.approvals[-1].created_at - chains.opened_at(after, state, round_start)

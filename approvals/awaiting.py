@@ -108,8 +108,17 @@ def next_approvers(hold: Hold):
     waiting = chains.waiting(found.states)
     if not waiting or any(state.stage.group is None for state in waiting):
         return None
-    groups = [state.stage.group for state in waiting]
-    return roles.reviewers().filter(groups__in=groups).exclude(pk__in=found.approvers).distinct()
+    return _reviewers_of([state.stage.group for state in waiting], found.approvers)
+
+
+def still_to_approve(hold: Hold, state, approvers) -> list:
+    """Who can still complete ``state``'s stage (``chains.StageState``, of a group) of ``hold``: the reviewers of its
+    group who may see the hold and are not among its ``approvers`` (the pks of everyone who approved it)."""
+    return scopes.users_who_may_see([hold], scopes.viewers_of(_reviewers_of([state.stage.group], approvers)))
+
+
+def _reviewers_of(groups: list, approvers):
+    return roles.reviewers().filter(groups__in=groups).exclude(pk__in=approvers).distinct()
 
 
 def blocked(hold: Hold, found: rounds.Standing) -> set[int]:
@@ -119,8 +128,7 @@ def blocked(hold: Hold, found: rounds.Standing) -> set[int]:
     for state in chains.waiting(found.states):
         if state.stage.group is None:
             continue
-        members = roles.reviewers().filter(groups=state.stage.group).exclude(pk__in=found.approvers)
-        if len(scopes.users_who_may_see([hold], scopes.viewers_of(members))) < state.needs - state.given:
+        if len(still_to_approve(hold, state, found.approvers)) < state.needs - state.given:
             stuck.add(state.stage.position)
     return stuck
 
@@ -142,16 +150,16 @@ def refresh_all() -> int:
     and stamped again (``stamp_first_stages``). A task's work: at 100,000 open holds it reads each one a chain's
     globs match. Returns how many were stamped."""
     # Read as each hold is stamped, not once before: a hold approved meanwhile keeps the rows its counting wrote.
-    untouched = Hold.objects.filter(status=Hold.Status.OPEN).exclude(
-        Exists(Approval.objects.filter(hold=OuterRef("pk"), decision__isnull=True))
-    )
-    AwaitedStage.objects.filter(hold__status=Hold.Status.OPEN).exclude(
-        Exists(Approval.objects.filter(hold=OuterRef("hold"), decision__isnull=True))
-    ).delete()
+    untouched = Hold.objects.filter(status=Hold.Status.OPEN).exclude(_undecided("pk"))
+    AwaitedStage.objects.filter(hold__status=Hold.Status.OPEN).exclude(_undecided("hold")).delete()
     chained = chain_policies()
     return stamp_first_stages(untouched, chained) if chained else 0
 
 
 def _under_way() -> list[int]:
-    undecided = Approval.objects.filter(hold=OuterRef("pk"), decision__isnull=True)
-    return list(Hold.objects.filter(Exists(undecided), status=Hold.Status.OPEN).values_list("pk", flat=True))
+    return list(Hold.objects.filter(_undecided("pk"), status=Hold.Status.OPEN).values_list("pk", flat=True))
+
+
+def _undecided(hold_ref: str) -> Exists:
+    """Whether the hold (``hold_ref``, of the outer query) has an approval no decision took: a round under way."""
+    return Exists(Approval.objects.filter(hold=OuterRef(hold_ref), decision__isnull=True))

@@ -215,6 +215,12 @@ def one_decides(stages: list[Stage]) -> bool:
     return not stages or (len(stages) == 1 and stages[0].group is None and stages[0].approvals == 1)
 
 
+def round_start(arrived, approvals: list):
+    """When a round of approvals (``approvals``, all of one round) started: the hold's arrival (``arrived``) for its
+    first round, else its first approval's moment (a changed decision restarting the count)."""
+    return arrived if approvals[0].round == 1 else min(approval.created_at for approval in approvals)
+
+
 def opened_at(states: list[StageState], state: StageState, round_start):
     """When ``state``'s stage opened in its round: when the last stage of the steps before it got its last approval,
     or ``round_start`` for a stage of the first step."""

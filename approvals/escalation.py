@@ -135,8 +135,7 @@ def stage_waiting(hold: Hold, requirement) -> tuple[int, datetime | None]:
     waiting = chains.waiting(states)
     if not current or not waiting:
         return (waiting[0].stage.position if waiting else 1), None
-    start = hold.first_seen_at if current[0].round == 1 else min(one.created_at for one in current)
-    opened = chains.opened_at(states, waiting[0], start)
+    opened = chains.opened_at(states, waiting[0], chains.round_start(hold.first_seen_at, current))
     return waiting[0].stage.position, (None if opened == hold.first_seen_at else opened)
 
 

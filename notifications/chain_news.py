@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
+from approvals import awaiting
 from holds.models import Hold
 from notifications.models import Notification
 from notifications.notify import Event, about, create, standing_in
 from reviewqueue import roles
-from teams import scopes
 
 
 def stage_waiting(hold: Hold, states: list, stages: int, round_number: int = 1, key: str = "") -> list[Notification]:
@@ -18,8 +18,7 @@ def stage_waiting(hold: Hold, states: list, stages: int, round_number: int = 1, 
     day)."""
     approved, messages = set(hold.approvals.values_list("approver", flat=True)), []
     for state in (state for state in states if state.stage.group is not None):  # any reviewer: the queue tells
-        members = roles.reviewers().filter(groups=state.stage.group).exclude(pk__in=approved)
-        seeing = scopes.users_who_may_see([hold], scopes.viewers_of(members))
+        seeing = awaiting.still_to_approve(hold, state, approved)
         told = seeing or list(roles.admins())
         # One message per stage and round: a chain the platform's change or an edit restarted tells the stage again.
         subject = key or f"hold:{hold.pk}:stage:{state.stage.position}:round:{round_number}"
