@@ -13,6 +13,7 @@ rows count for nothing.
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
 
 from django.db import transaction
@@ -73,8 +74,8 @@ def stamp_first_stages(holds, chained: list) -> int:
     if all(globs):  # an empty Q (a policy of blank globs) matches every hold, and would vanish from an OR
         holds = holds.filter(functools.reduce(operator.or_, globs))
     rows, stamped, of_groups = [], 0, {}
-    for hold in holds.prefetch_related("items").iterator(chunk_size=CHUNK):
-        need = policies.requirement(hold, every, subject_totals=subject_totals.read(hold, every))
+    for hold, totals in _with_subject_totals(holds.prefetch_related("items").iterator(chunk_size=CHUNK), every):
+        need = policies.requirement(hold, every, subject_totals=totals)
         if need is None or not chains.is_chain(need.policy):
             continue
         stages = chains.stages_for(need)
@@ -87,6 +88,15 @@ def stamp_first_stages(holds, chained: list) -> int:
     AwaitedStage.objects.bulk_create(rows, ignore_conflicts=True, batch_size=CHUNK)
     _tell_unstaffed(of_groups)
     return stamped
+
+
+def _with_subject_totals(holds, every: list):
+    """Each hold with its subject totals (``subject_totals.read_many``, a chunk at a time: sync's hot path pays no
+    query per hold)."""
+    for chunk in itertools.batched(holds, CHUNK):
+        totals = subject_totals.read_many(list(chunk), every)
+        for hold in chunk:
+            yield hold, (None if totals is None else totals.get(hold.pk))
 
 
 def _tell_unstaffed(first_stages: dict) -> None:
