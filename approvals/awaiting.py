@@ -12,6 +12,7 @@ rows count for nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import operator
@@ -24,11 +25,12 @@ from approvals import chains, policies, rounds, signals, subject_totals
 from approvals.escalation import may_apply
 from approvals.models import Approval, AwaitedStage
 from holds.models import Hold
-from reviewqueue import queueing, roles
+from reviewqueue import queueing, roles, sweeping
 from teams import scopes
 
 CHUNK = 2000
 REFRESH_TASK = "approvals.tasks.refresh_awaited_stages"
+SWEEP = "awaited_stages"  # its failures' name in the log and /metrics
 
 
 def refresh(hold: Hold, states: list) -> None:
@@ -56,58 +58,81 @@ def chain_policies() -> list:
 def follow_mirrored(env: str, new_hold_ids: list[str], changed: list[Hold]) -> None:
     """Sync wrote these holds (in its transaction, the changed ones' rows locked): stamp the new ones a chain applies
     to with its first stages, and read the changed ones afresh (the platform's change ended their open round). Costs
-    nothing more while no policy has stages and no changed hold waited for one."""
+    nothing more while no policy has stages and no changed hold waited for one. A hold whose stages cannot be worked
+    out is left without them, logged and counted (``reviewqueue.sweeping``): it fails alone, never sync's batch."""
     waited = set(AwaitedStage.objects.filter(hold__in=changed).values_list("hold", flat=True)) if changed else set()
     chained = chain_policies()
-    for hold in changed:
-        if hold.pk in waited or chained:
-            refresh_standing(hold)
+    refreshed = [hold for hold in changed if hold.pk in waited or chained]
+    for _ in sweeping.each(SWEEP, refreshed, refresh_standing):
+        pass
     if chained and new_hold_ids:
         stamp_first_stages(Hold.objects.filter(env=env, hold_id__in=new_hold_ids), chained)
 
 
+@dataclasses.dataclass(frozen=True)
+class Stamped:
+    """A hold stamped with its chain's first stages: the policy and its number of stages, and the first stages."""
+
+    hold: Hold
+    policy_pk: int
+    first: list
+    stages: int
+
+
 def stamp_first_stages(holds, chained: list) -> int:
     """Stamp each of ``holds`` (none approved yet) that a policy of ``chained`` wins with its chain's first stages;
-    the holds are read in chunks, only those the chains' globs match (``escalation.may_apply``). Returns how many."""
+    the holds are read in chunks, only those the chains' globs match (``escalation.may_apply``), each chunk in one
+    savepoint and, should it fail, each hold alone (``sweeping.batched``). Returns how many."""
     every = policies.all_policies()
     globs = [may_apply(policy) for policy in chained]
     if all(globs):  # an empty Q (a policy of blank globs) matches every hold, and would vanish from an OR
         holds = holds.filter(functools.reduce(operator.or_, globs))
-    rows, stamped, of_groups = [], 0, {}
-    for hold, totals in _with_subject_totals(holds.prefetch_related("items").iterator(chunk_size=CHUNK), every):
-        need = policies.requirement(hold, every, subject_totals=totals)
+    stamped = []
+    for chunk in itertools.batched(holds.prefetch_related("items").iterator(chunk_size=CHUNK), CHUNK):
+        stamped += sweeping.batched(SWEEP, list(chunk), lambda some: _stamp(some, every))
+    _tell_unstaffed(stamped)
+    return len(stamped)
+
+
+def _stamp(holds: list[Hold], every: list) -> list[Stamped]:
+    """Stamp those of ``holds`` a chain of ``every`` wins with its first stages, their subject totals read at once
+    (``subject_totals.read_many``: sync's hot path pays no query per hold)."""
+    totals = subject_totals.read_many(holds, every)
+    rows, stamped = [], []
+    for hold in holds:
+        need = policies.requirement(hold, every, subject_totals=None if totals is None else totals.get(hold.pk))
         if need is None or not chains.is_chain(need.policy):
             continue
         stages = chains.stages_for(need)
         first = chains.waiting(chains.progress(stages, [], {}))
         rows += [AwaitedStage(hold=hold, position=state.stage.position, group=state.stage.group) for state in first]
-        for state in first:
-            if state.stage.group is not None:
-                of_groups.setdefault((need.policy.pk, state.stage.position), (hold, state, len(stages)))
-        stamped += 1
-    AwaitedStage.objects.bulk_create(rows, ignore_conflicts=True, batch_size=CHUNK)
-    _tell_unstaffed(of_groups)
+        stamped.append(Stamped(hold, need.policy.pk, first, len(stages)))
+    AwaitedStage.objects.bulk_create(rows, ignore_conflicts=True)
     return stamped
 
 
-def _with_subject_totals(holds, every: list):
-    """Each hold with its subject totals (``subject_totals.read_many``, a chunk at a time: sync's hot path pays no
-    query per hold)."""
-    for chunk in itertools.batched(holds, CHUNK):
-        totals = subject_totals.read_many(list(chunk), every)
-        for hold in chunk:
-            yield hold, (None if totals is None else totals.get(hold.pk))
-
-
-def _tell_unstaffed(first_stages: dict) -> None:
-    """Of the first stages holds just arrived at (by policy pk and stage), tell the admins of those whose group has
-    no active reviewer: once a day for each policy and stage, about the first such hold (every one's page says it is
-    blocked)."""
+def _tell_unstaffed(stamped: list[Stamped]) -> None:
+    """Of the first stages holds just arrived at, tell the admins of those whose group has no active reviewer: once a
+    day for each policy and stage, about the first such hold (every one's page says it is blocked)."""
+    first_stages = {}
+    for found in stamped:
+        for state in found.first:
+            if state.stage.group is not None:
+                first_stages.setdefault((found.policy_pk, state.stage.position), (found, state))
     today = timezone.localdate()
-    for (policy_pk, position), (hold, state, stages) in first_stages.items():
+
+    def tell(first_stage) -> None:
+        (policy_pk, position), (found, state) = first_stage
         if not roles.reviewers().filter(groups=state.stage.group).exists():
             key = f"blocked:policy:{policy_pk}:stage:{position}:{today.isoformat()}"
-            signals.stage_waiting.send(sender=None, hold=hold, states=[state], stages=stages, round_number=0, key=key)
+            signals.stage_waiting.send(
+                sender=None, hold=found.hold, states=[state], stages=found.stages, round_number=0, key=key
+            )
+
+    for _ in sweeping.each(
+        SWEEP, first_stages.items(), tell, lambda first_stage: {"hold_id": first_stage[1][0].hold.pk}
+    ):
+        pass
 
 
 def next_approvers(hold: Hold):

@@ -263,3 +263,38 @@ def test_a_real_worker_counts_the_failure_and_the_web_shows_it_in_metrics(
     assert approved() == {"h_0", "h_2"}
     logged = (tmp_path / "worker.log").read_text()
     assert f"sweep policy_approvals failed on hold_id={holds[1].pk}" in logged and "refused for the test" in logged
+
+
+def test_a_new_hold_whose_chain_cannot_be_worked_out_is_mirrored_without_its_stages_and_the_others_get_theirs(
+    platform_client, platform_state, monkeypatch
+):
+    """Sync stamps a new hold's first stages in its own transaction: one hold failing there fails alone."""
+    from approvals.models import AwaitedStage
+    from holds.mirror import sync
+    from tests.helpers.chains import desk
+
+    desk()  # refunds over 1,000: Support leads, then Finance alongside Legal
+    real = policies.requirement
+
+    def failing_for_the_bad_hold(hold, *args, **kwargs):
+        if hold.hold_id == "h_bad":
+            raise RuntimeError("a failure forced on one hold")
+        return real(hold, *args, **kwargs)
+
+    monkeypatch.setattr(policies, "requirement", failing_for_the_bad_hold)
+    for hold_id in ("h_good", "h_bad", "h_other"):
+        platform_state.add_hold(
+            "default",
+            {
+                "hold_id": hold_id,
+                "capability": "refund",
+                "items": [{"id": "r1", "title": "refund", "data": {"order_id": f"A-{hold_id}", "amount": "1500.00"}}],
+            },
+        )
+
+    sync.sync_env(platform_client, "default")
+
+    stamped = dict(AwaitedStage.objects.values_list("hold__hold_id", "group__name"))
+    assert set(Hold.objects.values_list("hold_id", flat=True)) == {"h_good", "h_bad", "h_other"}
+    assert stamped == {"h_good": "Support leads", "h_other": "Support leads"}
+    assert failures() == {"awaited_stages": 1}
