@@ -87,11 +87,15 @@ def stamp_first_stages(holds, chained: list) -> int:
     globs = [may_apply(policy) for policy in chained]
     if all(globs):  # an empty Q (a policy of blank globs) matches every hold, and would vanish from an OR
         holds = holds.filter(functools.reduce(operator.or_, globs))
-    stamped = []
+    stamped, first_stages = 0, {}
     for chunk in itertools.batched(holds.prefetch_related("items").iterator(chunk_size=CHUNK), CHUNK):
-        stamped += sweeping.batched(SWEEP, list(chunk), lambda some: _stamp(some, every))
-    _tell_unstaffed(stamped)
-    return len(stamped)
+        for found in sweeping.batched(SWEEP, list(chunk), lambda some: _stamp(some, every)):
+            stamped += 1
+            for state in found.first:  # the first hold at each stage of a group, kept: not every hold stamped
+                if state.stage.group is not None:
+                    first_stages.setdefault((found.policy_pk, state.stage.position), (found, state))
+    _tell_unstaffed(first_stages)
+    return stamped
 
 
 def _stamp(holds: list[Hold], every: list) -> list[Stamped]:
@@ -111,14 +115,10 @@ def _stamp(holds: list[Hold], every: list) -> list[Stamped]:
     return stamped
 
 
-def _tell_unstaffed(stamped: list[Stamped]) -> None:
-    """Of the first stages holds just arrived at, tell the admins of those whose group has no active reviewer: once a
-    day for each policy and stage, about the first such hold (every one's page says it is blocked)."""
-    first_stages = {}
-    for found in stamped:
-        for state in found.first:
-            if state.stage.group is not None:
-                first_stages.setdefault((found.policy_pk, state.stage.position), (found, state))
+def _tell_unstaffed(first_stages: dict) -> None:
+    """Of the first stages holds just arrived at (by policy pk and stage position: the first ``Stamped`` hold there
+    and its stage's state), tell the admins of those whose group has no active reviewer: once a day for each policy
+    and stage, about the first such hold (every one's page says it is blocked)."""
     today = timezone.localdate()
 
     def tell(first_stage) -> None:
