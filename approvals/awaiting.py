@@ -59,24 +59,26 @@ def follow_mirrored(env: str, new_hold_ids: list[str], changed: list[Hold]) -> N
     """Sync wrote these holds (in its transaction, the changed ones' rows locked): stamp the new ones a chain applies
     to with its first stages, and read the changed ones afresh (the platform's change ended their open round). Costs
     nothing more while no policy has stages and no changed hold waited for one. A hold whose stages cannot be worked
-    out is left without them, logged and counted (``reviewqueue.sweeping``): it fails alone, never sync's batch."""
+    out keeps what it had (none, for a new one), logged and counted (``reviewqueue.sweeping``): it fails alone, never
+    sync's batch. The changed holds are refreshed in one savepoint, each in its own only should that fail: a savepoint
+    a hold, on sync's path, would cost round trips and PostgreSQL's subtransactions."""
     waited = set(AwaitedStage.objects.filter(hold__in=changed).values_list("hold", flat=True)) if changed else set()
     chained = chain_policies()
     refreshed = [hold for hold in changed if hold.pk in waited or chained]
-    for _ in sweeping.each(SWEEP, refreshed, refresh_standing):
-        pass
+    sweeping.batched(SWEEP, refreshed, lambda holds: [refresh_standing(hold) for hold in holds])
     if chained and new_hold_ids:
         stamp_first_stages(Hold.objects.filter(env=env, hold_id__in=new_hold_ids), chained)
 
 
 @dataclasses.dataclass(frozen=True)
 class Stamped:
-    """A hold stamped with its chain's first stages: the policy and its number of stages, and the first stages."""
+    """A hold stamped with its chain's first stages: its policy, the states of those first stages
+    (``chains.StageState``), and how many stages the chain has."""
 
     hold: Hold
     policy_pk: int
-    first: list
-    stages: int
+    first_stages: list
+    stage_count: int
 
 
 def stamp_first_stages(holds, chained: list) -> int:
@@ -87,18 +89,19 @@ def stamp_first_stages(holds, chained: list) -> int:
     globs = [may_apply(policy) for policy in chained]
     if all(globs):  # an empty Q (a policy of blank globs) matches every hold, and would vanish from an OR
         holds = holds.filter(functools.reduce(operator.or_, globs))
-    stamped, first_stages = 0, {}
+    stamp = functools.partial(_stamp, every=every)
+    stamped, first_at_stage = 0, {}
     for chunk in itertools.batched(holds.prefetch_related("items").iterator(chunk_size=CHUNK), CHUNK):
-        for found in sweeping.batched(SWEEP, list(chunk), lambda some: _stamp(some, every)):
+        for found in sweeping.batched(SWEEP, list(chunk), stamp):
             stamped += 1
-            for state in found.first:  # the first hold at each stage of a group, kept: not every hold stamped
+            for state in found.first_stages:  # the first hold at each stage of a group, kept: not every hold stamped
                 if state.stage.group is not None:
-                    first_stages.setdefault((found.policy_pk, state.stage.position), (found, state))
-    _tell_unstaffed(first_stages)
+                    first_at_stage.setdefault((found.policy_pk, state.stage.position), (found, state))
+    _tell_unstaffed(list(first_at_stage.values()))
     return stamped
 
 
-def _stamp(holds: list[Hold], every: list) -> list[Stamped]:
+def _stamp(holds: list[Hold], *, every: list) -> list[Stamped]:
     """Stamp those of ``holds`` a chain of ``every`` wins with its first stages, their subject totals read at once
     (``subject_totals.read_many``: sync's hot path pays no query per hold)."""
     totals = subject_totals.read_many(holds, every)
@@ -115,24 +118,22 @@ def _stamp(holds: list[Hold], every: list) -> list[Stamped]:
     return stamped
 
 
-def _tell_unstaffed(first_stages: dict) -> None:
-    """Of the first stages holds just arrived at (by policy pk and stage position: the first ``Stamped`` hold there
-    and its stage's state), tell the admins of those whose group has no active reviewer: once a day for each policy
-    and stage, about the first such hold (every one's page says it is blocked)."""
+def _tell_unstaffed(first_at_stage: list[tuple[Stamped, object]]) -> None:
+    """Of the first stages holds just arrived at (the first ``Stamped`` hold at each, with the stage's state), tell
+    the admins of those whose group has no active reviewer: once a day for each policy and stage, about the first such
+    hold (every one's page says it is blocked)."""
     today = timezone.localdate()
 
-    def tell(first_stage) -> None:
-        (policy_pk, position), (found, state) = first_stage
-        if not roles.reviewers().filter(groups=state.stage.group).exists():
-            key = f"blocked:policy:{policy_pk}:stage:{position}:{today.isoformat()}"
-            signals.stage_waiting.send(
-                sender=None, hold=found.hold, states=[state], stages=found.stages, round_number=0, key=key
-            )
+    def tell(pairs: list[tuple[Stamped, object]]) -> list:
+        for found, state in pairs:
+            if not roles.reviewers().filter(groups=state.stage.group).exists():
+                key = f"blocked:policy:{found.policy_pk}:stage:{state.stage.position}:{today.isoformat()}"
+                signals.stage_waiting.send(
+                    sender=None, hold=found.hold, states=[state], stages=found.stage_count, round_number=0, key=key
+                )
+        return pairs
 
-    for _ in sweeping.each(
-        SWEEP, first_stages.items(), tell, lambda first_stage: {"hold_id": first_stage[1][0].hold.pk}
-    ):
-        pass
+    sweeping.batched(SWEEP, first_at_stage, tell, lambda pair: sweeping.hold_of(pair[0].hold))
 
 
 def next_approvers(hold: Hold):

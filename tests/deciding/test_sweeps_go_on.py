@@ -14,10 +14,11 @@ import time_machine
 from django.db import connection
 from django.utils import timezone
 
-from approvals import escalation, policies
-from approvals.models import ApprovalPolicy, Escalation, PolicyDecision
+from approvals import escalation, policies, rounds
+from approvals.models import ApprovalPolicy, AwaitedStage, Escalation, PolicyDecision
 from holds import tasks
 from holds.deciding import by_policy, decisions, delivery
+from holds.mirror import sync
 from holds.models import Decision, Hold
 from holds.sweeps import expiry
 from notifications import notify
@@ -28,6 +29,7 @@ from reviewqueue import agent_numbers
 from teams import scopes
 from tests.helpers import escalation as escalating
 from tests.helpers.approvals_setup import add_refund, signed_in
+from tests.helpers.chains import desk
 from tests.helpers.duplicates import every_duplicate
 from tests.helpers.waiting import wait_until
 
@@ -265,36 +267,67 @@ def test_a_real_worker_counts_the_failure_and_the_web_shows_it_in_metrics(
     assert f"sweep policy_approvals failed on hold_id={holds[1].pk}" in logged and "refused for the test" in logged
 
 
-def test_a_new_hold_whose_chain_cannot_be_worked_out_is_mirrored_without_its_stages_and_the_others_get_theirs(
-    platform_client, platform_state, monkeypatch
-):
-    """Sync stamps a new hold's first stages in its own transaction: one hold failing there fails alone."""
-    from approvals.models import AwaitedStage
-    from holds.mirror import sync
-    from tests.helpers.chains import desk
+def refund_over_a_thousand(platform_state, hold_id: str, amount: str = "1500.00") -> None:
+    platform_state.add_hold(
+        "default",
+        {
+            "hold_id": hold_id,
+            "capability": "refund",
+            "items": [{"id": "r1", "title": "refund", "data": {"order_id": f"A-{hold_id}", "amount": amount}}],
+        },
+    )
 
-    desk()  # refunds over 1,000: Support leads, then Finance alongside Legal
+
+def failing_in_the_database_for(monkeypatch, hold_id: str) -> None:
+    """Make working out the approval requirement of the hold ``hold_id`` fail in the database: only a savepoint lets
+    the transaction around it go on."""
     real = policies.requirement
 
-    def failing_for_the_bad_hold(hold, *args, **kwargs):
-        if hold.hold_id == "h_bad":
-            raise RuntimeError("a failure forced on one hold")
+    def failing(hold, *args, **kwargs):
+        if hold.hold_id == hold_id:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT 1 / 0")
         return real(hold, *args, **kwargs)
 
-    monkeypatch.setattr(policies, "requirement", failing_for_the_bad_hold)
+    monkeypatch.setattr(policies, "requirement", failing)  # as stamping a new hold reads it
+    monkeypatch.setattr(rounds, "requirement", failing)  # as refreshing a changed hold's standing does
+
+
+def test_a_new_hold_whose_chain_cannot_be_worked_out_is_mirrored_without_its_stages_and_the_others_get_theirs(
+    platform_client, platform_state, monkeypatch, caplog
+):
+    """Sync stamps a new hold's first stages in its own transaction: one hold failing there fails alone."""
+    desk()  # refunds over 1,000: Support leads, then Finance alongside Legal
+    failing_in_the_database_for(monkeypatch, "h_bad")
     for hold_id in ("h_good", "h_bad", "h_other"):
-        platform_state.add_hold(
-            "default",
-            {
-                "hold_id": hold_id,
-                "capability": "refund",
-                "items": [{"id": "r1", "title": "refund", "data": {"order_id": f"A-{hold_id}", "amount": "1500.00"}}],
-            },
-        )
+        refund_over_a_thousand(platform_state, hold_id)
+
+    sync.sync_env(platform_client, "default")
+
+    bad = Hold.objects.get(hold_id="h_bad")
+    stamped = dict(AwaitedStage.objects.values_list("hold__hold_id", "group__name"))
+    assert set(Hold.objects.values_list("hold_id", flat=True)) == {"h_good", "h_bad", "h_other"}
+    assert stamped == {"h_good": "Support leads", "h_other": "Support leads"}
+    assert failures() == {"awaited_stages": 1}
+    logged = [record for record in caplog.records if record.name == "reviewqueue.sweeping"]
+    failed = [record for record in logged if record.exc_info]  # not the note that the batch is tried hold by hold
+    assert [record.hold_id for record in failed] == [bad.pk] and "division by zero" in failed[0].exc_text
+
+
+def test_a_changed_hold_whose_chain_cannot_be_worked_out_keeps_its_stages_and_the_others_are_refreshed(
+    platform_client, platform_state, monkeypatch
+):
+    desk()
+    for hold_id in ("h_good", "h_bad"):
+        refund_over_a_thousand(platform_state, hold_id)
+    sync.sync_env(platform_client, "default")
+    AwaitedStage.objects.update(group=None)  # what a refresh would set right again
+    failing_in_the_database_for(monkeypatch, "h_bad")
+    for hold_id in ("h_good", "h_bad"):
+        platform_state.get_hold("default", hold_id)["question"] = "Refund, asked again?"
 
     sync.sync_env(platform_client, "default")
 
     stamped = dict(AwaitedStage.objects.values_list("hold__hold_id", "group__name"))
-    assert set(Hold.objects.values_list("hold_id", flat=True)) == {"h_good", "h_bad", "h_other"}
-    assert stamped == {"h_good": "Support leads", "h_other": "Support leads"}
+    assert stamped == {"h_good": "Support leads", "h_bad": None}
     assert failures() == {"awaited_stages": 1}
