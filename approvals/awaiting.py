@@ -126,7 +126,7 @@ def _tell_unstaffed(first_at_stage: list[tuple[Stamped, object]]) -> None:
 
     def tell(pairs: list[tuple[Stamped, object]]) -> list:
         for found, state in pairs:
-            if not roles.reviewers().filter(groups=state.stage.group).exists():
+            if not staffed(state.stage.group):
                 key = f"blocked:policy:{found.policy_pk}:stage:{state.stage.position}:{today.isoformat()}"
                 signals.stage_waiting.send(
                     sender=None, hold=found.hold, states=[state], stages=found.stage_count, round_number=0, key=key
@@ -151,6 +151,12 @@ def still_to_approve(hold: Hold, state, approvers) -> list:
     """Who can still complete ``state``'s stage (``chains.StageState``, of a group) of ``hold``: the reviewers of its
     group who may see the hold and are not among its ``approvers`` (the pks of everyone who approved it)."""
     return scopes.users_who_may_see([hold], scopes.viewers_of(_reviewers_of([state.stage.group], approvers)))
+
+
+def staffed(group) -> bool:
+    """Whether ``group`` (a group, or its pk) has an active reviewer: without one, a stage asking for it blocks every
+    hold that reaches it."""
+    return _reviewers_of([group], ()).exists()
 
 
 def _reviewers_of(groups: list, approvers):

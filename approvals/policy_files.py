@@ -32,11 +32,10 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 from django.db.models import NOT_PROVIDED
 
-from approvals import chains
+from approvals import awaiting, chains
 from approvals.models import MOST_PEOPLE, ApprovalPolicy, ApprovalStage
 from approvals.policy_form import CONDITION_FIELDS, PATTERN_FIELDS, PEOPLE_FIELDS, SIMPLE_MOST, ApprovalPolicyForm
 from audit import admin_changes, events
-from reviewqueue import roles
 
 PATTERNS = {"env": "env_pattern", "agent": "agent_pattern", "capability": "capability_pattern"}
 GROUPS = ("escalation_group",)
@@ -314,7 +313,7 @@ def load(text: str, source: str, dry_run: bool = False) -> tuple[list[Change], l
 
 def _empty_stages(policies: list[Read]) -> list[str]:
     groups = {row["group"] for found in policies for row in found.stages if row["group"] is not None}
-    staffed = {group for group in groups if roles.reviewers().filter(groups=group).exists()}
+    staffed = {group for group in groups if awaiting.staffed(group)}
     return [
         f'policy "{found.name}": stage {position} asks {name}, which has no active reviewer yet: its holds will wait'
         for found in policies

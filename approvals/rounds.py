@@ -149,15 +149,13 @@ class Standing:
         approval, sending it, only in a stage that admits its giver."""
         if not self.states:
             return 1
-        stages = [state.stage for state in self.states]
-        fresh = chains.progress(stages, [], self.members)
-        if not chains.waiting(self.states):
-            last = stages[-1].step
-            found = chains.place(fresh, viewer.group_names, last) if restarting else None
-            if not restarting:
-                found = next((one for one in reversed(self.states) if one.stage.admits(viewer.group_names)), None)
-            return found.stage.position if found else None
-        found = chains.place(fresh if restarting else self.states, viewer.group_names, chains.open_step(self.states))
+        if restarting:  # a new round, up to the step open now (the last, once the chain is complete)
+            fresh = chains.progress([state.stage for state in self.states], [], self.members)
+            found = chains.place(fresh, viewer.group_names, chains.open_step(self.states))
+        elif chains.waiting(self.states):
+            found = chains.place(self.states, viewer.group_names, chains.open_step(self.states))
+        else:  # complete under a policy lowered since: the last stage admitting them takes the approval sending it
+            found = next((state for state in reversed(self.states) if state.stage.admits(viewer.group_names)), None)
         return found.stage.position if found else None
 
     @property
