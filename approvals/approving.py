@@ -86,6 +86,9 @@ class Counted:
     approvals: list[Approval] = dataclasses.field(default_factory=list)
     approval: Approval | None = None
     target_minutes: int | None = None  # the hold's policy's target (``decide_within_minutes``), for the audit
+    # The counting's audit events (the approval given, the stages it completed), for the caller to append once it
+    # took every other lock: the audit chain's head comes last (docs/architecture.md, invariants).
+    audit: tuple = ()
 
 
 def count(
@@ -137,7 +140,7 @@ def count(
     approval = _store(hold, approver, choices, found, (round_number, position, stage, required), now)
     round_approvals = [*current, approval]
     states = rounds.states_of(found, round_approvals, standing.members)
-    audit_events.append(
+    audit = [
         deciding.approval_given(
             actor=approver,
             hold=hold,
@@ -149,39 +152,45 @@ def count(
             duplicates_checked=duplicates_checked,
             stage=_stage_words(approval, states) if standing.is_chain else "",
         )
-    )
+    ]
     awaiting.refresh(hold, states)
     if states:
         before = rounds.states_of(found, current, standing.members)
-        _record_stages(hold, approver, before, states, approval.policy_name, restarted)
+        audit += _record_stages(hold, approver, before, states, approval.policy_name, restarted)
         if not chains.complete(states):
-            return Counted(False, choices, round_approvals, approval)
+            return Counted(False, choices, round_approvals, approval, audit=tuple(audit))
     if not states and position < required:
-        return Counted(False, choices, round_approvals, approval)
-    return Counted(True, _with_latest_comments(choices, round_approvals), round_approvals, approval, target)
+        return Counted(False, choices, round_approvals, approval, audit=tuple(audit))
+    chosen = _with_latest_comments(choices, round_approvals)
+    return Counted(True, chosen, round_approvals, approval, target, audit=tuple(audit))
 
 
-def _record_stages(hold: Hold, approver, before: list, after: list, policy_name: str, restarted: bool) -> None:
-    """Audit each stage the approval completed, with how long it waited since it opened (its round's start: the
-    hold's arrival, or a changed decision's first approval), and tell the stages it opened (``signals.stage_waiting``):
-    every stage the new round waits for, when it ``restarted`` the count with another decision.
+def _record_stages(hold: Hold, approver, before: list, after: list, policy_name: str, restarted: bool) -> list:
+    """Tell the stages the approval opened (``signals.stage_waiting``): every stage the new round waits for, when it
+    ``restarted`` the count with another decision. Returns the audit's event of each stage it completed, with how
+    long it waited since it opened (its round's start: the hold's arrival, or a changed decision's first approval).
     """
     was_waiting = set() if restarted else {state.stage.position for state in chains.waiting(before)}
     given = [one for state in after for one in state.approvals]
     round_start = chains.round_start(hold.first_seen_at, given)
-    for earlier, state in zip(before, after, strict=True):
-        if state.complete and not earlier.complete:
-            waited = state.approvals[-1].created_at - chains.opened_at(after, state, round_start)
-            audit_events.append(
-                deciding.stage_completed(
-                    actor=approver, hold=hold, state=state, stages=len(after), policy=policy_name, waited=waited
-                )
-            )
+    completed = [
+        deciding.stage_completed(
+            actor=approver,
+            hold=hold,
+            state=state,
+            stages=len(after),
+            policy=policy_name,
+            waited=state.approvals[-1].created_at - chains.opened_at(after, state, round_start),
+        )
+        for earlier, state in zip(before, after, strict=True)
+        if state.complete and not earlier.complete
+    ]
     opened = [state for state in chains.waiting(after) if state.stage.position not in was_waiting]
     if opened:
         signals.stage_waiting.send(
             sender=None, hold=hold, states=opened, stages=len(after), round_number=given[0].round
         )
+    return completed
 
 
 def _stage_words(approval: Approval, states: list) -> str:
@@ -224,7 +233,7 @@ def withdraw(approval_id: int, approver, now: datetime, reclaim: Callable[[Hold]
     if hold_pk is None:
         raise NotCounted("Only the person who gave an approval can take it back.")
     with transaction.atomic():
-        hold = Hold.objects.select_for_update().get(pk=hold_pk)
+        hold = Hold.objects.select_for_update(no_key=True).get(pk=hold_pk)
         current = rounds.open_round(rounds.with_rounds(Approval.objects.filter(hold=hold)))
         if not current or current[-1].pk != approval_id or not rounds.undoable(current[-1], now):
             raise NotCounted(

@@ -181,7 +181,7 @@ def refresh_open_rounds(**_) -> None:
     change commits)."""
     for pk in _under_way():
         with transaction.atomic():
-            hold = Hold.objects.select_for_update().filter(pk=pk).first()
+            hold = Hold.objects.select_for_update(no_key=True).filter(pk=pk).first()
             if hold is not None:
                 refresh_standing(hold)
     queueing.queue(REFRESH_TASK, description="the first stages of the holds nobody approved")

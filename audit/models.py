@@ -157,7 +157,7 @@ class AuditEvent(models.Model):
 class AuditChainHead(models.Model):
     """The chain's last sequence and hash, in one row that every append locks.
 
-    Locking it (``SELECT … FOR UPDATE``) inside the caller's transaction makes
+    Locking it (``SELECT … FOR NO KEY UPDATE``) inside the caller's transaction makes
     appends take turns, so each one chains onto the row committed before it; on
     SQLite the database's write lock does the same.
     """

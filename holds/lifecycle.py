@@ -91,7 +91,9 @@ def _lock_open(changed: dict[int, mirrored.Listed]) -> set[int]:
     """
     if not changed:
         return set()
-    locked = Hold.objects.select_for_update().filter(pk__in=list(changed), status=Hold.Status.OPEN).order_by("pk")
+    locked = (
+        Hold.objects.select_for_update(no_key=True).filter(pk__in=list(changed), status=Hold.Status.OPEN).order_by("pk")
+    )
     return set(locked.values_list("pk", flat=True))
 
 
@@ -120,7 +122,7 @@ def record_changed(hold: Hold, remote: platform.Hold) -> bool:
     """Mirror anew a hold still open on the platform whose payload changed, unless it closed here since it was read.
     Returns whether it was written."""
     with transaction.atomic():
-        if not Hold.objects.select_for_update().filter(pk=hold.pk, status=Hold.Status.OPEN).exists():
+        if not Hold.objects.select_for_update(no_key=True).filter(pk=hold.pk, status=Hold.Status.OPEN).exists():
             return False  # closed here (decided, expired) since it was read: left closed
         record(hold, remote)
         awaiting.follow_mirrored(hold.env, [], [hold])
@@ -258,7 +260,12 @@ def take_over(hold: Hold, user, now: datetime | None = None) -> None:
     """Take an open hold's claim from whoever holds it (the reviewer confirmed)."""
     now = now or timezone.now()
     with transaction.atomic():
-        previous = Hold.objects.select_for_update(of=("self",)).select_related("claimed_by").get(pk=hold.pk).claimed_by
+        previous = (
+            Hold.objects.select_for_update(of=("self",), no_key=True)
+            .select_related("claimed_by")
+            .get(pk=hold.pk)
+            .claimed_by
+        )
         taken = Hold.objects.filter(pk=hold.pk, status=Hold.Status.OPEN).update(
             claimed_by=user, claimed_at=now, claim_expires_at=now + claim_duration()
         )
@@ -322,14 +329,14 @@ def decide(
     with transaction.atomic():
         if not take_claim_for_decision(locked, reviewer, now):
             raise ClaimedByOther
-        counted = approving.count(
-            locked, reviewer, choices, now, round_shown, channel, duplicates_checked=duplicates_checked
-        )
+        checked = duplicates_checked
+        counted = approving.count(locked, reviewer, choices, now, round_shown, channel, duplicates_checked=checked)
         if not counted.complete:
+            audit_events.record_many(counted.audit)
             changes.publish("approval", [locked])
             return counted.approval
         decision = decision_rows.create(locked, counted.choices, counted.approvals, now, reviewer, "", undo_until)
-        _store(decision, counted.approvals, now, channel, counted.target_minutes, checked=duplicates_checked)
+        _store(decision, counted, now, channel, checked=checked)
     return decision
 
 
@@ -339,29 +346,28 @@ def decide_by_policy(locked: Hold, decider, choices: list, now: datetime, linked
     with transaction.atomic():
         end_claim(locked, now)
         decision = decision_rows.create(locked, choices, linked, now, None, decider.name, None)
-        _store(decision, linked, now, decider.channel, target_minutes, decider)
+        linking = approving.Counted(True, choices, linked, target_minutes=target_minutes)
+        _store(decision, linking, now, decider.channel, decider)
     return decision
 
 
-def _store(
-    decision: Decision, approvals: list, now: datetime, channel: str, target_minutes, decider=None, checked=None
-) -> None:
-    """The audit of a decision made (with the ``channel`` it came through and the ``target_minutes`` its policy set,
-    if any: the statistics count it late against that), what it makes moot resolved, and its announcement."""
+def _store(decision: Decision, counted, now: datetime, channel: str, decider=None, checked=None) -> None:
+    """What a decision made makes moot resolved, its audit (the ``counted`` round's events first, with the ``channel``
+    it came through and the target its policy set, if any: the statistics count it late against that), and its
+    announcement. The notifications' rows before the audit chain's head, as every transaction takes them."""
     locked, reviewer = decision.hold, decision.reviewer
-    audit_events.append(
-        deciding.decision_submitted(
-            actor=reviewer,
-            hold=locked,
-            decision=decision,
-            channel=channel,
-            target_minutes=target_minutes,
-            approvals=approvals,
-            policy=decider,
-            duplicates_checked=checked,
-        )
-    )
     notify.resolve_for_holds([locked.pk], notify.RESOLVED_BY_DECISION, f"decided by {decider_name(decision)}", now)
+    submitted = deciding.decision_submitted(
+        actor=reviewer,
+        hold=locked,
+        decision=decision,
+        channel=channel,
+        target_minutes=counted.target_minutes,
+        approvals=counted.approvals,
+        policy=decider,
+        duplicates_checked=checked,
+    )
+    audit_events.record_many([*counted.audit, submitted])
     changes.publish("decision", [locked])
 
 
@@ -370,17 +376,17 @@ def withdraw(decision_id: int, hold_pk: int, reviewer, now: datetime) -> Decisio
     never sent, a round it completed is open again one approval short (``approving.uncount``), and the hold is theirs
     to decide again, with its claim. Returns the decision as it is now: withdrawn (twice is harmless), or on its way."""
     with transaction.atomic():
-        # Locks in decide's order (the hold, its decision, the audit head), so the two never deadlock.
-        hold = Hold.objects.select_for_update().get(pk=hold_pk)
+        # Locks in decide's order (the hold, its decision, its notifications, the audit head): the two never deadlock.
+        hold = Hold.objects.select_for_update(no_key=True).get(pk=hold_pk)
         withdrawn = decision_rows.withdraw(decision_id, now)
         decision = Decision.objects.select_related("hold").get(pk=decision_id)
         if not withdrawn:
             return decision
+        if hold.status == Hold.Status.OPEN:  # the notifications before the audit chain's head, which claiming takes
+            notify.reopen_for_hold(hold.pk, since=decision.created_at)
         uncounted = approving.uncount(decision)
         remembering.undone(hold, reviewer, now)  # an approval remembered with it is taken back with it
         claim(hold, reviewer, now)
-        if hold.status == Hold.Status.OPEN:
-            notify.reopen_for_hold(hold.pk, since=decision.created_at)
         audit_events.append(
             deciding.withdrawn(actor=reviewer, hold=decision.hold, decision=decision, approval_withdrawn=uncounted)
         )
@@ -418,7 +424,7 @@ def delivered(decision: Decision, state: str, outcome: str, message: str, final=
             decision.refresh_from_db()
             notify.not_applied(decision)
             if (
-                reopened := Hold.objects.select_for_update()
+                reopened := Hold.objects.select_for_update(no_key=True)
                 .filter(pk=decision.hold_id, status=Hold.Status.OPEN)
                 .first()
             ):
@@ -428,12 +434,8 @@ def delivered(decision: Decision, state: str, outcome: str, message: str, final=
             moot = notify.RESOLVED_BY_DECISION | notify.RESOLVED_BY_DELIVERY
             notify.resolve_for_holds([decision.hold_id], moot, f"decided by {decider_name(decision)}", now)
         ended = deciding.applied if state == Decision.State.APPLIED else deciding.not_applied
-        audit_events.record_many(
-            [
-                deciding.delivery_attempt(decision=decision, attempt=attempts, outcome=outcome, message=message),
-                ended(decision=decision, outcome=outcome, message=message),
-            ]
-        )
+        attempt = deciding.delivery_attempt(decision=decision, attempt=attempts, outcome=outcome, message=message)
+        audit_events.record_many([attempt, ended(decision=decision, outcome=outcome, message=message)])
 
 
 def delivery_retried(decision: Decision, error: str, attempts: int, next_attempt_at: datetime, now: datetime) -> None:

@@ -138,7 +138,7 @@ def save(user, until: datetime | None, delegate, by) -> NotificationSettings:
     """Set or end ``user``'s away (``until`` None ends it), audited in the same transaction; ``by`` did it: the
     person on their Preferences, or an admin for someone absent. Returns the user's settings row."""
     with transaction.atomic():
-        settings_row, _ = NotificationSettings.objects.select_for_update().get_or_create(user=user)
+        settings_row, _ = NotificationSettings.objects.select_for_update(no_key=True).get_or_create(user=user)
         before = (settings_row.away_until, settings_row.delegate_id)
         settings_row.away_until, settings_row.delegate = until, delegate if until else None
         if before == (settings_row.away_until, settings_row.delegate_id):

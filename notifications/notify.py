@@ -228,7 +228,7 @@ def digest_new_holds(now: datetime | None = None) -> list[Notification]:
         if not DigestState.objects.filter(pk=1, last_run_at=state.last_run_at).update(last_run_at=now):
             return []
         holds = list(
-            Hold.objects.select_for_update(skip_locked=True)
+            Hold.objects.select_for_update(skip_locked=True, no_key=True)
             .filter(digested_at__isnull=True, first_seen_at__gte=state.started_at)
             .order_by("first_seen_at", "pk")
         )

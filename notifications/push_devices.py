@@ -88,7 +88,7 @@ def add(user, fields: dict[str, str]) -> PushSubscription:
     """Make the device ``fields`` read (``read``) one of ``user``'s. A browser subscribed again keeps its endpoint: the
     row is updated, and moves to ``user`` when someone else had subscribed it before, nothing still to be pushed to
     the previous owner going with it."""
-    before = PushSubscription.objects.select_for_update().filter(endpoint=fields["endpoint"]).first()
+    before = PushSubscription.objects.select_for_update(no_key=True).filter(endpoint=fields["endpoint"]).first()
     if before is not None and before.user_id != user.pk:
         _resolve_pending(before, "the device was subscribed by someone else")
     device, created = PushSubscription.objects.update_or_create(
@@ -103,7 +103,7 @@ def add(user, fields: dict[str, str]) -> PushSubscription:
 @transaction.atomic
 def remove(user, device_id: int) -> PushSubscription | None:
     """Remove one of ``user``'s devices; None when they have no such device."""
-    device = PushSubscription.objects.select_for_update().filter(pk=device_id, user=user).first()
+    device = PushSubscription.objects.select_for_update(no_key=True).filter(pk=device_id, user=user).first()
     if device is None:
         return None
     _resolve_pending(device, "the device was removed")
@@ -116,7 +116,7 @@ def remove(user, device_id: int) -> PushSubscription | None:
 def prune(device_id: int, status: int) -> bool:
     """Remove a device its push service answered ``status`` (404 or 410) for: the browser unsubscribed, or the
     subscription expired. False when it was gone already."""
-    device = PushSubscription.objects.select_for_update().filter(pk=device_id).select_related("user").first()
+    device = PushSubscription.objects.select_for_update(no_key=True).filter(pk=device_id).select_related("user").first()
     if device is None:
         return False
     _resolve_pending(device, "the device's subscription ended")

@@ -74,7 +74,7 @@ def take_turns(device_ids, now: datetime) -> dict[int, datetime]:
     the same devices at once do not both send to one, nor wait on each other for ever."""
     with transaction.atomic():
         last = dict(
-            PushSubscription.objects.select_for_update()
+            PushSubscription.objects.select_for_update(no_key=True)
             .filter(pk__in=list(device_ids))
             .order_by("pk")
             .values_list("pk", "last_pushed_at")

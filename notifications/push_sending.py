@@ -93,7 +93,7 @@ def _resolved(row: Notification) -> End:
 def _claim(ids: list[int], now: datetime) -> list[Notification]:
     with transaction.atomic():
         rows = list(
-            Notification.objects.select_for_update(of=("self",), skip_locked=True)
+            Notification.objects.select_for_update(of=("self",), skip_locked=True, no_key=True)
             .select_related("user", "hold", "push_subscription")
             .filter(pk__in=ids, channel=Notification.Channel.PUSH, status=Status.PENDING, next_attempt_at__lte=now)
             .order_by("pk")
@@ -127,7 +127,7 @@ def _not_held_back(rows: list[Notification], now: datetime) -> list[Going]:
     # while this batch tells of it.
     with transaction.atomic():
         waiting = list(
-            Notification.objects.select_for_update(skip_locked=True)
+            Notification.objects.select_for_update(skip_locked=True, no_key=True)
             .filter(push_subscription__in=list(going), status=Status.PENDING, resolved_at__isnull=True)
             .values_list("pk", "push_subscription", "hold_id", "holds")
         )

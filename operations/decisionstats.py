@@ -44,7 +44,7 @@ def fold() -> None:
     with transaction.atomic():
         TallyWatermark.objects.get_or_create(pk=1)
         # SQLite has no row locks (Django then drops FOR UPDATE): its IMMEDIATE transactions fold one at a time.
-        watermark = TallyWatermark.objects.select_for_update(skip_locked=True).filter(pk=1).first()
+        watermark = TallyWatermark.objects.select_for_update(skip_locked=True, no_key=True).filter(pk=1).first()
         if watermark is None:
             return
         latest = AuditEvent.objects.aggregate(latest=Max("sequence"))["latest"] or 0

@@ -132,7 +132,7 @@ def connect(key: str, user, now: datetime | None = None) -> Connected:
     now = now or timezone.now()
     who = prove(pending(key, now), user)  # Slack is asked before any row is locked
     with transaction.atomic():
-        link = ConnectLink.objects.select_for_update().filter(key_digest=_digest(key)).first()
+        link = ConnectLink.objects.select_for_update(no_key=True).filter(key_digest=_digest(key)).first()
         _check(link, now)
         existing = account_of(link.team_id, link.slack_user_id)
         if existing and existing.user_id != user.pk:

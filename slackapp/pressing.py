@@ -102,7 +102,7 @@ def _decide(press: Press, link: action_links.Link, viewer, now: datetime) -> tup
         fresh.refresh(unlocked)  # as the hold page's confirm, before the row is locked: decided elsewhere is refused
     try:
         with transaction.atomic():
-            if not Hold.objects.select_for_update().filter(pk=link.hold_pk).exists():
+            if not Hold.objects.select_for_update(no_key=True).filter(pk=link.hold_pk).exists():
                 raise action_links.Refused(action_links.NOT_FOUND, "No such hold.")
             link, hold = action_links.opened(press.value, viewer, now, channels=action_links.BUTTON_CHANNELS)
             messages.remember(hold, press.channel_id, press.message_ts, press.response_url, now)

@@ -151,13 +151,13 @@ def _check_kind(entry: Entry) -> None:
 
 def _locked_head() -> AuditChainHead:
     """Lock the chain head, creating it if it is missing (a fresh or flushed database)."""
-    head = AuditChainHead.objects.select_for_update().filter(pk=HEAD_ID).first()
+    head = AuditChainHead.objects.select_for_update(no_key=True).filter(pk=HEAD_ID).first()
     if head is None:
         last = AuditEvent.objects.order_by("-sequence").only("sequence", "hash").first()
         sequence, last_hash = (last.sequence, last.hash) if last else (0, chain.GENESIS)
         start = AuditChainHead(pk=HEAD_ID, sequence=sequence, hash=last_hash)
         AuditChainHead.objects.bulk_create([start], ignore_conflicts=True)  # a concurrent first append may win
-        head = AuditChainHead.objects.select_for_update().get(pk=HEAD_ID)
+        head = AuditChainHead.objects.select_for_update(no_key=True).get(pk=HEAD_ID)
     return head
 
 

@@ -146,7 +146,7 @@ def _decide(hold_pk: int, kind: str, now: datetime) -> Decision | None:
 
 def _decide_locked(hold_pk: int, kind: str, now: datetime) -> Decision | None:
     """Decide the hold as its policy's ``kind`` asks, if it still does with the hold and the policy locked."""
-    held = Hold.objects.select_for_update(of=("self",)).prefetch_related("items")
+    held = Hold.objects.select_for_update(of=("self",), no_key=True).prefetch_related("items")
     approving = kind == PolicyDecision.Kind.APPROVED
     hold = (untouched(held) if approving else held).filter(pk=hold_pk).first()
     if hold is None or hold.live_decision():
@@ -157,7 +157,11 @@ def _decide_locked(hold_pk: int, kind: str, now: datetime) -> Decision | None:
     chosen = policies.requirement(hold, every_policy, subject_totals=subjects)
     # The policy's (or remembered approval's) current values, locked: the day's tally is read and counted in turns,
     # and the hold's requirement read again with them.
-    policy = type(chosen.policy).objects.select_for_update().filter(pk=chosen.policy.pk).first() if chosen else None
+    policy = (
+        type(chosen.policy).objects.select_for_update(no_key=True).filter(pk=chosen.policy.pk).first()
+        if chosen
+        else None
+    )
     remembered = isinstance(policy, RememberedApproval)
     if policy is None or (remembered and remembering.stopped_reason(policy, now)):
         return None

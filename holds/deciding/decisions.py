@@ -140,7 +140,9 @@ def submit(
     now = now or timezone.now()
     with transaction.atomic():
         # Its items once: the checks, the policy's condition and the stored originals all read them.
-        locked = with_latest_decision(Hold.objects.select_for_update()).prefetch_related("items").get(pk=hold.pk)
+        locked = (
+            with_latest_decision(Hold.objects.select_for_update(no_key=True)).prefetch_related("items").get(pk=hold.pk)
+        )
         totals.lock_subjects(locked)  # one subject's holds in turns: its total counts what was decided before
         existing = locked.live_decision()
         if existing:
@@ -179,7 +181,9 @@ def submit_for_policy(
     policy's target (``decide_within_minutes``), which the audit keeps.
     """
     with transaction.atomic():
-        locked = with_latest_decision(Hold.objects.select_for_update()).prefetch_related("items").get(pk=hold.pk)
+        locked = (
+            with_latest_decision(Hold.objects.select_for_update(no_key=True)).prefetch_related("items").get(pk=hold.pk)
+        )
         totals.lock_subjects(locked)
         if existing := locked.live_decision():
             raise AlreadyDecided(existing)

@@ -190,7 +190,7 @@ def unassign(hold: Hold, by, note: str = "", now: datetime | None = None) -> boo
 def _lock_open(hold: Hold, now: datetime) -> None:
     """Lock the hold's row for the change (two assigners take turns); refuse a hold no longer to decide, as its page
     does (closed, or a decision being sent)."""
-    locked = Hold.objects.select_for_update().get(pk=hold.pk)
+    locked = Hold.objects.select_for_update(no_key=True).get(pk=hold.pk)
     if decidable.closed_reason(locked, now) or locked.live_decision():
         raise NotAssignable("This hold is no longer waiting for a decision: there is nothing to assign.")
 

@@ -61,7 +61,7 @@ def add_note(hold: Hold, author, text: str, now: datetime | None = None) -> tupl
     may_be_told = [person for person in _may_be_told(hold, mentioned_names(text)) if person.pk != author.pk]
     with transaction.atomic():
         # The author's notes in turns, so that two at once cannot both use the minute's last mentions.
-        list(get_user_model().objects.select_for_update().filter(pk=author.pk).values_list("pk", flat=True))
+        list(get_user_model().objects.select_for_update(no_key=True).filter(pk=author.pk).values_list("pk", flat=True))
         told = may_be_told[: max(0, min(MAX_MENTIONS, MENTIONS_PER_MINUTE - _told_lately(author, now)))]
         note = Note.objects.create(hold=hold, author=author, text=text, created_at=now)
         note.mentioned.set(told)

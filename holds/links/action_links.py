@@ -257,7 +257,7 @@ def send(token: str, viewer: Viewer, comment: str = "", round_shown: int | None 
     link, hold = opened(token, viewer, now)
     user = viewer.user
     with transaction.atomic():
-        locked = Hold.objects.select_for_update().prefetch_related("items").get(pk=hold.pk)
+        locked = Hold.objects.select_for_update(no_key=True).prefetch_related("items").get(pk=hold.pk)
         _check_state(link, locked, now)
         try:
             with transaction.atomic():

@@ -149,7 +149,7 @@ def reread(agent: str, capability: str) -> int:
             batch = list(
                 holds.filter(pk__gt=after)
                 .order_by("pk")
-                .select_for_update()
+                .select_for_update(no_key=True)
                 .values_list("pk", "capability", "status", "platform_decision")[:REREAD_BATCH]
             )
             if not batch:

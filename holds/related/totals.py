@@ -98,7 +98,7 @@ def lock_subjects(locked: Hold) -> None:
     if subject_totals.days_asked(policies.all_policies()) is None:
         return
     values = HoldSubject.objects.filter(hold=locked).values("value")
-    sharing = HoldSubject.objects.filter(value__in=values).order_by("pk").select_for_update()
+    sharing = HoldSubject.objects.filter(value__in=values).order_by("pk").select_for_update(no_key=True)
     list(sharing.values_list("pk", flat=True)[:MOST_ROWS])
 
 

@@ -36,7 +36,7 @@ def sweep(now: datetime | None = None) -> list[Hold]:
     while True:
         with transaction.atomic():
             due = list(
-                Hold.objects.select_for_update(skip_locked=True)
+                Hold.objects.select_for_update(skip_locked=True, no_key=True)
                 .filter(status=Hold.Status.OPEN, expires_at__lte=now)
                 .exclude(pk__in=failed)
                 .order_by("expires_at", "pk")[:BATCH]
