@@ -10,7 +10,10 @@ from holds.models.mirror import Hold
 class HoldSubject(models.Model):
     """One subject of one item of a hold: the rows the related holds and possible duplicates are looked up by."""
 
-    hold = models.ForeignKey(Hold, on_delete=models.CASCADE, related_name="subjects")
+    # No database constraint: the rows are an index of what their hold says, written by sync beside it, and the
+    # check PostgreSQL would make of each at COMMIT (a lookup and a lock of the hold's row) weighs on the first sync.
+    # A hold is never deleted, and Django's CASCADE would still take its subjects with it.
+    hold = models.ForeignKey(Hold, on_delete=models.CASCADE, related_name="subjects", db_constraint=False)
     position = models.PositiveIntegerField(help_text="The item's position in its hold.")
     key = models.TextField(help_text="The key as the agent wrote it, shown only.")
     value = models.CharField(max_length=200, help_text="Normalised: trimmed, case-folded, a leading # dropped.")

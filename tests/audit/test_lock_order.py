@@ -28,10 +28,12 @@ APPROVE = [decisions.ItemChoice("call_1", "approve")]
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_auditing_a_message_about_a_hold_commits_while_a_reviewer_decides_that_hold(refund, alice, bob):
     told = _message_about(refund, bob)
-    decided = []
+    decided, backend = [], []
 
     def reviewer_decides():
         try:
+            connection.ensure_connection()
+            backend.append(connection.connection.info.backend_pid)
             decided.append(decisions.submit(refund, alice, APPROVE, duplicates_checked=every_duplicate(refund)))
         except Exception as error:  # noqa: BLE001 (the test reads what happened to the reviewer)
             decided.append(error)
@@ -42,16 +44,16 @@ def test_a_worker_auditing_a_message_about_a_hold_commits_while_a_reviewer_decid
     with transaction.atomic():  # the worker's transaction: the message's end recorded and audited, the head its own
         ending.record([ending.End(told, 1, Notification.Status.SENT)])
         reviewer.start()
-        wait_until(_someone_waits_for_a_lock, timeout=30)  # the reviewer, holding the hold, waits for the head
+        wait_until(lambda: backend and _waits_for_a_lock(backend[0]), timeout=30)  # holding the hold, for the head
     reviewer.join(timeout=30)
 
     assert isinstance(decided[0], Decision), decided
     assert Notification.objects.get(pk=told.pk).status == Notification.Status.SENT
 
 
-def _someone_waits_for_a_lock() -> bool:
+def _waits_for_a_lock(backend_pid: int) -> bool:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM pg_locks WHERE NOT granted")
+        cursor.execute("SELECT count(*) FROM pg_locks WHERE NOT granted AND pid = %s", [backend_pid])
         return cursor.fetchone()[0] > 0
 
 
