@@ -301,6 +301,8 @@ def load(text: str, source: str, dry_run: bool = False) -> tuple[list[Change], l
         changes = [change for change in changes if change.action != "change" or change.fields]
         if dry_run:
             return changes, warnings
+        # Every policy's row before the first audit, in one order: the audit chain's head comes last.
+        list(ApprovalPolicy.objects.select_for_update(no_key=True).order_by("pk").values_list("pk", flat=True))
         message = f"loadpolicies {source}"
         for found in policies:
             _save(found, message)

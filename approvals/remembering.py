@@ -191,32 +191,28 @@ def caps_for(hold) -> Caps | None:
     return Caps(min(allowance.daily_cap_count for allowance in admitting), min(amounts, default=None))
 
 
-def remember(hold, viewer: Viewer, choices, duration_key: str, now: datetime) -> RememberedApproval:
-    """Make ``viewer``'s remembered approval of holds like ``hold`` for the duration named ``duration_key``, and
-    audit it; raise ``NotRememberable`` when it may not be (see the module's rules). Call it in the transaction
-    that stores the decision, before it, so that a refusal stores neither."""
+def remember(hold, viewer: Viewer, choices, duration_key: str, now: datetime) -> audit_events.Entry:
+    """Make ``viewer``'s remembered approval of holds like ``hold`` for the duration named ``duration_key``; raise
+    ``NotRememberable`` when it may not be (see the module's rules). Call it in the transaction that stores the
+    decision, before it, so that a refusal stores neither. Returns its audit event, for the caller to append once the
+    decision took its locks: the audit chain's head comes last (docs/architecture.md, invariants)."""
     made = _offer(hold, viewer, choices, now, with_replay=False)
     duration = next((one for one in made.durations if one.key == duration_key), None)
     if duration is None:
         raise NotRememberable("Choose how long to remember this approval among the durations offered.")
     remembered = made.remembered
     remembered.valid_until = duration.until
-    with transaction.atomic():
-        remembered.save()
-        audit_events.append(
-            roles_and_settings.setting_changed(
-                actor=viewer.user,
-                hold=hold,
-                model=REMEMBERED_MODEL,
-                object_id=str(remembered.pk),
-                object_repr=str(remembered),
-                action="added",
-                message=f"remembered approval {duration.label}, until {people_wording.moment(duration.until)}: "
-                f"{made.words}",
-                details={"remembered": _facts(remembered)},
-            )
-        )
-    return remembered
+    remembered.save()
+    return roles_and_settings.setting_changed(
+        actor=viewer.user,
+        hold=hold,
+        model=REMEMBERED_MODEL,
+        object_id=str(remembered.pk),
+        object_repr=str(remembered),
+        action="added",
+        message=f"remembered approval {duration.label}, until {people_wording.moment(duration.until)}: {made.words}",
+        details={"remembered": _facts(remembered)},
+    )
 
 
 def _facts(remembered: RememberedApproval) -> dict:
@@ -271,7 +267,10 @@ def end_stopped(now: datetime) -> list[RememberedApproval]:
 
 def undone(hold, owner, now: datetime) -> list[RememberedApproval]:
     """``owner`` undid their decision of ``hold``: the approvals they remembered with it end too."""
-    made = RememberedApproval.objects.running().filter(source_hold=hold, owner=owner)
+    # Every row locked before the first is audited: the audit chain's head comes last.
+    made = list(
+        RememberedApproval.objects.running().filter(source_hold=hold, owner=owner).select_for_update(no_key=True)
+    )
     return [remembered for remembered in made if end(remembered, "its approval was undone", now, actor=owner)]
 
 

@@ -91,12 +91,15 @@ def add(user, fields: dict[str, str]) -> PushSubscription:
     before = PushSubscription.objects.select_for_update(no_key=True).filter(endpoint=fields["endpoint"]).first()
     if before is not None and before.user_id != user.pk:
         _resolve_pending(before, "the device was subscribed by someone else")
-    device, created = PushSubscription.objects.update_or_create(
-        endpoint=fields["endpoint"],
-        defaults={**fields, "user": user},
-        create_defaults={**fields, "user": user, "created_at": timezone.now()},
-    )
-    _audit(user, device, "added" if created else "changed", f"push notifications on {device.name}")
+    owned = {**fields, "user": user}
+    device, created = PushSubscription.objects.select_for_update(no_key=True).get_or_create(
+        endpoint=fields["endpoint"], defaults={**owned, "created_at": timezone.now()}
+    )  # not update_or_create, whose FOR UPDATE would stop a push's foreign-key check at COMMIT
+    if not created:
+        for name, value in owned.items():
+            setattr(device, name, value)
+        device.save(update_fields=list(owned))
+    events.append(_audited(user, device, "added" if created else "changed", f"push notifications on {device.name}"))
     return device
 
 
@@ -107,8 +110,9 @@ def remove(user, device_id: int) -> PushSubscription | None:
     if device is None:
         return None
     _resolve_pending(device, "the device was removed")
-    _audit(user, device, "deleted", f"push notifications on {device.name} removed")
-    device.delete()
+    deleted = _audited(user, device, "deleted", f"push notifications on {device.name} removed")
+    device.delete()  # before the audit: the audit chain's head comes last
+    events.append(deleted)
     return device
 
 
@@ -120,8 +124,10 @@ def prune(device_id: int, status: int) -> bool:
     if device is None:
         return False
     _resolve_pending(device, "the device's subscription ended")
-    _audit(None, device, "deleted", f"push notifications on {device.name} ended: the push service answered {status}")
-    device.delete()
+    answered = f"push notifications on {device.name} ended: the push service answered {status}"
+    deleted = _audited(None, device, "deleted", answered)
+    device.delete()  # before the audit: the audit chain's head comes last
+    events.append(deleted)
     return True
 
 
@@ -152,16 +158,14 @@ def _resolve_pending(device: PushSubscription, reason: str) -> None:
     ).update(resolved_at=timezone.now(), resolved_reason=reason)
 
 
-def _audit(actor, device: PushSubscription, action: str, message: str) -> None:
-    events.append(
-        roles_and_settings.setting_changed(
-            actor=actor,
-            model="notifications.pushsubscription",
-            object_id=str(device.pk),
-            object_repr=f"{device.name} of {device.user.get_username()}",
-            action=action,
-            message=message,
-            # The push service's host: who carries the device's pushes, not the endpoint, which is the device's secret.
-            details={"device": device.name, "push_service": httpx.URL(device.endpoint).raw_host.decode("ascii")},
-        )
+def _audited(actor, device: PushSubscription, action: str, message: str) -> events.Entry:
+    return roles_and_settings.setting_changed(
+        actor=actor,
+        model="notifications.pushsubscription",
+        object_id=str(device.pk),
+        object_repr=f"{device.name} of {device.user.get_username()}",
+        action=action,
+        message=message,
+        # The push service's host: who carries the device's pushes, not the endpoint, which is the device's secret.
+        details={"device": device.name, "push_service": httpx.URL(device.endpoint).raw_host.decode("ascii")},
     )

@@ -143,13 +143,15 @@ def submit(
         locked = (
             with_latest_decision(Hold.objects.select_for_update(no_key=True)).prefetch_related("items").get(pk=hold.pk)
         )
-        totals.lock_subjects(locked)  # one subject's holds in turns: its total counts what was decided before
         existing = locked.live_decision()
         if existing:
             raise AlreadyDecided(existing)
         if decision_shown is not None and locked.latest_decision_id != decision_shown:
             raise DecidedSince
         _check_decidable(locked, choices, now)
+        # One subject's holds in turns: its total counts what was decided before. After the checks, so that a hold
+        # the caller's transaction just closed (the API's fresh read, audited) locks nothing after the audit's head.
+        totals.lock_subjects(locked)
         checked = _duplicates_checked(locked, reviewer, choices, now, duplicates_checked)
         try:
             made = lifecycle.decide(locked, reviewer, choices, now, round_shown, channel, duplicates_checked=checked)

@@ -7,6 +7,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from approvals import remembering
+from audit import events as audit_events
 from holds.deciding import decisions
 from holds.models import Decision
 
@@ -17,8 +18,7 @@ def submit(hold, viewer, choices, duration: str, round_shown=None, decision_show
     nothing) when it may not be remembered, as a forged confirm may ask, and what ``decisions.submit`` raises
     (``duplicates_checked`` is its)."""
     with transaction.atomic():
-        if duration:
-            remembering.remember(hold, viewer, choices, duration, timezone.now())
+        remembered = remembering.remember(hold, viewer, choices, duration, timezone.now()) if duration else None
         made = decisions.submit(
             hold,
             viewer.user,
@@ -29,4 +29,6 @@ def submit(hold, viewer, choices, duration: str, round_shown=None, decision_show
         )
         if duration and not isinstance(made, Decision):  # it became an approval under four eyes meanwhile
             raise remembering.NotRememberable("This hold is under four eyes: its approval cannot be remembered.")
+        if remembered:
+            audit_events.append(remembered)
     return made

@@ -6,6 +6,8 @@ from decimal import Decimal
 
 import pytest
 import time_machine
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
@@ -15,7 +17,7 @@ from holds.deciding import delivery
 from holds.models import Decision
 from tests.helpers.approvals_setup import decision_posts, signed_in
 from tests.helpers.forms import fields_of
-from tests.helpers.remembered import add_refund, approve_due_at, remembered
+from tests.helpers.remembered import add_refund, approve_due_at, remember_through_summary, remembered
 from tests.helpers.reviewing import review_form, send, summary_of
 
 pytestmark = pytest.mark.django_db
@@ -188,3 +190,18 @@ def test_remembering_an_amount_no_amount_column_holds_is_refused_with_a_message(
     )
     assert not RememberedApproval.objects.filter(owner=alice).exists()
     assert not Decision.objects.filter(hold=huge).exists()
+
+
+def test_remembering_locks_the_hold_before_the_audit_chains_head(alice, first, allowed):
+    """The audit chain's head comes last (docs/architecture.md, invariants): the remembered approval's event is
+    appended with the decision's, once the hold is locked, not before."""
+    browser = signed_in(alice)
+
+    with CaptureQueriesContext(connection) as ran:
+        response = remember_through_summary(browser, first)
+
+    assert response.status_code == 302
+    statements = [query["sql"] for query in ran.captured_queries]
+    locked = next(n for n, sql in enumerate(statements) if 'FROM "holds_hold"' in sql and "FOR NO KEY UPDATE" in sql)
+    assert locked < next(n for n, sql in enumerate(statements) if 'FROM "audit_auditchainhead"' in sql)
+    assert RememberedApproval.objects.filter(owner=alice).count() == 1
