@@ -64,9 +64,10 @@ def mirror_listed(env: str, new: list[mirrored.Listed], changed: dict[int, mirro
         if holds:
             Hold.objects.bulk_update(holds, mirrored.MIRRORED_FIELDS, batch_size=500)
             mirrored.rewrite_items([(hold, changed[hold.pk].hold) for hold in holds])
-        if new:  # last in the transaction, as they end with the audit events: the chain's lock is held only briefly
+        if new:  # late in the transaction, as they end with the audit events: the chain's lock is held only briefly
             inserting.insert_new(env, new, now)
-        # What each waits for in an approval chain: a new hold's first stages, a changed one's round over.
+        # What each waits for in an approval chain: a new hold's first stages, a changed one's round over. After the
+        # audit, but it writes rows of these holds alone, which this transaction made or locked.
         awaiting.follow_mirrored(env, [listed.hold.hold_id for listed in new], holds)
         # The new holds' ids are not read back: their pages are not open yet, and the queue needs only their scope.
         arrived = [_Arrived(None, env, listed.hold.agent, listed.hold.capability) for listed in new]
