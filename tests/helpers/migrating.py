@@ -26,8 +26,21 @@ def back_to(*targets: tuple[str, str | None]) -> list[tuple[str, str | None]]:
     return plan
 
 
-def migrate(targets):
+class ModelsAt:
+    """The models as they are at some migrations, worked out when a test first asks for one: every model rendered
+    again costs a second or two, and most moves (back to the latest) ask for none."""
+
+    def __init__(self, loader, nodes: list[tuple[str, str]]):
+        self._loader, self._nodes, self._apps = loader, nodes, None
+
+    def get_model(self, app_label: str, model_name: str):
+        if self._apps is None:
+            self._apps = self._loader.project_state(self._nodes).apps
+        return self._apps.get_model(app_label, model_name)
+
+
+def migrate(targets) -> ModelsAt:
     """Migrate the test database to ``targets``; return the models as they are there."""
     executor = MigrationExecutor(connection)
     executor.migrate(targets)
-    return executor.loader.project_state([node for node in targets if node[1] is not None]).apps
+    return ModelsAt(executor.loader, [node for node in targets if node[1] is not None])
