@@ -269,7 +269,9 @@ def undone(hold, owner, now: datetime) -> list[RememberedApproval]:
     """``owner`` undid their decision of ``hold``: the approvals they remembered with it end too."""
     # Every row locked before the first is audited: the audit chain's head comes last.
     made = list(
-        RememberedApproval.objects.running().filter(source_hold=hold, owner=owner).select_for_update(no_key=True)
+        RememberedApproval.objects.running()
+        .filter(source_hold=hold, owner=owner)
+        .select_for_update(of=("self",), no_key=True)
     )
     return [remembered for remembered in made if end(remembered, "its approval was undone", now, actor=owner)]
 

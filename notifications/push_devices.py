@@ -120,7 +120,12 @@ def remove(user, device_id: int) -> PushSubscription | None:
 def prune(device_id: int, status: int) -> bool:
     """Remove a device its push service answered ``status`` (404 or 410) for: the browser unsubscribed, or the
     subscription expired. False when it was gone already."""
-    device = PushSubscription.objects.select_for_update(no_key=True).filter(pk=device_id).select_related("user").first()
+    device = (
+        PushSubscription.objects.select_for_update(of=("self",), no_key=True)
+        .filter(pk=device_id)
+        .select_related("user")
+        .first()
+    )
     if device is None:
         return False
     _resolve_pending(device, "the device's subscription ended")
