@@ -35,6 +35,7 @@ def test_the_statistics_time_each_stage_from_when_it_opened(chain, refund):
     from datetime import timedelta
 
     import time_machine
+    from django.utils import timezone
 
     from reviewqueue import roles
     from tests.helpers.users import make_user
@@ -45,7 +46,10 @@ def test_the_statistics_time_each_stage_from_when_it_opened(chain, refund):
     with time_machine.travel(start + timedelta(minutes=25), tick=False):
         approve_as_it_is(signed_in(chain.lee), refund)  # Legal: 15 minutes since stage 1 was done
 
-    page = signed_in(make_user("ada", roles.AUDITORS)).get(reverse("audit:stats")).content.decode()
+    # The period named, not "the last 30 days" up to today: the approvals may fall after midnight.
+    days = [timezone.localdate(start), timezone.localdate(start + timedelta(minutes=25))]
+    period = {"since": days[0].isoformat(), "until": days[1].isoformat()}
+    page = signed_in(make_user("ada", roles.AUDITORS)).get(reverse("audit:stats"), period).content.decode()
 
     assert "Time per stage of an approval chain" in page
     assert "1 · Support leads" in page and "2 · Finance" not in page and "3 · Legal" in page
