@@ -92,9 +92,14 @@ def add(user, fields: dict[str, str]) -> PushSubscription:
     if before is not None and before.user_id != user.pk:
         _resolve_pending(before, "the device was subscribed by someone else")
     owned = {**fields, "user": user}
-    device, created = PushSubscription.objects.select_for_update(no_key=True).get_or_create(
-        endpoint=fields["endpoint"], defaults={**owned, "created_at": timezone.now()}
-    )  # not update_or_create, whose FOR UPDATE would stop a push's foreign-key check at COMMIT
+    # Not update_or_create, whose FOR UPDATE would stop a push's foreign-key check at COMMIT; get_or_create for a new
+    # endpoint, as a browser subscribing twice at once makes both requests insert it.
+    if before is None:
+        device, created = PushSubscription.objects.select_for_update(no_key=True).get_or_create(
+            endpoint=fields["endpoint"], defaults={**owned, "created_at": timezone.now()}
+        )
+    else:
+        device, created = before, False
     if not created:
         for name, value in owned.items():
             setattr(device, name, value)
