@@ -13,15 +13,19 @@ leading ``#`` dropped; one empty, holding a control character (NUL included) or 
 ``VALUE_LIMIT`` once normalised is skipped. A subject's identity is its value: the key is shown, never matched, so
 ``order_id: A-1001`` on one hold and the item id ``A-1001`` on another name the same order.
 
-The reader is pure: no database, no settings, nothing kept between calls.
+The reader is pure: no database, no settings. It keeps only what a key reads as (``_key_reading``), the same
+for every item of every hold.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 from collections.abc import Iterable
 from typing import Any, NamedTuple
+
+from reviewqueue import processcache
 
 VALUE_LIMIT = 200  # the width of HoldSubject.value
 KIND_LIMIT = 100  # the width of HoldSubject.action_kind
@@ -33,6 +37,7 @@ TOOL_CALL_PREFIXES = ("call_", "toolu_", "fc_")
 FILLER_WORDS = frozenset({"on", "for", "of", "the", "a", "order", "#", "·"})
 _LONGEST_READ = 4 * VALUE_LIMIT  # longer raw text cannot come within the limit, whatever trimming does
 _LONGEST_TITLE = 1000  # an action's kind is read from the start of its title
+_INTEGER_LIMIT = 10**VALUE_LIMIT  # an integer this large has more digits than a value holds
 
 
 class Subject(NamedTuple):
@@ -101,23 +106,31 @@ def key_list(text: str) -> frozenset[str]:
 
 def is_subject_key(key: Any, keys: Keys = DEFAULT_KEYS) -> bool:
     """Whether a top-level key of an item's data names a subject."""
-    if not isinstance(key, str) or len(key) > _LONGEST_READ or _has_control(key):
+    reading = _key_reading(key) if isinstance(key, str) else None
+    if reading is None:
         return False
+    name, by_default = reading
+    return name not in keys.removed and (by_default or name in keys.added)
+
+
+@processcache.cached(maxsize=4096)  # agents write the same few keys on every item of every hold
+def _key_reading(key: str) -> tuple[str, bool] | None:
+    """How ``key`` reads whatever an admin set: its ``key_name``, and whether it names a subject unless taken away
+    (a named key, or one ending ``_id`` or ``Id``); None for a key that never does (a tool call's id, one too long or
+    holding a control character)."""
+    if len(key) > _LONGEST_READ or _has_control(key):
+        return None
     name = key_name(key)
-    if name in keys.removed or name in TOOL_CALL_KEYS:
-        return False
-    if name in _NAMED or name in keys.added:
-        return True
-    return len(key) > 3 and key.endswith(("_id", "Id"))
+    if name in TOOL_CALL_KEYS:
+        return None
+    return name, name in _NAMED or (len(key) > 3 and key.endswith(("_id", "Id")))
 
 
 def normalised(value: Any) -> str | None:
     """A subject's value as matched (trimmed, case-folded, one leading ``#`` dropped), or None when it is none: not
     a string or an integer, empty, holding a control character, or too long."""
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        return None
-    if isinstance(value, int):
-        if not -(10**VALUE_LIMIT) < value < 10**VALUE_LIMIT:
+    if not isinstance(value, str):
+        if not isinstance(value, int) or isinstance(value, bool) or not -_INTEGER_LIMIT < value < _INTEGER_LIMIT:
             return None
         value = str(value)
     if len(value) > _LONGEST_READ:
@@ -149,18 +162,13 @@ def subjects_of(item_id: str, data: Any, keys: Keys = DEFAULT_KEYS) -> list[Subj
     """The subjects one item names, each once (by value), in the order of its data's keys, its own id last; at most
     ``SUBJECTS_PER_ITEM``. ``data`` other than a dict names none but the item's id."""
     found: dict[str, Subject] = {}
-    candidates: list[tuple[Any, Any]] = list(data.items()) if isinstance(data, dict) else []
-    if ITEM_KEY not in keys.removed:
-        candidates.append((ITEM_KEY, item_id))
-    for key, raw in candidates:
+    named = ((key, raw) for key, raw in data.items() if is_subject_key(key, keys)) if isinstance(data, dict) else ()
+    for key, raw in itertools.chain(named, [(ITEM_KEY, item_id)] if ITEM_KEY not in keys.removed else []):
         if len(found) >= SUBJECTS_PER_ITEM:
             break
-        if key != ITEM_KEY and not is_subject_key(key, keys):
-            continue
         value = normalised(raw)
-        if value is None or is_tool_call_id(value) or value in found:
-            continue
-        found[value] = Subject(key, value)
+        if value is not None and value not in found and not is_tool_call_id(value):
+            found[value] = Subject(key, value)
     return list(found.values())
 
 
@@ -177,7 +185,7 @@ def action_kind(title: Any, subjects: Iterable[Subject]) -> str:
     for subject in sorted(subjects, key=lambda subject: -len(subject.value)):
         text = _without(text, subject.value)
     for word in _WORDS.findall(text):
-        if word in FILLER_WORDS or any(character.isdigit() for character in word):
+        if word in FILLER_WORDS or any(map(str.isdigit, word)):
             continue
         return word[:KIND_LIMIT]
     return ""
