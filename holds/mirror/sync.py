@@ -46,7 +46,7 @@ from holds import signals
 from holds.mirror import platform, single_read, writing
 from holds.models import Hold, ListedInWalk, QuarantinedHold, SyncState
 from holds.queue import filter_values as queue_filter_values
-from reviewqueue import readahead
+from reviewqueue import collector, readahead
 
 logger = logging.getLogger(__name__)
 
@@ -176,19 +176,21 @@ def _walk_whole(
     known_open = {row[0]: row[1:] for row in open_holds.values_list(*writing.KNOWN_COLUMNS)}
     listed, scopes, unreadable, refused = set(), set(), [], []
     last_cursor = None
-    for holds, cursor in _batches_of_pages(client.open_pages(env)):
-        last_cursor = cursor
-        remote, batch_unreadable = writing.partition_storable(holds)
-        unreadable += batch_unreadable
-        listed |= remote.keys()
-        scopes |= {(entry.hold.agent, entry.hold.capability) for entry in remote.values()}
-        known = {hold_id: known_open[hold_id] for hold_id in remote if hold_id in known_open}
-        # Closed ones listed again:
-        known |= writing.known_holds(env, [hold_id for hold_id in remote if hold_id not in known_open])
-        created, updated, batch_refused = writing.store_listed(env, remote, known)
-        result.created += created
-        result.updated += updated
-        refused += batch_refused
+    with collector.paused() as pause:  # the batches' objects are dropped before a collection would find garbage
+        for holds, cursor in _batches_of_pages(client.open_pages(env)):
+            last_cursor = cursor
+            remote, batch_unreadable = writing.partition_storable(holds)
+            unreadable += batch_unreadable
+            listed |= remote.keys()
+            scopes |= {(entry.hold.agent, entry.hold.capability) for entry in remote.values()}
+            known = {hold_id: known_open[hold_id] for hold_id in remote if hold_id in known_open}
+            # Closed ones listed again:
+            known |= writing.known_holds(env, [hold_id for hold_id in remote if hold_id not in known_open])
+            created, updated, batch_refused = writing.store_listed(env, remote, known)
+            result.created += created
+            result.updated += updated
+            refused += batch_refused
+            pause.batch_done()
     result.open = len(listed)
     listed |= {hold.hold_id for hold in unreadable}  # an unreadable hold is still listed
     vanished = [hold_id for hold_id in known_open if hold_id not in listed]
