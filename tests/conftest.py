@@ -1,11 +1,9 @@
 """Fixtures shared by the suite: a simulated platform on 127.0.0.1, a client for it, users, Celery, Chromium.
 
-Fixtures, and the hooks that order the run and pause the garbage collector; what tests share besides fixtures is in
-tests/helpers/.
+Fixtures, and the hook that orders the run; what tests share besides fixtures is in tests/helpers/.
 """
 
 import email
-import gc
 import ipaddress
 import os
 import threading
@@ -18,7 +16,7 @@ from aiosmtpd.controller import Controller
 from playwright.sync_api import sync_playwright
 
 from holds.mirror import platform, sync
-from reviewqueue import collector, processcache, roles
+from reviewqueue import processcache, roles
 from simulator.server import PlatformServer
 from simulator.state import PlatformState
 from tests.helpers import preloaded
@@ -44,21 +42,6 @@ def pytest_collection_modifyitems(items):
         return 2
 
     items.sort(key=rank)
-
-
-def pytest_collection_finish(session):
-    """What collecting imported (Django, the app, every test module) lives as long as the run: frozen, the garbage
-    collector's full passes no longer walk it."""
-    gc.collect()
-    gc.freeze()
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_protocol(item, nextitem):
-    """Each test, its fixtures included, runs with the garbage collector paused (``reviewqueue/collector.py``), and
-    the collector frees its cycles between tests: running, it would walk what a test keeps alive again and again."""
-    with collector.paused():
-        return (yield)
 
 
 @pytest.fixture(scope="session")

@@ -19,14 +19,6 @@ class _Cycle:
 
 
 @pytest.fixture
-def collector_running():
-    """The collector running, as in a worker: the suite pauses it for each test (tests/conftest.py)."""
-    gc.enable()
-    yield
-    gc.disable()
-
-
-@pytest.fixture
 def batches_of_two(monkeypatch, platform_state):
     """Eight open holds, listed two a page and written two a batch: four batches."""
     monkeypatch.setattr(platform, "PAGE_SIZE", 2)
@@ -38,7 +30,7 @@ def batches_of_two(monkeypatch, platform_state):
 
 @pytest.mark.django_db
 def test_the_collector_is_paused_for_the_batches_frees_their_cycles_every_few_and_runs_again_after(
-    platform_client, batches_of_two, collector_running, monkeypatch
+    platform_client, batches_of_two, monkeypatch
 ):
     assert gc.isenabled()
     running, cycles, left = [], [], []
@@ -63,9 +55,7 @@ def test_the_collector_is_paused_for_the_batches_frees_their_cycles_every_few_an
 
 
 @pytest.mark.django_db
-def test_a_walk_that_fails_leaves_the_collector_running(
-    platform_client, batches_of_two, collector_running, monkeypatch
-):
+def test_a_walk_that_fails_leaves_the_collector_running(platform_client, batches_of_two, monkeypatch):
     def store_listed(env, remote, known):
         raise RuntimeError("the database went away")
 
@@ -79,9 +69,10 @@ def test_a_walk_that_fails_leaves_the_collector_running(
 
 @pytest.mark.django_db
 def test_a_walk_leaves_a_collector_paused_by_its_caller_paused(platform_client, batches_of_two):
-    gc.disable()  # as the suite has it for each test already
-
-    sync.sync_env(platform_client, "default")
-
-    assert not gc.isenabled()
+    gc.disable()
+    try:
+        sync.sync_env(platform_client, "default")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
     assert Hold.objects.count() == 8
