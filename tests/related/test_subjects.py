@@ -82,6 +82,13 @@ def test_an_item_id_that_names_an_order_is_a_subject_and_a_tool_call_id_is_not()
         assert subjects_of(tool_call, {}) == []
 
 
+def test_a_data_key_spelt_as_the_item_id_s_label_is_read_as_any_key_and_the_item_id_stays_the_item_s_own():
+    found = subjects_of("A-1001", {ITEM_KEY: "B-2002"})
+
+    assert found == [Subject(ITEM_KEY, "a-1001")]  # "item id" in the data names no subject: no _id, not named
+    assert subjects_of("call_1", {ITEM_KEY: "B-2002"}) == []
+
+
 def test_the_keys_read_and_those_skipped():
     data = {
         "order": "A-1",
