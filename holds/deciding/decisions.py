@@ -110,6 +110,11 @@ def with_latest_decision(holds: QuerySet[Hold]) -> QuerySet[Hold]:
     return holds.annotate(latest_decision_id=Coalesce(Subquery(latest), Value(NO_DECISION)))
 
 
+def _live_decision(locked: Hold) -> Decision | None:
+    """The live decision of a hold read ``with_latest_decision``: a hold never decided has none, without a query."""
+    return None if locked.latest_decision_id == NO_DECISION else locked.live_decision()
+
+
 def submit(
     hold: Hold,
     reviewer,
@@ -143,8 +148,7 @@ def submit(
         locked = (
             with_latest_decision(Hold.objects.select_for_update(no_key=True)).prefetch_related("items").get(pk=hold.pk)
         )
-        existing = locked.live_decision()
-        if existing:
+        if existing := _live_decision(locked):
             raise AlreadyDecided(existing)
         if decision_shown is not None and locked.latest_decision_id != decision_shown:
             raise DecidedSince
@@ -187,7 +191,7 @@ def submit_for_policy(
             with_latest_decision(Hold.objects.select_for_update(no_key=True)).prefetch_related("items").get(pk=hold.pk)
         )
         totals.lock_subjects(locked)
-        if existing := locked.live_decision():
+        if existing := _live_decision(locked):
             raise AlreadyDecided(existing)
         _check_decidable(locked, choices, now)
         try:

@@ -7,6 +7,8 @@ from datetime import timedelta
 
 import pytest
 import time_machine
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
@@ -95,6 +97,21 @@ def test_after_undo_the_hold_is_the_reviewers_to_decide_again(samples, alice, un
 
     assert claimant == alice and live_after_undo is None
     assert second.state == "sending" and hold.live_decision() == second
+
+
+def test_only_a_hold_decided_before_is_searched_for_a_live_decision(samples, alice, undo_window):
+    hold = samples["h_12"]
+    with CaptureQueriesContext(connection) as first_time:
+        first = decisions.submit(hold, alice, approve_all(hold), duplicates_checked=every_duplicate(hold))
+    decisions.withdraw(first.pk, alice)
+    with CaptureQueriesContext(connection) as after_undo:
+        decisions.submit(hold, alice, [ItemChoice("A-1001", "reject", comment="wrong customer")])
+
+    def decisions_read(queries):
+        return [query["sql"] for query in queries if query["sql"].startswith('SELECT "holds_decision"."id"')]
+
+    assert decisions_read(first_time.captured_queries) == []
+    assert len(decisions_read(after_undo.captured_queries)) == 1
 
 
 def test_undoing_twice_is_harmless(samples, alice, undo_window):
