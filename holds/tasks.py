@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from holds.deciding import by_policy, delivery
 from holds.mirror import platform, sync
-from holds.related import stored
+from holds.related import sharing, stored
 from holds.sweeps import arrivals, expiry, heartbeat
 from reviewqueue import sweeping
 from reviewqueue.celery import RetryingTask
@@ -57,6 +57,12 @@ def reread_subjects() -> int:
     """Read again the subjects of the holds whose agents' subject keys an admin changed (queued by the change, and
     beat: every minute, for a task the broker lost)."""
     return stored.reread_asked()
+
+
+@shared_task
+def mark_shared_holds() -> int:
+    """Mark the open holds sharing a subject that two writers at once left unmarked (beat: hourly)."""
+    return sharing.mark_open()
 
 
 @shared_task

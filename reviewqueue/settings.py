@@ -327,6 +327,7 @@ CELERY_BEAT_SCHEDULER = "celery.beat:Scheduler"
 CELERY_BEAT_SCHEDULE = {
     "sync-holds": {"task": "holds.tasks.sync_holds", "schedule": float(SYNC_INTERVAL_SECONDS)},
     "reread-subjects": {"task": "holds.tasks.reread_subjects", "schedule": 60.0},  # one an admin's change lost
+    "mark-shared-holds": {"task": "holds.tasks.mark_shared_holds", "schedule": 3600.0},  # holds/related/sharing.py
 }
 
 LOGGING = {
@@ -402,8 +403,7 @@ CELERY_BEAT_SCHEDULE |= {
 }
 # The whole audit chain is walked hourly, its outcome kept for /metrics and the alert on a broken chain.
 CELERY_BEAT_SCHEDULE["verify-audit-chain"] = {"task": "operations.tasks.verify_audit_chain", "schedule": 3600.0}
-# Holds left waiting past their approval policy's limits are escalated to its group (approvals/escalation.py).
-# As often as sync by default: an escalation, like a new hold, reaches people within a sync interval.
+# Holds waiting past their policy's limits go to its group (approvals/escalation.py) within a sync interval.
 ESCALATION_SWEEP_SECONDS = env.integer("ESCALATION_SWEEP_SECONDS", SYNC_INTERVAL_SECONDS, minimum=1)
 CELERY_BEAT_SCHEDULE["escalate-holds"] = {
     "task": "approvals.tasks.escalate_waiting_holds",

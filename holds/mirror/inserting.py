@@ -1,4 +1,5 @@
-"""Insert the new holds sync listed, with their items, their subjects (``holds/related/stored.py``) and
+"""Insert the new holds sync listed, with their items, their subjects (``holds/related/stored.py``, the holds sharing
+them marked: ``holds/related/sharing.py``) and
 ``hold_seen`` events: by COPY on PostgreSQL, which costs a fraction of INSERT's time per row, and through the ORM
 on SQLite (the quickstart's). The rows are the same either way (the audit trail's come from
 ``audit.events.copying``, chain included).
@@ -16,7 +17,7 @@ from audit.events import holding
 from audit.models import AuditEvent
 from holds.mirror import mirrored, platform
 from holds.models import Hold, HoldItem, HoldSubject
-from holds.related import stored
+from holds.related import sharing, stored
 from reviewqueue.sql import writes
 
 
@@ -85,6 +86,7 @@ def _copy_new_holds(env: str, new: list[mirrored.Listed], now) -> None:
     writes.copy(Hold, (*COPIED_HOLD_COLUMNS, *defaults), hold_rows())
     writes.copy(HoldItem, ITEM_COLUMNS, items)
     writes.copy(HoldSubject, stored.COPY_COLUMNS, subjects)
+    sharing.mark(ids)
     with audit_events.copying(seen) as audit_rows:
         writes.copy(AuditEvent, audit_events.COPY_COLUMNS, audit_rows)
 

@@ -4,7 +4,7 @@ the app, gathered here where Django and the other modules look for them."""
 from holds.models.decisions import ACTION_WORDS, ActionLinkUse, Decision, DecisionChannel, DecisionItem, DeliveryAttempt
 from holds.models.handover import Assignment, Note
 from holds.models.mirror import FilterValue, Hold, HoldFirstOpened, HoldItem, HoldViewer
-from holds.models.related import HoldSubject, SubjectKeys, SubjectRereading
+from holds.models.related import HoldSubject, SharedHold, SubjectKeys, SubjectRereading
 from holds.models.sync_state import ListedInWalk, PeriodicRun, QuarantinedHold, SyncState
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "FilterValue",
     "HoldItem",
     "HoldSubject",
+    "SharedHold",
     "SubjectKeys",
     "SubjectRereading",
     "HoldViewer",

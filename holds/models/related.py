@@ -1,6 +1,7 @@
-"""What each item of a hold acts on (``HoldSubject``, written whenever a hold is mirrored), and the admins' choice of
-the keys read as subjects per agent and capability (``SubjectKeys``), and the holds to read again after such a change
-(``SubjectRereading``): see ``holds/related/subjects.py`` and ``holds/related/stored.py``."""
+"""What each item of a hold acts on (``HoldSubject``, written whenever a hold is mirrored; ``SharedHold`` marks the
+holds sharing one), the admins' choice of the keys read as subjects per agent and capability (``SubjectKeys``), and
+the holds to read again after such a change (``SubjectRereading``): see ``holds/related/subjects.py``,
+``holds/related/stored.py`` and ``holds/related/sharing.py``."""
 
 from django.db import models
 
@@ -32,6 +33,19 @@ class HoldSubject(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key}: {self.value}"
+
+
+class SharedHold(models.Model):
+    """A hold with a subject (value and capability) that another hold's items have too, marked as either's subjects
+    are written (``holds/related/sharing.py``): the queue looks for possible duplicates among these holds alone. A
+    mark stays: a hold once marked is always looked at, which costs a lookup and misses nothing."""
+
+    # No constraint, as for the subjects: a mark is an index of them. Two writers may mark one hold at once, each
+    # unaware of the other: a second row says the same, where a unique one would have one of them wait.
+    hold = models.ForeignKey(Hold, on_delete=models.CASCADE, related_name="+", db_constraint=False)
+
+    def __str__(self) -> str:
+        return f"hold {self.hold_id} shares a subject"
 
 
 class SubjectKeys(models.Model):

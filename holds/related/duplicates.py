@@ -10,10 +10,10 @@ Both read ``holds.related.related``: ``possible_duplicates`` and ``approved_on_s
 (the safeguards'), ``visible_duplicates`` and a viewer passed to ``approved_on_subject`` only those the viewer may
 see (the pages').
 
-The queue asks for a page of holds at once (``flagged``, one query) and filters by it (``flagged_q``): there a
-closed hold's item counts as approved as the platform reported it (``HoldSubject.approved``, stored when the hold
-is mirrored), which is how every decision, here or elsewhere, ends up; a decision here still being sent leaves
-its hold open, which counts anyway.
+The queue asks for a page of holds at once (``flagged``, one query, which looks only at the holds marked as sharing a
+subject: ``holds/related/sharing.py``) and filters by it (``flagged_q``): there a closed hold's item counts as
+approved as the platform reported it (``HoldSubject.approved``, stored when the hold is mirrored), which is how every
+decision, here or elsewhere, ends up; a decision here still being sent leaves its hold open, which counts anyway.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from django.db.models.functions import Cast, Coalesce, Concat, NullIf
 from django.utils import timezone
 
 from holds.mirror import amounts
-from holds.models import Hold, HoldSubject
+from holds.models import Hold, HoldSubject, SharedHold
 from holds.related.related import Related, Shared, every_related, same_action, visible_related, window
 from reviewqueue.sql import compiled, expressions, prepared
 from reviewqueue.viewer import Viewer
@@ -195,13 +195,14 @@ def _split(joined: str) -> tuple[int, str]:
 
 
 def _flagged_rows(seen: tuple | None, as_array: bool, *, since: datetime, pks: list[int]) -> QuerySet:
-    """For each subject of the holds ``pks``, how many other holds make it a possible duplicate and the first of them
-    by hold id (``_count_and_first``; NULL for none): ``flagged``'s query. ``as_array`` (PostgreSQL): the pks are one
-    array parameter (``= ANY``), so that the statement has a dozen parameters whatever the page's size, few enough
-    for psycopg to keep its conversion of the statement (it keeps none with over 50)."""
-    among = expressions.is_among(HoldSubject, "hold", pks) if as_array else Q(hold__in=pks)
+    """For each subject of those of the holds ``pks`` marked as sharing one (``holds/related/sharing.py``: the others
+    cannot be possible duplicates), how many other holds make it a possible duplicate and the first of them by hold id
+    (``_count_and_first``; NULL for none): ``flagged``'s query. ``as_array`` (PostgreSQL): the pks are one array
+    parameter (``= ANY``), so that the statement has a dozen parameters whatever the page's size, few enough for
+    psycopg to keep its conversion of the statement (it keeps none with over 50)."""
+    among = expressions.is_among(SharedHold, "hold", pks) if as_array else Q(hold__in=pks)
     return (
-        HoldSubject.objects.filter(among)
+        HoldSubject.objects.filter(hold__in=SharedHold.objects.filter(among).values("hold"))
         .order_by()
         .annotate(found=_count_and_first(_others(seen, since)))
         .values_list("hold_id", "found")
@@ -260,8 +261,10 @@ def _flags(rows: list[tuple[int, str | None]]) -> dict[int, Flag]:
     return {pk: Flag(tuple(sorted(found)), max(counts[pk] - len(found), 0)) for pk, found in names.items()}
 
 
-def flagged_q(viewer: Viewer | None, now: datetime | None = None) -> Exists:
-    """A filter on holds keeping the possible duplicates (of others ``viewer`` may see): the queue's filter."""
+def flagged_q(viewer: Viewer | None, now: datetime | None = None) -> Q:
+    """A filter on holds keeping the possible duplicates (of others ``viewer`` may see) among the marked holds, as
+    ``flagged`` finds them: the queue's filter."""
     since = (now or timezone.now()) - window()
     seen = viewer.scopes if viewer is not None else None
-    return Exists(HoldSubject.objects.filter(hold=OuterRef("pk")).filter(Exists(_others(seen, since))))
+    subjects = HoldSubject.objects.filter(hold=OuterRef("pk")).filter(Exists(_others(seen, since)))
+    return Q(Exists(SharedHold.objects.filter(hold=OuterRef("pk")))) & Q(Exists(subjects))

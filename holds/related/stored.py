@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from holds.mirror import platform
 from holds.models import Hold, HoldItem, HoldSubject, SubjectKeys, SubjectRereading
-from holds.related import subjects
+from holds.related import sharing, subjects
 from reviewqueue import queueing, sweeping
 
 logger = logging.getLogger(__name__)
@@ -87,7 +87,9 @@ def approved_positions(status: str, items: Iterable[Any], decision: Any) -> froz
 
 
 def create_for(pairs: Iterable[tuple[Any, Any]], settings: subjects.KeySettings) -> None:
-    """Store the subjects of each (saved ``Hold``, ``platform.Hold``) pair, whose rows are not stored yet."""
+    """Store the subjects of each (saved ``Hold``, ``platform.Hold``) pair, whose rows are not stored yet, and mark
+    the holds sharing them (``holds/related/sharing.py``)."""
+    pairs = list(pairs)
     made = []
     for hold, remote in pairs:
         decision = remote.decision.as_received if remote.decision else None
@@ -97,6 +99,7 @@ def create_for(pairs: Iterable[tuple[Any, Any]], settings: subjects.KeySettings)
             for row in rows_of(remote.agent, remote.capability, remote.items, settings)
         ]
     HoldSubject.objects.bulk_create(made, batch_size=2000)
+    sharing.mark([hold.pk for hold, _ in pairs])
 
 
 class StoredItem(NamedTuple):
@@ -165,8 +168,8 @@ def reread(agent: str, capability: str) -> int:
 
 
 def _remade(agent: str, holds: list[tuple], *, items: dict[int, list[StoredItem]], settings) -> list[int]:
-    """Make again the subject rows of ``holds`` (pk, capability, status, platform decision) from their ``items``;
-    return their pks."""
+    """Make again the subject rows of ``holds`` (pk, capability, status, platform decision) from their ``items``, and
+    mark the holds sharing them; return their pks."""
     pks = [pk for pk, *_ in holds]
     HoldSubject.objects.filter(hold__in=pks).delete()
     made = []
@@ -177,4 +180,5 @@ def _remade(agent: str, holds: list[tuple], *, items: dict[int, list[StoredItem]
             for row in rows_of(agent, capability, items[pk], settings)
         ]
     HoldSubject.objects.bulk_create(made, batch_size=2000)
+    sharing.mark(pks)
     return pks

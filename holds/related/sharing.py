@@ -1,0 +1,72 @@
+"""Which holds share a subject with another hold (``holds.models.SharedHold``): the only ones the queue looks at for
+possible duplicates (``holds/related/duplicates.py``), so that a page of holds sharing nothing costs one lookup each.
+
+A hold is marked when another hold's item has a subject with the same value and capability, whichever was written
+first: every writer of subject rows (``holds/related/stored.py``) calls ``mark`` in its transaction, which marks its
+holds and the other holds sharing their subjects. A mark is never taken away, so it can only make the queue look at
+a hold for nothing.
+
+Two writers at once, each giving a hold the same new subject, each read the rows before the other committed and
+mark neither. ``mark_open`` (beat, hourly: ``CELERY_BEAT_SCHEDULE``) marks every open hold sharing a subject and not
+marked yet: such a pair goes unflagged on the queue until then, and meanwhile the hold page, its confirmation, the
+policies and the API, which read the subjects themselves, treat it as the possible duplicate it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from django.db.models import Exists, OuterRef, QuerySet
+
+from holds.models import Hold, HoldSubject, SharedHold
+
+SWEEP_BATCH = 2000  # open holds read a query
+
+
+def mark(pks: Collection[int]) -> int:
+    """Mark those of the holds ``pks`` (whose subject rows the current transaction wrote) that share a subject with
+    another hold, and the other holds sharing it that are not marked yet; return how many holds were marked."""
+    if not pks:
+        return 0
+    return marked(HoldSubject.objects.filter(hold__in=list(pks)), HoldSubject, SharedHold)
+
+
+def mark_open() -> int:
+    """Mark every open hold sharing a subject with another hold that is not marked yet, and the others; return how
+    many holds were marked."""
+    return mark_unmarked(Hold, HoldSubject, SharedHold)
+
+
+def mark_unmarked(holds: type, subjects: type, marks: type) -> int:
+    """``mark_open`` with the models given (the migration that made the marks passes those of its state)."""
+    count, after = 0, 0
+    unmarked = holds.objects.filter(status="open").exclude(Exists(marks.objects.filter(hold=OuterRef("pk"))))
+    while batch := list(unmarked.filter(pk__gt=after).order_by("pk").values_list("pk", flat=True)[:SWEEP_BATCH]):
+        count += marked(subjects.objects.filter(hold__in=batch), subjects, marks)
+        after = batch[-1]
+    return count
+
+
+def marked(rows: QuerySet, subjects: type, marks: type) -> int:
+    """Mark the holds of the subject ``rows`` sharing a subject with another hold, and the other holds sharing it not
+    marked yet; return how many holds were marked. ``subjects`` and ``marks``: the models of ``HoldSubject`` and
+    ``SharedHold``."""
+    others = subjects.objects.filter(value=OuterRef("value"), capability=OuterRef("capability")).exclude(
+        hold=OuterRef("hold")
+    )
+    shared = list(rows.filter(Exists(others)).order_by().values_list("hold_id", "value", "capability"))
+    if not shared:
+        return 0
+    keys = {(value, capability) for _, value, capability in shared}
+    sharing = (
+        subjects.objects.filter(value__in={value for value, _ in keys})
+        .exclude(Exists(marks.objects.filter(hold=OuterRef("hold"))))
+        .order_by()
+        .values_list("hold_id", "value", "capability")
+    )
+    holds = {hold for hold, _, _ in shared} | {
+        hold for hold, value, capability in sharing if (value, capability) in keys
+    }
+    holds -= set(marks.objects.filter(hold__in=holds).values_list("hold_id", flat=True))
+    marks.objects.bulk_create([marks(hold_id=pk) for pk in sorted(holds)], batch_size=SWEEP_BATCH)
+    return len(holds)
