@@ -3,8 +3,8 @@ possible duplicates (``holds/related/duplicates.py``), so that a page of holds s
 
 A hold is marked when another hold's item has a subject with the same value and capability, whichever was written
 first: every writer of subject rows (``holds/related/stored.py``) calls ``mark`` in its transaction, which marks its
-holds and the other holds sharing their subjects. A mark is never taken away, so it can only make the queue look at
-a hold for nothing.
+holds sharing a subject, and the other hold where only one had it (where several had it, they were marked as the
+second of them was written). A mark is never taken away, so it can only make the queue look at a hold for nothing.
 
 Two writers at once, each giving a hold the same new subject, each read the rows before the other committed and
 mark neither. ``mark_open`` (beat, hourly: ``CELERY_BEAT_SCHEDULE``) marks every open hold sharing a subject and not
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, QuerySet, Subquery
 
 from holds.models import Hold, HoldSubject, SharedHold
 
@@ -25,15 +25,15 @@ SWEEP_BATCH = 2000  # open holds read a query
 
 def mark(pks: Collection[int]) -> int:
     """Mark those of the holds ``pks`` (whose subject rows the current transaction wrote) that share a subject with
-    another hold, and the other holds sharing it that are not marked yet; return how many holds were marked."""
+    another hold (``marked``); return how many holds were marked."""
     if not pks:
         return 0
     return marked(HoldSubject.objects.filter(hold__in=list(pks)), HoldSubject, SharedHold)
 
 
 def mark_open() -> int:
-    """Mark every open hold sharing a subject with another hold that is not marked yet, and the others; return how
-    many holds were marked."""
+    """Mark every open hold not marked yet that shares a subject with another hold (``marked``); return how many holds
+    were marked."""
     return mark_unmarked(Hold, HoldSubject, SharedHold)
 
 
@@ -48,25 +48,25 @@ def mark_unmarked(holds: type, subjects: type, marks: type) -> int:
 
 
 def marked(rows: QuerySet, subjects: type, marks: type) -> int:
-    """Mark the holds of the subject ``rows`` sharing a subject with another hold, and the other holds sharing it not
-    marked yet; return how many holds were marked. ``subjects`` and ``marks``: the models of ``HoldSubject`` and
-    ``SharedHold``."""
+    """Mark the holds of the subject ``rows`` sharing a subject with another hold, and that other hold where it is the
+    only one; return how many holds were marked. ``subjects`` and ``marks``: the models of ``HoldSubject`` and
+    ``SharedHold``.
+
+    Where two other holds or more share a subject, the second of them to be written marked them both, so that none is
+    read: one probe a row, and a second for each row shared, however many holds share its subject.
+    """
     others = subjects.objects.filter(value=OuterRef("value"), capability=OuterRef("capability")).exclude(
         hold=OuterRef("hold")
     )
-    shared = list(rows.filter(Exists(others)).order_by().values_list("hold_id", "value", "capability"))
+    first = rows.annotate(other=Subquery(others.values("hold")[:1])).filter(other__isnull=False)
+    shared = {pk: (hold, other) for pk, hold, other in first.order_by().values_list("pk", "hold_id", "other")}
     if not shared:
         return 0
-    keys = {(value, capability) for _, value, capability in shared}
-    sharing = (
-        subjects.objects.filter(value__in={value for value, _ in keys})
-        .exclude(Exists(marks.objects.filter(hold=OuterRef("hold"))))
-        .order_by()
-        .values_list("hold_id", "value", "capability")
-    )
-    holds = {hold for hold, _, _ in shared} | {
-        hold for hold, value, capability in sharing if (value, capability) in keys
-    }
+    # A second row naming the same other hold (its two items share the subject) still leaves it the only one.
+    second = subjects.objects.filter(pk__in=list(shared)).annotate(second=Subquery(others.values("hold")[1:2]))
+    seconds = dict(second.order_by().values_list("pk", "second"))
+    holds = {hold for hold, _ in shared.values()}
+    holds |= {other for pk, (_, other) in shared.items() if seconds[pk] in (None, other)}
     holds -= set(marks.objects.filter(hold__in=holds).values_list("hold_id", flat=True))
     marks.objects.bulk_create([marks(hold_id=pk) for pk in sorted(holds)], batch_size=SWEEP_BATCH)
     return len(holds)

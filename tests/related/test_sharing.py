@@ -56,6 +56,32 @@ def test_holds_are_marked_once_another_shares_a_subject_in_the_same_sync_or_a_la
 
 
 @pytest.mark.django_db
+def test_a_third_hold_on_a_subject_is_marked_and_a_hold_naming_it_twice_counts_once(platform_client, platform_state):
+    refund(platform_state, "h_1", "A-1")
+    sync.sync_env(platform_client, "default")
+    platform_state.add_hold(
+        "default",
+        {
+            "hold_id": "h_twice",
+            "agent": "support-agno",
+            "items": [
+                {"id": "call_1", "title": "refund", "data": {"order_id": "A-2", "amount": "1.00"}},
+                {"id": "call_2", "title": "refund", "data": {"order_id": "a-2", "amount": "2.00"}},
+            ],
+        },
+    )
+    sync.sync_env(platform_client, "default")
+    alone = marked()
+    for hold_id, order_id in [("h_2", "A-1"), ("h_3", "A-1"), ("h_other", "A-2")]:
+        refund(platform_state, hold_id, order_id)
+        sync.sync_env(platform_client, "default")
+
+    assert alone == set()
+    assert marked() == {"h_1", "h_2", "h_3", "h_twice", "h_other"}
+    assert flagged("h_1", "h_2", "h_3", "h_twice", "h_other") == {"h_1", "h_2", "h_3", "h_twice", "h_other"}
+
+
+@pytest.mark.django_db
 def test_a_changed_hold_and_holds_read_again_with_an_admin_s_keys_are_marked(platform_client, platform_state):
     refund(platform_state, "h_1", "A-1", sku="LAMP-1")
     refund(platform_state, "h_2", "A-2", sku="LAMP-1")
