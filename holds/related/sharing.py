@@ -19,6 +19,7 @@ from collections.abc import Collection
 from django.db.models import Exists, OuterRef, QuerySet, Subquery
 
 from holds.models import Hold, HoldSubject, SharedHold
+from reviewqueue.sql import expressions
 
 SWEEP_BATCH = 2000  # open holds read a query
 
@@ -28,7 +29,9 @@ def mark(pks: Collection[int]) -> int:
     another hold (``marked``); return how many holds were marked."""
     if not pks:
         return 0
-    return marked(HoldSubject.objects.filter(hold__in=list(pks)), HoldSubject, SharedHold)
+    return marked(
+        HoldSubject.objects.filter(expressions.among(HoldSubject, "hold", list(pks))), HoldSubject, SharedHold
+    )
 
 
 def mark_open() -> int:
@@ -42,7 +45,7 @@ def mark_unmarked(holds: type, subjects: type, marks: type) -> int:
     count, after = 0, 0
     unmarked = holds.objects.filter(status="open").exclude(Exists(marks.objects.filter(hold=OuterRef("pk"))))
     while batch := list(unmarked.filter(pk__gt=after).order_by("pk").values_list("pk", flat=True)[:SWEEP_BATCH]):
-        count += marked(subjects.objects.filter(hold__in=batch), subjects, marks)
+        count += marked(subjects.objects.filter(expressions.among(subjects, "hold", batch)), subjects, marks)
         after = batch[-1]
     return count
 
@@ -55,15 +58,19 @@ def marked(rows: QuerySet, subjects: type, marks: type) -> int:
     Where two other holds or more share a subject, the second of them to be written marked them both, so that none is
     read: one probe a row, and a second for each row shared, however many holds share its subject.
     """
-    others = subjects.objects.filter(value=OuterRef("value"), capability=OuterRef("capability")).exclude(
-        hold=OuterRef("hold")
+    others = (
+        subjects.objects.filter(value=OuterRef("value"), capability=OuterRef("capability"))
+        .exclude(hold=OuterRef("hold"))
+        .order_by()  # any two: the model's order would sort every row of a subject many holds share
+        .values("hold")
     )
-    first = rows.annotate(other=Subquery(others.values("hold")[:1])).filter(other__isnull=False)
-    shared = {pk: (hold, other) for pk, hold, other in first.order_by().values_list("pk", "hold_id", "other")}
+    # The probe read once a row, in Python: a filter on it would have the database run it twice.
+    found = rows.order_by().annotate(other=Subquery(others[:1])).values_list("pk", "hold_id", "other")
+    shared = {pk: (hold, other) for pk, hold, other in found if other is not None}
     if not shared:
         return 0
     # A second row naming the same other hold (its two items share the subject) still leaves it the only one.
-    second = subjects.objects.filter(pk__in=list(shared)).annotate(second=Subquery(others.values("hold")[1:2]))
+    second = subjects.objects.filter(pk__in=list(shared)).annotate(second=Subquery(others[1:2]))
     seconds = dict(second.order_by().values_list("pk", "second"))
     holds = {hold for hold, _ in shared.values()}
     holds |= {other for pk, (_, other) in shared.items() if seconds[pk] in (None, other)}

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 
 from django.db import connection
-from django.db.models import BooleanField, Expression, F, Field, Func, Model, QuerySet
+from django.db.models import BooleanField, Expression, F, Field, Func, Model, Q, QuerySet
 
 from reviewqueue.sql import prepared
 
@@ -64,6 +64,11 @@ def is_among(model: type[Model], field: str, values: list[int]) -> RowSQL:
     over 50), where ``field__in`` gives one parameter a value. PostgreSQL only."""
     column = connection.ops.quote_name(model._meta.get_field(field).column)
     return RowSQL(f"{{row}}.{column} = ANY(%s::bigint[])", (list(values),), output_field=BooleanField())
+
+
+def among(model: type[Model], field: str, values: list[int]) -> RowSQL | Q:
+    """``is_among`` on PostgreSQL; ``field__in`` elsewhere (the quickstart's SQLite, which has no arrays)."""
+    return is_among(model, field, values) if connection.vendor == "postgresql" else Q(**{f"{field}__in": values})
 
 
 def has_any(related: type[Model], key: str) -> RowSQL:
