@@ -20,7 +20,7 @@ from holds.models import Decision, Hold
 from tests.helpers import escalation as escalating
 from tests.helpers.approval_history import mirrored
 from tests.helpers.approvals_setup import decision_posts, signed_in
-from tests.helpers.migrating import back_to, latest, migrate
+from tests.helpers.migrating import back_to, bare_hold, latest, migrate
 from tests.helpers.reviewing import confirm, field_name, review_form
 
 pytestmark = pytest.mark.django_db
@@ -170,20 +170,7 @@ def test_the_migration_stores_again_the_amounts_read_by_the_old_rule():
         old = migrate(back_to(("holds", "0012_sync_filter_values_version")))
         OldHold, OldItem = old.get_model("holds", "Hold"), old.get_model("holds", "HoldItem")
         for hold_id, amount in {"h_grouped": "1,500.00", "h_unreadable": "1,5OO", "h_plain": "20.00"}.items():
-            hold = OldHold.objects.create(
-                env="default",
-                hold_id=hold_id,
-                run_id="r",
-                agent="a",
-                capability="c",
-                question="?",
-                amount=None,
-                created_at="2026-01-01T00:00Z",
-                first_seen_at="2026-01-01T00:00Z",
-                last_synced_at="2026-01-01T00:00Z",
-                payload={},
-                payload_digest="0" * 64,
-            )
+            hold = bare_hold(OldHold, hold_id, agent="a", capability="c", amount=None)
             OldItem.objects.create(hold=hold, position=0, item_id="i", data={"amount": amount})
 
         migrate(latest())

@@ -14,7 +14,7 @@ from holds.mirror.amounts import UNREADABLE
 from holds.models import Hold
 from holds.queue import listing as queue
 from reviewqueue import readers
-from tests.helpers.migrating import back_to, latest, migrate
+from tests.helpers.migrating import back_to, bare_hold, latest, migrate
 
 pytestmark = pytest.mark.django_db
 
@@ -232,22 +232,9 @@ def test_the_migration_fills_the_amount_of_holds_mirrored_before_it_in_batches(m
     try:
         old = migrate(back_to(("holds", "0008_undo_window")))
         OldHold, OldItem = old.get_model("holds", "Hold"), old.get_model("holds", "HoldItem")
-        now = timezone.now()
         amounts = {"h_1": ["49.90", 129], "h_2": [None], "h_3": ["7.5"], "h_4": [], "h_5": [10**30, "3"]}
         for hold_id, item_amounts in amounts.items():
-            hold = OldHold.objects.create(
-                env="default",
-                hold_id=hold_id,
-                run_id="r",
-                agent="a",
-                capability="c",
-                question="?",
-                created_at=now,
-                first_seen_at=now,
-                last_synced_at=now,
-                payload={},
-                payload_digest="0" * 64,
-            )
+            hold = bare_hold(OldHold, hold_id, agent="a", capability="c")
             for position, amount in enumerate(item_amounts):
                 OldItem.objects.create(
                     hold=hold, position=position, item_id=f"i{position}", data=item(position, amount)["data"]

@@ -2,6 +2,7 @@
 
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
+from django.utils import timezone
 
 
 def latest() -> list[tuple[str, str]]:
@@ -44,3 +45,23 @@ def migrate(targets) -> ModelsAt:
     executor = MigrationExecutor(connection)
     executor.migrate(targets)
     return ModelsAt(executor.loader, [node for node in targets if node[1] is not None])
+
+
+def bare_hold(holds, hold_id: str, **fields):
+    """A hold made with the model ``holds`` (a migration state's, or today's): the fields every hold has had since the
+    first migration, at plain values, and ``fields`` over them."""
+    now = timezone.now()
+    plain = {
+        "env": "default",
+        "hold_id": hold_id,
+        "run_id": "r_1",
+        "agent": "support-agno",
+        "capability": "support",
+        "question": "?",
+        "created_at": now,
+        "first_seen_at": now,
+        "last_synced_at": now,
+        "payload": {},
+        "payload_digest": "0" * 64,
+    }
+    return holds.objects.create(**(plain | fields))

@@ -8,7 +8,7 @@ from django.db import connection
 from django.utils import timezone
 
 from notifications.models import DigestState, Notification, NotificationSettings, WebhookChannel
-from tests.helpers.migrating import back_to, latest, migrate
+from tests.helpers.migrating import back_to, bare_hold, latest, migrate
 
 
 def before_the_move() -> list[tuple[str, str | None]]:
@@ -26,18 +26,8 @@ def test_rows_written_under_holds_are_read_through_the_notifications_app():
         )
         now = timezone.now()
         user = old.get_model("auth", "User").objects.create(username="alice", email="alice@example.com")
-        hold = old.get_model("holds", "Hold").objects.create(
-            env="default",
-            hold_id="h_1",
-            run_id="r_1",
-            agent="refunds",
-            capability="refund",
-            question="Refund?",
-            created_at=now,
-            first_seen_at=now,
-            last_synced_at=now,
-            payload={},
-            payload_digest="0" * 64,
+        hold = bare_hold(
+            old.get_model("holds", "Hold"), "h_1", agent="refunds", capability="refund", question="Refund?"
         )
         decision = old.get_model("holds", "Decision").objects.create(
             hold=hold,

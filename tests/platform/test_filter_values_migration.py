@@ -1,10 +1,9 @@
 """The filters' values, once kept one per field, are kept as each open hold's env, agent and capability together."""
 
 import pytest
-from django.utils import timezone
 
 from holds.models import FilterValue, SyncState
-from tests.helpers.migrating import back_to, latest, migrate
+from tests.helpers.migrating import back_to, bare_hold, latest, migrate
 
 
 @pytest.mark.django_db(transaction=True)
@@ -12,27 +11,13 @@ def test_the_migration_keeps_the_open_holds_combinations_and_names_a_new_cache_k
     try:
         old = migrate(back_to(("holds", "0012_sync_filter_values_version")))
         Hold = old.get_model("holds", "Hold")
-        now = timezone.now()
         for hold_id, agent, capability, status in [
             ("h_1", "billing-bot", "refund", "open"),
             ("h_2", "billing-bot", "refund", "open"),
             ("h_3", "support-bot", "c" * 201, "open"),
             ("h_4", "old-bot", "reply", "decided"),
         ]:
-            Hold.objects.create(
-                env="default",
-                hold_id=hold_id,
-                run_id="r_1",
-                agent=agent,
-                capability=capability,
-                question="?",
-                created_at=now,
-                first_seen_at=now,
-                last_synced_at=now,
-                payload={},
-                payload_digest="0" * 64,
-                status=status,
-            )
+            bare_hold(Hold, hold_id, agent=agent, capability=capability, status=status)
         old.get_model("holds", "FilterValue").objects.create(env="default", kind="agent", value="billing-bot")
         old.get_model("holds", "SyncState").objects.create(env="default", filter_values_version="before")
 

@@ -6,14 +6,13 @@ import time
 
 import pytest
 from django.db import transaction
-from django.utils import timezone
 
 from holds import tasks
 from holds.mirror import inserting, sync
 from holds.models import Hold, HoldSubject, SharedHold, SubjectKeys
 from holds.related import duplicates, sharing, stored
 from tests.helpers.concurrently import at_once
-from tests.helpers.migrating import back_to, latest, migrate
+from tests.helpers.migrating import back_to, bare_hold, latest, migrate
 
 
 def refund(platform_state, hold_id: str, order_id: str, **data) -> None:
@@ -120,23 +119,9 @@ def test_the_queue_flags_only_marked_holds_and_the_sweep_marks_those_missed(plat
     assert tasks.mark_shared_holds() == 0 and SharedHold.objects.count() == 2
 
 
-def bare_hold(holds, subjects, hold_id: str, value: str, capability: str = "support", status: str = "open"):
+def with_subject(holds, subjects, hold_id: str, value: str, capability: str = "support", status: str = "open"):
     """A hold with one subject, made with the models ``holds`` and ``subjects`` (those of a migration's state too)."""
-    now = timezone.now()
-    hold = holds.objects.create(
-        env="default",
-        hold_id=hold_id,
-        run_id="r_1",
-        agent="support-agno",
-        capability=capability,
-        question="?",
-        created_at=now,
-        first_seen_at=now,
-        last_synced_at=now,
-        payload={},
-        payload_digest="0" * 64,
-        status=status,
-    )
+    hold = bare_hold(holds, hold_id, capability=capability, status=status)
     subjects.objects.create(hold=hold, position=0, key="order_id", value=value, capability=capability)
     return hold
 
@@ -146,7 +131,7 @@ def test_two_writers_at_once_miss_each_other_and_the_sweep_marks_both():
     def writer(hold_id: str):
         def write():
             with transaction.atomic():
-                sharing.mark([bare_hold(Hold, HoldSubject, hold_id, "a-9").pk])
+                sharing.mark([with_subject(Hold, HoldSubject, hold_id, "a-9").pk])
                 time.sleep(0.5)  # the other writer marks meanwhile, before this one commits
 
         return write
@@ -165,10 +150,10 @@ def test_upgrading_marks_the_open_holds_sharing_a_subject():
     try:
         old = migrate(back_to(("holds", "0025_subjects_without_constraint")))
         old_models = old.get_model("holds", "Hold"), old.get_model("holds", "HoldSubject")
-        bare_hold(*old_models, "h_0", "a-1")
-        bare_hold(*old_models, "h_1", "a-1", status="decided")
-        bare_hold(*old_models, "h_2", "a-2")
-        bare_hold(*old_models, "h_3", "a-2", capability="billing")
+        with_subject(*old_models, "h_0", "a-1")
+        with_subject(*old_models, "h_1", "a-1", status="decided")
+        with_subject(*old_models, "h_2", "a-2")
+        with_subject(*old_models, "h_3", "a-2", capability="billing")
 
         migrate(latest())
 

@@ -2,10 +2,9 @@
 nothing readable gets none and stops no other."""
 
 import pytest
-from django.utils import timezone
 
 from holds.models import HoldSubject
-from tests.helpers.migrating import back_to, latest, migrate
+from tests.helpers.migrating import back_to, bare_hold, latest, migrate
 
 
 @pytest.mark.django_db(transaction=True)
@@ -13,7 +12,6 @@ def test_the_migration_stores_the_subjects_of_the_holds_mirrored_before():
     try:
         old = migrate(back_to(("holds", "0020_tail_and_reconciling_walk")))
         Hold, HoldItem = old.get_model("holds", "Hold"), old.get_model("holds", "HoldItem")
-        now = timezone.now()
         for number, (item_id, title, data, status) in enumerate(
             [
                 ("A-1001", "A-1001 · 49.90", {"order_id": "A-1001", "amount": "49.90"}, "open"),
@@ -22,20 +20,7 @@ def test_the_migration_stores_the_subjects_of_the_holds_mirrored_before():
                 ("toolu_1", "Refund 129.00 on A-1002", {"orderId": "A-1002", "customer_id": "x" * 500}, "open"),
             ]
         ):
-            hold = Hold.objects.create(
-                env="default",
-                hold_id=f"h_{number}",
-                run_id="r_1",
-                agent="support-agno",
-                capability="support",
-                question="?",
-                created_at=now,
-                first_seen_at=now,
-                last_synced_at=now,
-                payload={},
-                payload_digest="0" * 64,
-                status=status,
-            )
+            hold = bare_hold(Hold, f"h_{number}", status=status)
             HoldItem.objects.create(hold=hold, position=0, item_id=item_id, title=title, data=data)
 
         migrate(latest())
