@@ -194,15 +194,15 @@ def _split(joined: str) -> tuple[int, str]:
     return int(number), text
 
 
-def _flagged_rows(seen: tuple | None, as_array: bool, *, since: datetime, pks: list[int]) -> QuerySet:
+def _flagged_rows(seen: tuple | None, *, since: datetime, pks: list[int]) -> QuerySet:
     """For each subject of those of the holds ``pks`` marked as sharing one (``holds/related/sharing.py``: the others
     cannot be possible duplicates), how many other holds make it a possible duplicate and the first of them by hold id
-    (``_count_and_first``; NULL for none): ``flagged``'s query. ``as_array`` (PostgreSQL): the pks are one array
-    parameter (``= ANY``), so that the statement has a dozen parameters whatever the page's size, few enough for
+    (``_count_and_first``; NULL for none): ``flagged``'s query. On PostgreSQL the pks are one array parameter
+    (``expressions.among``), so that the statement has a dozen parameters whatever the page's size, few enough for
     psycopg to keep its conversion of the statement (it keeps none with over 50)."""
-    among = expressions.is_among(SharedHold, "hold", pks) if as_array else Q(hold__in=pks)
+    marked = SharedHold.objects.filter(expressions.among(SharedHold, "hold", pks)).values("hold")
     return (
-        HoldSubject.objects.filter(hold__in=SharedHold.objects.filter(among).values("hold"))
+        HoldSubject.objects.filter(hold__in=marked)
         .order_by()
         .annotate(found=_count_and_first(_others(seen, since)))
         .values_list("hold_id", "found")
@@ -222,7 +222,7 @@ def flags_query(pks: list[int], viewer: Viewer | None, now: datetime) -> tuple[s
 def _flag_texts(seen: tuple | None, *, since: datetime, pks: list[int]) -> QuerySet:
     """``_flagged_rows`` gathered into one array of "PK:COUNT:HOLD_ID" texts ("PK:" for a subject no other hold
     shares): ``flags_query``'s query."""
-    rows = _flagged_rows(seen, True, since=since, pks=pks)
+    rows = _flagged_rows(seen, since=since, pks=pks)
     return expressions.array_of(rows.values("hold_id"), _joined("hold_id", "found"))
 
 
@@ -245,7 +245,7 @@ def flagged(pks: list[int], viewer: Viewer | None, now: datetime | None = None) 
         [(texts,)] = prepared.read(query)
         return flags_from(texts)
     seen = viewer.scopes if viewer is not None else None
-    return _flags(list(_flagged_rows(seen, False, since=now - window(), pks=list(pks))) if pks else [])
+    return _flags(list(_flagged_rows(seen, since=now - window(), pks=list(pks))) if pks else [])
 
 
 def _flags(rows: list[tuple[int, str | None]]) -> dict[int, Flag]:
