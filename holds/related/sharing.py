@@ -19,8 +19,10 @@ from collections.abc import Collection
 from django.db.models import Exists, OuterRef, QuerySet, Subquery
 
 from holds.models import Hold, HoldSubject, SharedHold
+from reviewqueue import sweeping
 from reviewqueue.sql import expressions
 
+SWEEP = "shared_hold_marking"  # its name in the logs and /metrics when one hold fails (reviewqueue/sweeping.py)
 SWEEP_BATCH = 2000  # open holds read a query
 
 
@@ -35,17 +37,23 @@ def mark(pks: Collection[int]) -> int:
 
 
 def mark_open() -> int:
-    """Mark every open hold not marked yet that shares a subject with another hold (``marked``); return how many holds
-    were marked."""
-    return mark_unmarked(Hold, HoldSubject, SharedHold)
+    """Mark every open hold not marked yet that shares a subject with another hold (``marked``), a batch at a time,
+    a hold that fails left unmarked and reported (``reviewqueue.sweeping``); return how many holds were marked."""
+    return mark_unmarked(Hold, HoldSubject, SharedHold, sweep=SWEEP)
 
 
-def mark_unmarked(holds: type, subjects: type, marks: type) -> int:
-    """``mark_open`` with the models given (the migration that made the marks passes those of its state)."""
+def mark_unmarked(holds: type, subjects: type, marks: type, sweep: str | None = None) -> int:
+    """``mark_open`` with the models given (the migration that made the marks passes those of its state, and no
+    ``sweep``: a failure there stops the migration)."""
+
+    def mark_batch(pks: list[int]) -> list[int]:
+        return [marked(subjects.objects.filter(expressions.among(subjects, "hold", pks)), subjects, marks)]
+
     count, after = 0, 0
     unmarked = holds.objects.filter(status="open").exclude(Exists(marks.objects.filter(hold=OuterRef("pk"))))
     while batch := list(unmarked.filter(pk__gt=after).order_by("pk").values_list("pk", flat=True)[:SWEEP_BATCH]):
-        count += marked(subjects.objects.filter(expressions.among(subjects, "hold", batch)), subjects, marks)
+        counts = sweeping.batched(sweep, batch, mark_batch, lambda pk: {"hold_id": pk}) if sweep else mark_batch(batch)
+        count += sum(counts)
         after = batch[-1]
     return count
 

@@ -11,6 +11,7 @@ from holds import tasks
 from holds.mirror import inserting, sync
 from holds.models import Hold, HoldSubject, SharedHold, SubjectKeys
 from holds.related import duplicates, sharing, stored
+from operations.models import SweepStats
 from tests.helpers.concurrently import at_once
 from tests.helpers.migrating import back_to, bare_hold, latest, migrate
 
@@ -117,6 +118,31 @@ def test_the_queue_flags_only_marked_holds_and_the_sweep_marks_those_missed(plat
     assert swept == 2 and marked() == {"h_1", "h_2"}
     assert flagged("h_1", "h_2", "h_3") == filtered() == {"h_1", "h_2"}
     assert tasks.mark_shared_holds() == 0 and SharedHold.objects.count() == 2
+
+
+@pytest.mark.django_db
+def test_a_hold_the_sweep_cannot_mark_is_reported_and_the_others_are_marked(
+    platform_client, platform_state, monkeypatch
+):
+    for hold_id in ("h_1", "h_bad", "h_2", "h_3"):
+        refund(platform_state, hold_id, "A-1" if hold_id != "h_3" else "A-3")
+    refund(platform_state, "h_4", "A-3")
+    sync.sync_env(platform_client, "default")
+    SharedHold.objects.all().delete()
+    bad = Hold.objects.get(hold_id="h_bad").pk
+    real = sharing.marked
+
+    def failing_for_the_bad_hold(rows, subjects, marks):
+        if rows.filter(hold=bad).exists():
+            raise RuntimeError("a failure forced on one hold")
+        return real(rows, subjects, marks)
+
+    monkeypatch.setattr(sharing, "marked", failing_for_the_bad_hold)
+
+    swept = tasks.mark_shared_holds()
+
+    assert swept == 4 and marked() == {"h_1", "h_2", "h_3", "h_4"}
+    assert dict(SweepStats.objects.values_list("sweep", "failures")) == {sharing.SWEEP: 1}
 
 
 def with_subject(holds, subjects, hold_id: str, value: str, capability: str = "support", status: str = "open"):
