@@ -8,11 +8,11 @@ quickstart runs on a fresh machine. Production sets both.
 from datetime import timedelta
 from pathlib import Path
 
-import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 from whitenoise.compress import Compressor
 
+from reviewqueue import database_config
 from reviewqueue import environment as env
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -104,34 +104,7 @@ TEMPLATES = [
 ]
 
 
-def _database() -> dict:
-    database_url = env.string("DATABASE_URL")
-    if not database_url:
-        VAR_DIR.mkdir(parents=True, exist_ok=True)
-        return {
-            "ENGINE": "django.db.backends.sqlite3",
-            "NAME": VAR_DIR / "reviewqueue.sqlite3",
-            # Web, worker and beat share one file: wait for locks, and take the write lock up front (no deadlock).
-            "OPTIONS": {
-                "timeout": 20,
-                "transaction_mode": "IMMEDIATE",
-                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-            },
-        }
-    try:
-        database = dj_database_url.parse(
-            database_url, conn_max_age=env.integer("DATABASE_CONN_MAX_AGE", 60), conn_health_checks=True
-        )
-    except ValueError as error:
-        raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {error}") from None
-    if database["ENGINE"] == "django.db.backends.postgresql" and env.boolean("DATABASE_PREPARED_STATEMENTS", True):
-        # psycopg prepares a statement by itself once it has run this many times: never. Only the statements that
-        # reviewqueue/sql/prepared.py runs are prepared (Django's default, None, would forbid those too).
-        database.setdefault("OPTIONS", {}).setdefault("prepare_threshold", 2**62)
-    return database
-
-
-DATABASES = {"default": _database()}
+DATABASES = {"default": database_config.from_environment(VAR_DIR)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

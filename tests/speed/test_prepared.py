@@ -88,6 +88,31 @@ def test_prepared_statements_can_be_turned_off_for_a_connection_pooler(value, th
     assert started.stdout.split() == [threshold]
 
 
+def test_the_queue_refresh_runs_one_plan_for_any_moment_from_the_first_request(alice_client, samples):
+    # Left to choose, PostgreSQL planned the sync states anew on every refresh, for the moment the count of new holds
+    # starts from: the plan for any moment reads the same index, and planning took longer than running.
+    refresh = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "queue-body"}
+    for minutes in (1, 5, 60):
+        loaded_at = (timezone.now() - timedelta(minutes=minutes)).isoformat()
+        alice_client.get(reverse("queue"), {"loaded_at": loaded_at}, **refresh)
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements")
+        plans = {statement: (generic, custom) for statement, generic, custom in cursor.fetchall()}
+    states = [runs for statement, runs in plans.items() if "FROM holds_syncstate" in statement.replace('"', "")]
+    assert states and all(custom == 0 and generic >= 3 for generic, custom in states), plans
+
+
+def test_the_plan_for_any_parameters_comes_after_the_urls_own_server_options():
+    started = start_django(
+        "from django.conf import settings; print(settings.DATABASES['default']['OPTIONS']['options'])",
+        DATABASE_URL="postgres://postgres@127.0.0.1:5432/any?options=-c%20search_path%3Dqueue",
+    )
+
+    assert started.returncode == 0, started.stderr
+    assert started.stdout.strip() == "-c search_path=queue -c plan_cache_mode=force_generic_plan"
+
+
 @pytest.mark.parametrize("value", ["open", "in_app"])
 def test_a_constant_is_written_as_a_string_literal(value):
     assert prepared.literal(value) == f"'{value}'"
