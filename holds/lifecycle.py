@@ -325,30 +325,30 @@ def decide(
     (else ``ClaimedByOther``), counted under four eyes (``approvals.approving.count``, which raises ``NotCounted``)
     and, once the round is complete, stored as the hold's live decision, sent once its undo window (``UNDO_SECONDS``)
     is over. Returns the decision, or the approval (``Approval``) when the round is not complete yet.
-    ``duplicates_checked``: the reviewer's check of the hold's possible duplicates, for the audit."""
+    ``duplicates_checked``: the reviewer's check of the hold's possible duplicates, for the audit. It runs in the
+    caller's transaction, which locked the row: no savepoint of its own, as whatever it raises ends that transaction."""
     undo_until = now + timedelta(seconds=settings.UNDO_SECONDS) if settings.UNDO_SECONDS else None
-    with transaction.atomic():
-        if not take_claim_for_decision(locked, reviewer, now):
-            raise ClaimedByOther
-        checked = duplicates_checked
-        counted = approving.count(locked, reviewer, choices, now, round_shown, channel, duplicates_checked=checked)
-        if not counted.complete:
-            audit_events.record_many(counted.audit)
-            changes.publish("approval", [locked])
-            return counted.approval
-        decision = decision_rows.create(locked, counted.choices, counted.approvals, now, reviewer, "", undo_until)
-        _store(decision, counted, now, channel, checked=checked)
+    if not take_claim_for_decision(locked, reviewer, now):
+        raise ClaimedByOther
+    checked = duplicates_checked
+    counted = approving.count(locked, reviewer, choices, now, round_shown, channel, duplicates_checked=checked)
+    if not counted.complete:
+        audit_events.record_many(counted.audit)
+        changes.publish("approval", [locked])
+        return counted.approval
+    decision = decision_rows.create(locked, counted.choices, counted.approvals, now, reviewer, "", undo_until)
+    _store(decision, counted, now, channel, checked=checked)
     return decision
 
 
 def decide_by_policy(locked: Hold, decider, choices: list, now: datetime, linked: list, target_minutes=None):
     """A policy's own ``Decision`` (``decider``, a ``holds.deciding.decisions.PolicyDecider``) of ``locked``, stored
-    as ``decide`` stores one: a claim still running ends with it, and so does the open round, ``linked`` approvals."""
-    with transaction.atomic():
-        end_claim(locked, now)
-        decision = decision_rows.create(locked, choices, linked, now, None, decider.name, None)
-        linking = approving.Counted(True, choices, linked, target_minutes=target_minutes)
-        _store(decision, linking, now, decider.channel, decider)
+    as ``decide`` stores one, in the caller's transaction: a claim still running ends with it, and so does the open
+    round, ``linked`` approvals."""
+    end_claim(locked, now)
+    decision = decision_rows.create(locked, choices, linked, now, None, decider.name, None)
+    linking = approving.Counted(True, choices, linked, target_minutes=target_minutes)
+    _store(decision, linking, now, decider.channel, decider)
     return decision
 
 

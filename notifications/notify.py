@@ -412,18 +412,21 @@ def resolve_for_holds(hold_ids, events: frozenset[str], reason: str, now: dateti
       undelivered" is over (a refusal brings its own "not applied" alert, which that
       ending does not resolve, being about it).
 
-    One query however many holds; a notification keeps its first reason. New-hold
+    One query however many holds, and one more to find the bells to tell when any was resolved; a notification keeps
+    its first reason. New-hold
     digests list several holds: they are narrowed when sent instead (``digest.narrow``).
     Every change but an assignment's is told as ``holds_changed`` once it commits.
     """
     hold_ids = list(hold_ids)
     if events - {Event.ASSIGNED}:
         _tell_changed(hold_ids)
-    unresolved = Notification.objects.filter(hold__in=hold_ids, event__in=events, resolved_at__isnull=True)
-    if changes.enabled():  # the bells showing these: the people they were in-app messages to
-        bells = unresolved.filter(channel=Channel.IN_APP, read_at__isnull=True).values_list("user", flat=True)
-        changes.publish("bell", users=set(bells))
-    return unresolved.update(resolved_at=now or timezone.now(), resolved_reason=reason[:300])
+    resolved_at = now or timezone.now()
+    about = Notification.objects.filter(hold__in=hold_ids, event__in=events)
+    resolved = about.filter(resolved_at__isnull=True).update(resolved_at=resolved_at, resolved_reason=reason[:300])
+    if resolved and changes.enabled():  # the bells showing these: the people they were in-app messages to
+        bells = about.filter(resolved_at=resolved_at, channel=Channel.IN_APP, read_at__isnull=True)
+        changes.publish("bell", users=set(bells.values_list("user", flat=True)))
+    return resolved
 
 
 def reopen_for_hold(hold_id: int, since: datetime) -> int:

@@ -91,7 +91,8 @@ def record_many(entries: Iterable[Entry]) -> list[AuditEvent]:
         return []
     for entry in entries:
         _check_kind(entry)
-    with transaction.atomic():
+    # The caller's transaction where there is one (an event commits with its change): a failure here ends it anyway.
+    with transaction.atomic(savepoint=False):
         head = _locked_head()
         now = timezone.now()
         sequence, prev_hash, events = head.sequence, head.hash, []

@@ -8,12 +8,17 @@ import pytest
 import redis
 from django.db import transaction
 from django.test import RequestFactory
+from django.utils import timezone
 
 from holds import lifecycle
+from holds.deciding import decisions
 from holds.models import Hold
 from live import streams, views
+from notifications.models import Notification
 from reviewqueue import changes, roles
 from teams import scopes
+from tests.helpers.duplicates import every_duplicate
+from tests.helpers.handoff import approve_all
 from tests.helpers.users import add_hold, make_user, scoped_group
 
 
@@ -73,6 +78,27 @@ def test_an_event_carries_ids_and_scope_fields_never_the_agents_words(channel, p
 
     assert events and all("SECRET-WORDS" not in event for event in events)
     assert any(f"[{hold.pk}," not in event and '"kind":"hold"' in event for event in events)  # arrived, id unread
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_decision_tells_the_bells_of_the_messages_it_resolves_and_no_bell_when_it_resolves_none(
+    samples, channel, alice, bob
+):
+    told, quiet = samples["h_12"], samples["h_13"]
+    now = timezone.now()
+    for user, hold in ((bob, told), (alice, told)):
+        Notification.objects.create(
+            event="expiring_soon", subject_key=f"hold:{hold.pk}", channel="in_app", recipient_key=f"user:{user.pk}",
+            user=user, hold=hold, title="Expires in 11 min", body="", created_at=now, next_attempt_at=now,
+        )  # fmt: skip
+
+    decisions.submit(told, alice, approve_all(told), duplicates_checked=every_duplicate(told))
+    bells = [event for event in published(channel) if '"kind":"bell"' in event]
+    decisions.submit(quiet, alice, approve_all(quiet), duplicates_checked=every_duplicate(quiet))
+    after = [event for event in published(channel) if '"kind":"bell"' in event]
+
+    assert len(bells) == 1 and f'"users":[{min(alice.pk, bob.pk)},{max(alice.pk, bob.pk)}]' in bells[0]
+    assert after == []
 
 
 def test_nothing_is_published_with_live_events_off(settings, samples, channel, alice):
