@@ -86,17 +86,21 @@ class Stack:
         self.processes[name] = serving.start(command, environment, self.logs / f"{name}.log", self.root)
 
     def seed(self, reviewers: int, auditors: int, scripts: int, slack_buttons: int) -> dict:
-        """The scenario's people and pools (bench/capacity/seed.py), run from this checkout on the stack's database."""
+        """The scenario's people and pools: this checkout's bench/capacity/seed.py, run with the stack's own code
+        on the stack's database, so that a baseline whose models differ (an older revision) is seeded alike."""
         environment = os.environ | {
             "DJANGO_SETTINGS_MODULE": "tests.settings",
             "DATABASE_URL": self.database_url,
             "SECRET_KEY": self.secret,
+            "PYTHONPATH": str(self.root),
         }
         counts = [str(count) for count in (reviewers, auditors, scripts, slack_buttons)]
         seeded = subprocess.run(
-            [sys.executable, "-m", "bench.capacity.seed", *counts],
-            cwd=serving.ROOT, env=environment, check=True, capture_output=True, text=True,
+            [sys.executable, str(serving.ROOT / "bench" / "capacity" / "seed.py"), *counts],
+            cwd=self.root, env=environment, capture_output=True, text=True,
         )  # fmt: skip
+        if seeded.returncode:
+            raise SystemExit(f"{self.label}: seeding failed:\n{seeded.stderr}")
         return json.loads(seeded.stdout)
 
     def query(self, sql: str, arguments=()) -> list[tuple]:
