@@ -111,11 +111,14 @@ class Stack:
         return self.query("SELECT count(*) FROM holds_hold WHERE status = 'open'")[0][0]
 
     def still_undecided(self, pks: list[int]) -> list[int]:
-        """Of ``pks``, in their order, the holds still open with no decision standing: what is left to decide."""
+        """Of ``pks``, in their order, the holds still open with no decision standing and nobody's claim running: what
+        is left to decide. A hold whose decision was undone is claimed by its reviewer, who decides it again: given to
+        another in the next step, it would be refused (a 409) while that claim runs."""
         left = {
             pk
             for (pk,) in self.query(
-                "SELECT id FROM holds_hold hold WHERE id = ANY(%s) AND status = 'open' AND NOT EXISTS"
+                "SELECT id FROM holds_hold hold WHERE id = ANY(%s) AND status = 'open'"
+                " AND (claimed_by_id IS NULL OR claim_expires_at <= now()) AND NOT EXISTS"
                 " (SELECT 1 FROM holds_decision d WHERE d.hold_id = hold.id AND d.state <> 'withdrawn')",
                 [pks],
             )
