@@ -66,10 +66,21 @@ def stop_live_updates(page):
     page.evaluate("window.dispatchEvent(new PageTransitionEvent('pagehide'))")
 
 
+# Marks the page once htmx has put the run's story in place: the hold page fetches it once loaded, and the cards
+# after it move when it arrives (a click aimed at one of them, on a phone, met whatever moved under it).
+RUN_IN_PLACE = (
+    "document.addEventListener('htmx:afterSettle', event => {"
+    " if (event.target.id === 'run') document.documentElement.dataset.runInPlace = '1' })"
+)
+
+
 def open_hold(page, hold):
-    """Open a hold's page, ready for keys: ``goto`` returns once the page has loaded, its deferred app.js run."""
+    """Open a hold's page, ready for keys and clicks: ``goto`` returns once the page has loaded, its deferred app.js
+    run, and the run's story it fetches then is in place."""
+    page.add_init_script(RUN_IN_PLACE)
     page.goto(f"/holds/{hold.pk}/")
     expect(page.locator("#decide-form")).to_be_visible()
+    expect(page.locator("html[data-run-in-place]")).to_have_count(1)
 
 
 def send_with_keyboard(page):
