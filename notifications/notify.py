@@ -413,8 +413,7 @@ def resolve_for_holds(hold_ids, events: frozenset[str], reason: str, now: dateti
       ending does not resolve, being about it).
 
     One query however many holds, and one more to find the bells to tell when any was resolved; a notification keeps
-    its first reason. New-hold
-    digests list several holds: they are narrowed when sent instead (``digest.narrow``).
+    its first reason. New-hold digests list several holds: they are narrowed when sent instead (``digest.narrow``).
     Every change but an assignment's is told as ``holds_changed`` once it commits.
     """
     hold_ids = list(hold_ids)
