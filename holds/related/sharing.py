@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from django.db.models import Exists, OuterRef, QuerySet, Subquery
+from django.db.models import Exists, OuterRef, Subquery
 
 from holds.models import Hold, HoldSubject, SharedHold
 from reviewqueue import sweeping
@@ -29,11 +29,7 @@ SWEEP_BATCH = 2000  # open holds read a query
 def mark(pks: Collection[int]) -> int:
     """Mark those of the holds ``pks`` (whose subject rows the current transaction wrote) that share a subject with
     another hold (``marked``); return how many holds were marked."""
-    if not pks:
-        return 0
-    return marked(
-        HoldSubject.objects.filter(expressions.among(HoldSubject, "hold", list(pks))), HoldSubject, SharedHold
-    )
+    return marked(list(pks), HoldSubject, SharedHold) if pks else 0
 
 
 def mark_open() -> int:
@@ -47,7 +43,7 @@ def mark_unmarked(holds: type, subjects: type, marks: type, sweep: str | None = 
     ``sweep``: a failure there stops the migration)."""
 
     def mark_batch(pks: list[int]) -> list[int]:
-        return [marked(subjects.objects.filter(expressions.among(subjects, "hold", pks)), subjects, marks)]
+        return [marked(pks, subjects, marks)]
 
     count, after = 0, 0
     unmarked = holds.objects.filter(status="open").exclude(Exists(marks.objects.filter(hold=OuterRef("pk"))))
@@ -58,9 +54,9 @@ def mark_unmarked(holds: type, subjects: type, marks: type, sweep: str | None = 
     return count
 
 
-def marked(rows: QuerySet, subjects: type, marks: type) -> int:
-    """Mark the holds of the subject ``rows`` sharing a subject with another hold, and that other hold where it is the
-    only one; return how many holds were marked. ``subjects`` and ``marks``: the models of ``HoldSubject`` and
+def marked(pks: list[int], subjects: type, marks: type) -> int:
+    """Mark those of the holds ``pks`` sharing a subject with another hold, and that other hold where it is the only
+    one; return how many holds were marked. ``subjects`` and ``marks``: the models of ``HoldSubject`` and
     ``SharedHold``.
 
     Where two other holds or more share a subject, the second of them to be written marked them both, so that none is
@@ -73,6 +69,7 @@ def marked(rows: QuerySet, subjects: type, marks: type) -> int:
         .values("hold")
     )
     # The probe read once a row, in Python: a filter on it would have the database run it twice.
+    rows = subjects.objects.filter(expressions.among(subjects, "hold", pks))
     found = rows.order_by().annotate(other=Subquery(others[:1])).values_list("pk", "hold_id", "other")
     shared = {pk: (hold, other) for pk, hold, other in found if other is not None}
     if not shared:

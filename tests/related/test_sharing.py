@@ -132,10 +132,10 @@ def test_a_hold_the_sweep_cannot_mark_is_reported_and_the_others_are_marked(
     bad = Hold.objects.get(hold_id="h_bad").pk
     real = sharing.marked
 
-    def failing_for_the_bad_hold(rows, subjects, marks):
-        if rows.filter(hold=bad).exists():
+    def failing_for_the_bad_hold(pks, subjects, marks):
+        if bad in pks:
             raise RuntimeError("a failure forced on one hold")
-        return real(rows, subjects, marks)
+        return real(pks, subjects, marks)
 
     monkeypatch.setattr(sharing, "marked", failing_for_the_bad_hold)
 
