@@ -98,6 +98,7 @@ TEMPLATES = [
                 "notifications.context_processors.unread_notifications",
                 "live.context_processors.live_stream",
                 "webapp.context_processors.theme_colours",
+                "reviewqueue.frame.links",
             ],
         },
     },
