@@ -1,7 +1,7 @@
 """Pages under load through gunicorn, as in production, at a full database: req/s, p50 and p99, against a bare view.
 
     .venv/bin/python -m bench.http [--open 10000] [--closed 100000] [--audit 1000000]
-                                   [--rounds 6] [--duration 5] [--port 8201] [--fresh]
+                                   [--rounds 6] [--duration 5] [--warm-up 1] [--port 8201] [--fresh]
                                    [--compare CHECKOUT --compare-database NAME]
 
 Prepares its database (BENCH_DATABASE, default ``reviewqueue_bench_http``) once and
@@ -99,6 +99,9 @@ def main() -> None:
     parser.add_argument("--audit", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--duration", type=int, default=5, help="seconds of each wrk run")
+    parser.add_argument(
+        "--warm-up", type=int, default=1, help="seconds of each page's wrk run before the rounds (0: none)"
+    )
     parser.add_argument("--port", type=int, default=8201)
     parser.add_argument("--search", default="A-55010", help="an order id of an open hold, for the search page")
     parser.add_argument("--fresh", action="store_true", help="rebuild the database even when it holds these sizes")
@@ -136,9 +139,9 @@ def main() -> None:
         for checkout in checkouts:
             close_expired(checkout.database_url)
             serve(checkout, servers, Path(logs))
-        for checkout in checkouts:  # warm up: imports, templates and connections of both workers
+        for checkout in checkouts if options.warm_up else ():  # warm up: imports, templates and connections
             for page in checkout.pages:
-                run_wrk(wrk, checkout, page, duration=1)
+                run_wrk(wrk, checkout, page, duration=options.warm_up)
         for number in range(1, options.rounds + 1):
             # Each page on every checkout back to back, which one goes first alternating by round.
             order = checkouts if number % 2 else checkouts[::-1]

@@ -1,7 +1,7 @@
 """Live updates under load: commit → event at many open streams, memory per stream, and the queue's req/s by server.
 
     .venv/bin/python -m bench.live [--streams 200] [--events 40] [--most 3000] [--step 500]
-                                   [--rounds 4] [--duration 5] [--open 2000] [--port 8301] [--fresh]
+                                   [--rounds 4] [--duration 5] [--warm-up 1] [--open 2000] [--port 8301] [--fresh]
 
 Prepares its database (BENCH_DATABASE, default ``reviewqueue_bench_live``) as bench/http.py does, with
 ``--open`` holds and no history, and keeps it. Then serves it three ways at once, production settings, DEBUG off:
@@ -66,6 +66,9 @@ def main() -> None:
     parser.add_argument("--step", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--duration", type=int, default=5, help="seconds of each wrk run")
+    parser.add_argument(
+        "--warm-up", type=int, default=1, help="seconds of each server's wrk run before the rounds (0: none)"
+    )
     parser.add_argument("--open", type=int, default=2000)
     parser.add_argument("--port", type=int, default=8301)
     parser.add_argument("--fresh", action="store_true")
@@ -157,7 +160,8 @@ def queue_rps(wrk: Path, servers: list[Server], session: str, database_url: str,
         checkout.cookies[http_bench.REVIEWER] = f"sessionid={session}"
         page = http_bench.Page("/", "/", http_bench.REVIEWER)
         http_bench.check_page(checkout, page)
-        http_bench.run_wrk(wrk, checkout, page, duration=1)  # warm up
+        if options.warm_up:
+            http_bench.run_wrk(wrk, checkout, page, duration=options.warm_up)
         pages[server.port] = checkout, page
     for number in range(1, options.rounds + 1):
         turned = servers[number % len(servers) :] + servers[: number % len(servers)]

@@ -37,7 +37,8 @@ BENCHES = {
     "audit": (["--events", "200", "--requests", "2"], r"first page, no filter +median"),
     "bulk": (["--sizes", "2", "--rounds", "1"], r"2 holds  summary median .* confirm median"),
     "capacity": (
-        ["--steps", "2", "--duration", "4", "--ramp", "2", "--think", "0.3", "--rate", "1", "--holds", "60"],
+        ["--steps", "2", "--duration", "4", "--ramp", "2", "--think", "0.3", "--rate", "1", "--holds", "60"]
+        + ["--web", "1", "--workers", "1"],
         r"this checkout: knee .* reviewers; decisions: none lost or doubled, each applied",
     ),
     "chains": (
@@ -55,12 +56,12 @@ BENCHES = {
     "hold_page": (["--holds", "20", "--requests", "3"], r"after an undo +median"),
     "http": (
         ["--open", "20", "--closed", "20", "--audit", "100", "--search", "A-5010"]
-        + ["--rounds", "1", "--duration", "1", "--port", "{port}"],
+        + ["--rounds", "1", "--duration", "1", "--warm-up", "0", "--port", "{port}"],
         r"load phase \d+ s, whole run \d+ s",
     ),
     "live": (
         ["--open", "20", "--streams", "5", "--events", "2", "--most", "10", "--step", "5"]
-        + ["--rounds", "1", "--duration", "1", "--port", "{port}"],
+        + ["--rounds", "1", "--duration", "1", "--warm-up", "0", "--port", "{port}"],
         r"bench\.live: the queue page",
     ),
     "metrics": (["--holds", "50", "--events", "200", "--decisions", "20", "--scrapes", "2"], r"/metrics +median"),
