@@ -20,7 +20,7 @@ from holds.models import Decision, Hold
 from tests.helpers import escalation as escalating
 from tests.helpers.approval_history import mirrored
 from tests.helpers.approvals_setup import decision_posts, signed_in
-from tests.helpers.migrating import back_to, bare_hold, latest, migrate
+from tests.helpers.migrating import back_to, bare_hold, from_nothing, latest, migrate
 from tests.helpers.reviewing import confirm, field_name, review_form
 
 pytestmark = pytest.mark.django_db
@@ -166,8 +166,7 @@ def test_the_queue_row_the_sentence_and_the_statistics_read_every_amount_key_the
 
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_stores_again_the_amounts_read_by_the_old_rule():
-    try:
-        old = migrate(back_to(("holds", "0012_sync_filter_values_version")))
+    with from_nothing(back_to(("holds", "0012_sync_filter_values_version"))) as old:
         OldHold, OldItem = old.get_model("holds", "Hold"), old.get_model("holds", "HoldItem")
         for hold_id, amount in {"h_grouped": "1,500.00", "h_unreadable": "1,5OO", "h_plain": "20.00"}.items():
             hold = bare_hold(OldHold, hold_id, agent="a", capability="c", amount=None)
@@ -180,8 +179,6 @@ def test_the_migration_stores_again_the_amounts_read_by_the_old_rule():
             "h_unreadable": UNREADABLE,
             "h_plain": Decimal(20),
         }
-    finally:
-        migrate(latest())
 
 
 def test_a_policy_on_the_amount_escalates_a_hold_whose_amount_is_under_another_amount_key(

@@ -3,13 +3,12 @@
 import pytest
 
 from holds.models import FilterValue, SyncState
-from tests.helpers.migrating import back_to, bare_hold, latest, migrate
+from tests.helpers.migrating import back_to, bare_hold, from_nothing, latest, migrate
 
 
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_keeps_the_open_holds_combinations_and_names_a_new_cache_key():
-    try:
-        old = migrate(back_to(("holds", "0012_sync_filter_values_version")))
+    with from_nothing(back_to(("holds", "0012_sync_filter_values_version"))) as old:
         Hold = old.get_model("holds", "Hold")
         for hold_id, agent, capability, status in [
             ("h_1", "billing-bot", "refund", "open"),
@@ -26,5 +25,3 @@ def test_the_migration_keeps_the_open_holds_combinations_and_names_a_new_cache_k
         combinations = set(FilterValue.objects.values_list("env", "agent", "capability"))
         assert combinations == {("default", "billing-bot", "refund"), ("default", "support-bot", "")}  # too long: blank
         assert SyncState.objects.get(env="default").filter_values_version not in ("before", "")
-    finally:
-        migrate(latest())

@@ -4,13 +4,12 @@ nothing readable gets none and stops no other."""
 import pytest
 
 from holds.models import HoldSubject
-from tests.helpers.migrating import back_to, bare_hold, latest, migrate
+from tests.helpers.migrating import back_to, bare_hold, from_nothing, latest, migrate
 
 
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_stores_the_subjects_of_the_holds_mirrored_before():
-    try:
-        old = migrate(back_to(("holds", "0020_tail_and_reconciling_walk")))
+    with from_nothing(back_to(("holds", "0020_tail_and_reconciling_walk"))) as old:
         Hold, HoldItem = old.get_model("holds", "Hold"), old.get_model("holds", "HoldItem")
         for number, (item_id, title, data, status) in enumerate(
             [
@@ -31,5 +30,3 @@ def test_the_migration_stores_the_subjects_of_the_holds_mirrored_before():
             ("h_1", "order_id", "a-1001", "refund"),
             ("h_3", "orderId", "a-1002", "refund"),
         ]
-    finally:
-        migrate(latest())
