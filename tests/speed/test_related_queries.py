@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 
 from holds.mirror import sync
 from holds.models import Hold, HoldSubject
-from holds.related import duplicates, sharing
+from holds.related import duplicates
 from tests.helpers.many_holds import copy_open_holds_up_to
 
 pytestmark = pytest.mark.django_db
@@ -75,29 +75,3 @@ def test_possible_duplicates_read_alike_at_a_thousand_and_a_hundred_thousand_ope
         cursor.execute("EXPLAIN " + lookup.replace("%", "%%"))
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "subject_value_capability" in plan and "Seq Scan on holds_holdsubject" not in plan, plan
-
-
-def test_marking_a_batch_reads_its_subjects_by_their_hold_on_a_table_without_statistics(
-    platform_client, platform_state
-):
-    """As during a first sync, whose batches fill the subjects' table faster than autovacuum analyses it: a planner
-    without its statistics took the batch's thousand holds for a large share of the table and read all of it."""
-    platform_state.generate("default", 200)
-    sync.sync_env(platform_client, "default")
-    copy_open_holds_up_to(100_000)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO holds_holdsubject (hold_id, position, key, value, capability, action_kind) "
-            "SELECT h.id, 0, 'order_id', 'y-' || h.id, h.capability, '' FROM holds_hold h"
-        )
-        cursor.execute("DELETE FROM pg_statistic WHERE starelid = 'holds_holdsubject'::regclass")
-    batch = list(Hold.objects.order_by("pk").values_list("pk", flat=True)[50_000:51_000])
-
-    with CaptureQueriesContext(connection) as queries:
-        sharing.mark(batch)
-
-    probe = queries.captured_queries[0]["sql"]
-    with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN " + probe.replace("%", "%%"))
-        plan = "\n".join(row[0] for row in cursor.fetchall())
-    assert "Seq Scan on holds_holdsubject" not in plan, plan
