@@ -10,14 +10,12 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import psycopg
 from django.core.management.sql import emit_post_migrate_signal
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
-from psycopg import sql
 
-from tests.helpers.template_database import drop_database
+from tests.helpers.template_database import create_database, drop_database
 
 
 def latest() -> list[tuple[str, str]]:
@@ -75,8 +73,7 @@ def from_nothing(targets) -> Iterator[ModelsAt]:
     suite_database, name = settings["NAME"], f"{settings['NAME']}_migrating"
     server = os.environ["DATABASE_URL"].rpartition("/")[0]
     drop_database(server, name)
-    with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
-        admin.execute(sql.SQL("CREATE DATABASE {} TEMPLATE template0").format(sql.Identifier(name)))
+    create_database(server, name, template="template0")
     connection.close()
     settings["NAME"] = name
     try:

@@ -28,8 +28,7 @@ def migrated_template(tmp_path_factory) -> tuple[str, str]:
     with FileLock(run_folder(tmp_path_factory) / "database-template.lock"):
         if template_comment(server, template) != (digest := migrations_digest()):
             drop_database(server, template)
-            with psycopg.connect(f"{server}/postgres", autocommit=True) as connection:
-                connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(template)))
+            create_database(server, template)
             environment = os.environ | {
                 "DATABASE_URL": f"{server}/{template}",
                 "DJANGO_SETTINGS_MODULE": "tests.settings",
@@ -61,6 +60,15 @@ def template_comment(server: str, template: str) -> str | None:
             "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s", [template]
         ).fetchone()
     return found[0] if found else None
+
+
+def create_database(server: str, name: str, template: str | None = None) -> None:
+    """Make the database ``name`` on ``server`` (a URL without a database), a copy of ``template`` where given."""
+    statement = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
+    if template:
+        statement += sql.SQL(" TEMPLATE {}").format(sql.Identifier(template))
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as connection:
+        connection.execute(statement)
 
 
 def drop_database(server: str, name: str) -> None:

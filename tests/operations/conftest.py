@@ -2,22 +2,21 @@
 
 import secrets
 
-import psycopg
 import pytest
 import redis
+
+from tests.helpers.template_database import create_database, drop_database
 
 
 @pytest.fixture
 def fresh_database(settings):
     """An empty Postgres database of the test's own on the suite's server, dropped afterwards."""
     server = settings.DATABASES["default"]
-    admin = {"host": server["HOST"], "port": server["PORT"], "user": server["USER"], "dbname": "postgres"}
+    server_url = f"postgres://{server['USER']}@{server['HOST']}:{server['PORT']}"
     name = f"rq_production_{secrets.token_hex(4)}"
-    with psycopg.connect(**admin, autocommit=True) as connection:
-        connection.execute(f"CREATE DATABASE {name}")
-    yield f"postgres://{server['USER']}@{server['HOST']}:{server['PORT']}/{name}"
-    with psycopg.connect(**admin, autocommit=True) as connection:
-        connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    create_database(server_url, name)
+    yield f"{server_url}/{name}"
+    drop_database(server_url, name)
 
 
 @pytest.fixture
